@@ -1,0 +1,30 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Skerry",
+    products: [
+        .library(name: "SkerryCore", targets: ["SkerryCore"]),
+        .executable(name: "skerry-example", targets: ["SkerryExample"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "SkerryCore",
+            dependencies: ["CSQLite"]
+        ),
+        .executableTarget(
+            name: "SkerryExample",
+            dependencies: ["SkerryCore"]
+        ),
+        .testTarget(
+            name: "SkerryCoreTests",
+            dependencies: ["SkerryCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,216 @@
+/// A group of objects fetched with a batch size, whose values load together the first time any
+/// of them is read.
+final class FaultBatch {
+    let objectIDs: [ObjectID]
+    init(objectIDs: [ObjectID]) { self.objectIDs = objectIDs }
+}
+
+/// An object of an entity, registered in one ``ObjectContext``: NSManagedObject's role.
+///
+/// An object belongs to its context and is used only inside that context's `perform` or
+/// `performAndWait` blocks. It is not `Sendable`, so the compiler refuses to send it to another
+/// task or thread; pass its ``objectID`` instead and look it up in the other context.
+///
+/// Values are read and written by attribute name, with their Swift type checked against the
+/// attribute's type:
+///
+/// ```swift
+/// try book.setValue("Dune", forKey: "title")
+/// let title: String = try book.value(forKey: "title")
+/// let year = try book.value(forKey: "year", as: Int?.self)
+/// ```
+///
+/// Two objects are equal only if they are the same instance; a context never holds two objects
+/// for one row.
+public final class EntityObject: Hashable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The object's ID: temporary until the object is saved, permanent after.
+    public internal(set) var objectID: ObjectID
+    /// The context the object is registered in; nil once the object was invalidated by
+    /// `reset()`, by a rollback of its insert, by the save of its delete, or by a merged delete.
+    public internal(set) weak var context: ObjectContext?
+
+    /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
+    var values: [AttributeValue]
+    /// The values last read from or written to the store, captured on the first change of a
+    /// saved object; nil while the object has no pending change.
+    var committedValues: [AttributeValue]?
+    /// The row version last read from or written to the store (optimistic locking).
+    var version: Int64
+    /// Whether the values are not loaded yet.
+    var isFaultFlag: Bool
+    var isInsertedFlag = false
+    var isDeletedFlag = false
+    /// Faults fetched together with a batch size, loaded together.
+    var faultBatch: FaultBatch?
+
+    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
+         version: Int64, isFault: Bool) {
+        self.entity = entity
+        self.objectID = objectID
+        self.context = context
+        self.values = values
+        self.version = version
+        self.isFaultFlag = isFault
+    }
+
+    // MARK: State
+
+    /// Whether the object was inserted and not saved yet.
+    public var isInserted: Bool { isInsertedFlag }
+    /// Whether the object is marked for deletion at the next save.
+    public var isDeleted: Bool { isDeletedFlag }
+    /// Whether the object's values have not been loaded from the store yet.
+    public var isFault: Bool { isFaultFlag }
+    /// Whether a saved object has values that differ from the store's.
+    public var isUpdated: Bool {
+        guard let committedValues, !isInsertedFlag else { return false }
+        return committedValues != values
+    }
+    /// Whether the object has unsaved changes: inserted, deleted or updated.
+    public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || isUpdated }
+
+    /// The names and new values of the attributes changed since the last save (every attribute
+    /// with a value, for an inserted object).
+    public var changedValues: [String: AttributeValue] {
+        var changes: [String: AttributeValue] = [:]
+        guard !isFaultFlag else { return changes }
+        for (index, attribute) in entity.attributes.enumerated() {
+            if let committedValues, !isInsertedFlag {
+                if committedValues[index] != values[index] { changes[attribute.name] = values[index] }
+            } else if isInsertedFlag && !values[index].isNull {
+                changes[attribute.name] = values[index]
+            }
+        }
+        return changes
+    }
+
+    // MARK: Values
+
+    /// Reads an attribute.
+    /// - Parameters:
+    ///   - key: the attribute's name.
+    ///   - type: the Swift type to read it as; an optional type reads a missing value as nil.
+    /// - Returns: the value.
+    /// - Throws: ``SkerryError/Code/unknownAttribute``; ``SkerryError/Code/wrongValueType`` when
+    ///   `type` cannot hold the attribute's values or the attribute has no value and `type` is not
+    ///   optional; ``SkerryError/Code/objectNotInContext`` for an invalidated object;
+    ///   ``SkerryError/Code/objectNotFound`` when a fault's row no longer exists.
+    public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type = T.self) throws(SkerryError) -> T {
+        let index = try entity.requireAttributeIndex(key)
+        return try value(at: index, as: type)
+    }
+
+    /// Reads the attribute at `index` of `entity.attributes`; see ``value(forKey:as:)``.
+    /// Complexity: O(1) once the object is loaded.
+    public func value<T: AttributeValueConvertible>(at index: Int, as type: T.Type = T.self) throws(SkerryError) -> T {
+        guard entity.attributes.indices.contains(index) else {
+            throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
+        }
+        try loadIfFault()
+        let attribute = entity.attributes[index]
+        let value = values[index]
+        guard T.canRead(attribute.type), let result = T(attributeValue: value, type: attribute.type) else {
+            let why = value.isNull ? "it has no value; read it as an Optional" : "it is \(attribute.type) and holds \(value)"
+            throw SkerryError(.wrongValueType, "Cannot read '\(entity.name).\(attribute.name)' as \(T.self): \(why).",
+                              entityName: entity.name, key: attribute.name, objectID: objectID)
+        }
+        return result
+    }
+
+    /// Writes an attribute.
+    /// - Parameters:
+    ///   - value: the new value; nil (an optional holding none) clears the attribute.
+    ///   - key: the attribute's name.
+    /// - Throws: ``SkerryError/Code/unknownAttribute``; ``SkerryError/Code/wrongValueType`` when the
+    ///   value's type does not fit the attribute, an integer is out of the attribute's range, or a
+    ///   floating-point value is NaN (SQLite cannot store NaN); ``SkerryError/Code/objectNotInContext``
+    ///   for an invalidated object. Required values are checked at save, not here.
+    public func setValue<T: AttributeValueConvertible>(_ value: T, forKey key: String) throws(SkerryError) {
+        let index = try entity.requireAttributeIndex(key)
+        try setValue(value.attributeValue, at: index)
+    }
+
+    /// Writes the attribute at `index` of `entity.attributes`; see ``setValue(_:forKey:)``.
+    public func setValue(_ newValue: AttributeValue, at index: Int) throws(SkerryError) {
+        guard entity.attributes.indices.contains(index) else {
+            throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
+        }
+        let attribute = entity.attributes[index]
+        guard newValue.fits(attribute.type) else {
+            throw SkerryError(.wrongValueType,
+                              "Cannot store a \(newValue.kindName) value \(newValue) in '\(entity.name).\(attribute.name)', which is \(attribute.type).",
+                              entityName: entity.name, key: attribute.name, objectID: objectID)
+        }
+        if case .double(let v) = newValue, v.isNaN {
+            throw SkerryError(.wrongValueType, "Cannot store NaN in '\(entity.name).\(attribute.name)': SQLite would store it as NULL.",
+                              entityName: entity.name, key: attribute.name, objectID: objectID)
+        }
+        let context = try activeContext()
+        try loadIfFault()
+        context.willChange(self)
+        values[index] = newValue
+    }
+
+    /// The values of the attributes as they are in the store (or were at the last save),
+    /// ignoring pending changes. Empty for an object never saved.
+    /// - Throws: as ``value(forKey:as:)``.
+    public func committedValues(forKeys keys: [String]? = nil) throws(SkerryError) -> [String: AttributeValue] {
+        try loadIfFault()
+        guard !isInsertedFlag else { return [:] }
+        let source = committedValues ?? values
+        var result: [String: AttributeValue] = [:]
+        for name in keys ?? entity.attributes.map(\.name) {
+            result[name] = source[try entity.requireAttributeIndex(name)]
+        }
+        return result
+    }
+
+    // MARK: Context access
+
+    /// The context, checked: it must still hold the object (every removal from a context goes
+    /// through ``invalidate()``, which clears `context`), and (in debug builds) the caller must be
+    /// running on the context's queue.
+    func activeContext() throws(SkerryError) -> ObjectContext {
+        guard let context else {
+            throw SkerryError(.objectNotInContext,
+                              "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
+                              entityName: entity.name, objectID: objectID)
+        }
+        context.assertOnQueue()
+        return context
+    }
+
+    private func loadIfFault() throws(SkerryError) {
+        let context = try activeContext()
+        if isFaultFlag { try context.fulfillFault(self) }
+    }
+
+    /// Forgets everything: the object no longer belongs to a context.
+    func invalidate() {
+        context = nil
+        values = []
+        committedValues = nil
+        isFaultFlag = true
+        isInsertedFlag = false
+        isDeletedFlag = false
+        faultBatch = nil
+    }
+
+    // MARK: Hashable, description
+
+    public static func == (lhs: EntityObject, rhs: EntityObject) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String {
+        if isFaultFlag { return "<\(objectID) fault>" }
+        let fields = zip(entity.attributes, values).map { "\($0.name)=\($1)" }.joined(separator: ", ")
+        return "<\(objectID)\(isInsertedFlag ? " inserted" : "")\(isDeletedFlag ? " deleted" : "") \(fields)>"
+    }
+}
+
+/// Managed objects never cross threads: the compiler is told so.
+@available(*, unavailable, message: "An EntityObject belongs to its context's queue; pass its objectID to other threads instead.")
+extension EntityObject: @unchecked Sendable {}

@@ -1,0 +1,213 @@
+extension ObjectContext {
+    /// The entity, store and resolved query of a request.
+    private func prepare(_ request: FetchRequest) throws(SkerryError) -> (any ObjectStore, StoreQuery) {
+        let entity = try coordinator.entity(named: request.entityName)
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw SkerryError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative.", entityName: entity.name)
+        }
+        let store = try coordinator.store(for: entity)
+        var sortKeys: [ResolvedSortKey] = []
+        for sortKey in request.sortKeys { sortKeys.append(try sortKey.resolved(for: entity)) }
+        let query = StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity),
+                               sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
+        return (store, query)
+    }
+
+    /// Fetches the objects matching `request`.
+    ///
+    /// Objects already registered are returned as they are (one object per row); those without
+    /// pending changes take the values just read. With `includesPendingChanges` (the default),
+    /// unsaved inserts and changes are matched in memory and deleted objects left out, so the
+    /// result is what the same fetch would return after a save.
+    /// - Parameter request: what to fetch.
+    /// - Returns: the objects, in the request's order.
+    /// - Throws: ``SkerryError/Code/unknownEntity``, ``SkerryError/Code/unknownAttribute`` or
+    ///   ``SkerryError/Code/wrongValueType`` for a bad request; SQLite errors.
+    ///
+    /// Complexity: one query; with pending changes of the entity, the sort and the limit are
+    /// applied in memory to all matching rows.
+    public func fetch(_ request: FetchRequest) throws(SkerryError) -> [EntityObject] {
+        assertOnQueue()
+        let (store, query) = try prepare(request)
+        guard request.includesPendingChanges && hasPendingChanges(of: query.entity) else {
+            if request.fetchBatchSize > 0 {
+                return try faults(store.fetchPrimaryKeys(query), store: store, entity: query.entity,
+                                  batchSize: request.fetchBatchSize)
+            }
+            return try store.fetchRows(query).map { register($0, store: store, entity: query.entity) }
+        }
+        return try fetchIncludingPendingChanges(store, query)
+    }
+
+    private func fetchIncludingPendingChanges(_ store: any ObjectStore, _ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
+        let entity = query.entity
+        var unlimited = query
+        unlimited.limit = 0
+        unlimited.offset = 0
+        let rows = try store.fetchRows(unlimited)
+        func matches(_ object: EntityObject) -> Bool {
+            query.predicate?.evaluate(object.values) ?? true
+        }
+        var result: [EntityObject] = []
+        var included = Set<ObjectIdentifier>()
+        for row in rows {
+            let object = register(row, store: store, entity: entity)
+            if object.isDeletedFlag || (object.committedValues != nil && !matches(object)) { continue }
+            result.append(object)
+            included.insert(ObjectIdentifier(object))
+        }
+        for object in changedObjects where object.entity === entity && !object.isDeletedFlag
+            && !included.contains(ObjectIdentifier(object)) && matches(object) {
+            result.append(object)
+        }
+        for object in insertedList where object.entity === entity && matches(object) {
+            result.append(object)
+        }
+        let sortKeys = query.sortKeys
+        result.sort { lhs, rhs in
+            let order = sortKeys.compare(lhs.values, rhs.values)
+            if order != 0 { return order < 0 }
+            // Ties in store order: saved objects by key, then unsaved ones in insertion order.
+            if lhs.objectID.isTemporary != rhs.objectID.isTemporary { return rhs.objectID.isTemporary }
+            return lhs.objectID.key < rhs.objectID.key
+        }
+        let start = min(query.offset, result.count)
+        let end = query.limit > 0 ? min(start + query.limit, result.count) : result.count
+        return Array(result[start..<end])
+    }
+
+    /// Fetches the IDs of the objects matching `request`; see ``fetch(_:)``. Without pending
+    /// changes of the entity, no object is materialized.
+    public func fetchObjectIDs(_ request: FetchRequest) throws(SkerryError) -> [ObjectID] {
+        assertOnQueue()
+        let (store, query) = try prepare(request)
+        if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
+            return try fetchIncludingPendingChanges(store, query).map(\.objectID)
+        }
+        return try store.fetchPrimaryKeys(query).map {
+            ObjectID(store: store.identity, entity: query.entity, primaryKey: $0)
+        }
+    }
+
+    /// The number of objects ``fetch(_:)`` would return for `request` (limit and offset included).
+    public func count(for request: FetchRequest) throws(SkerryError) -> Int {
+        assertOnQueue()
+        let (store, query) = try prepare(request)
+        if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
+            return try fetchIncludingPendingChanges(store, query).count
+        }
+        return try store.count(query)
+    }
+
+    /// Fetches the values of chosen attributes of the matching rows, as dictionaries, without
+    /// registering objects. Reads the store only: pending changes are not included (as in Core Data).
+    /// - Parameter request: what to fetch; `propertiesToFetch` names the attributes (nil: all).
+    /// - Returns: one dictionary per row; an attribute with no value maps to `.null`.
+    public func fetchDictionaries(_ request: FetchRequest) throws(SkerryError) -> [[String: AttributeValue]] {
+        assertOnQueue()
+        let (store, query) = try prepare(request)
+        let entity = query.entity
+        var indexes: [Int] = []
+        for name in request.propertiesToFetch ?? entity.attributes.map(\.name) {
+            indexes.append(try entity.requireAttributeIndex(name))
+        }
+        return try store.fetchColumns(query, attributeIndexes: indexes).map { row in
+            var dictionary: [String: AttributeValue] = [:]
+            dictionary.reserveCapacity(indexes.count)
+            for (position, index) in indexes.enumerated() { dictionary[entity.attributes[index].name] = row[position] }
+            return dictionary
+        }
+    }
+
+    // MARK: Look-up by ID
+
+    /// The object registered for `objectID`, or nil. Never reads the store.
+    public func registeredObject(for objectID: ObjectID) -> EntityObject? {
+        assertOnQueue()
+        return registry[objectID]
+    }
+
+    /// The object for `objectID`: the registered one, or else a fault whose values load when first
+    /// read. Never reads the store; if the row does not exist, reading the fault throws
+    /// ``SkerryError/Code/objectNotFound``.
+    public func object(with objectID: ObjectID) -> EntityObject {
+        assertOnQueue()
+        if let object = registry[objectID] { return object }
+        let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: [],
+                                  version: 0, isFault: true)
+        registry[objectID] = object
+        return object
+    }
+
+    /// The object for `objectID`, loaded: the registered one, or else read from the store.
+    /// - Throws: ``SkerryError/Code/objectNotFound`` when the row does not exist (or the ID is
+    ///   temporary and not registered here).
+    public func existingObject(with objectID: ObjectID) throws(SkerryError) -> EntityObject {
+        assertOnQueue()
+        if let object = registry[objectID] {
+            if object.isFaultFlag { try fulfillFault(object) }
+            return object
+        }
+        guard !objectID.isTemporary, let store = coordinator.store(with: objectID.store),
+              let row = try store.fetchRows(objectID.entity, primaryKeys: [objectID.key]).first else {
+            throw SkerryError(.objectNotFound, "No object \(objectID) exists in the store.",
+                              entityName: objectID.entityName, objectID: objectID)
+        }
+        return register(row, store: store, entity: objectID.entity)
+    }
+
+    // MARK: Registration and faults
+
+    /// The registered object for a row, created if needed. A fault, or an object without pending
+    /// changes, takes the row's values.
+    func register(_ row: RowSnapshot, store: any ObjectStore, entity: EntityDescription) -> EntityObject {
+        let objectID = ObjectID(store: store.identity, entity: entity, primaryKey: row.primaryKey)
+        if let object = registry[objectID] {
+            if object.committedValues == nil && !object.isDeletedFlag {
+                object.values = row.values
+                object.version = row.version
+                object.isFaultFlag = false
+                object.faultBatch = nil
+            }
+            return object
+        }
+        let object = EntityObject(entity: entity, objectID: objectID, context: self, values: row.values,
+                                  version: row.version, isFault: false)
+        registry[objectID] = object
+        return object
+    }
+
+    private func faults(_ keys: [Int64], store: any ObjectStore, entity: EntityDescription, batchSize: Int) -> [EntityObject] {
+        var result: [EntityObject] = []
+        result.reserveCapacity(keys.count)
+        for chunkStart in stride(from: 0, to: keys.count, by: batchSize) {
+            let ids = keys[chunkStart..<min(chunkStart + batchSize, keys.count)].map {
+                ObjectID(store: store.identity, entity: entity, primaryKey: $0)
+            }
+            let batch = FaultBatch(objectIDs: ids)
+            for id in ids {
+                let object = self.object(with: id)
+                if object.isFaultFlag { object.faultBatch = batch }
+                result.append(object)
+            }
+        }
+        return result
+    }
+
+    /// Loads the values of a fault, and of the other faults of its batch.
+    /// - Throws: ``SkerryError/Code/objectNotFound`` when its row no longer exists.
+    func fulfillFault(_ object: EntityObject) throws(SkerryError) {
+        let objectID = object.objectID
+        guard !objectID.isTemporary, let store = coordinator.store(with: objectID.store) else {
+            throw SkerryError(.objectNotFound, "No object \(objectID) exists in any loaded store.",
+                              entityName: objectID.entityName, objectID: objectID)
+        }
+        let batch = object.faultBatch?.objectIDs.filter { registry[$0]?.isFaultFlag == true } ?? [objectID]
+        let rows = try store.fetchRows(objectID.entity, primaryKeys: batch.map(\.key))
+        for row in rows { _ = register(row, store: store, entity: objectID.entity) }
+        guard !object.isFaultFlag else {
+            throw SkerryError(.objectNotFound, "The row of \(objectID) no longer exists in the store.",
+                              entityName: objectID.entityName, objectID: objectID)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Synchronization
+
+/// The identity of a store within a process: one instance per loaded store, compared by reference.
+final class StoreIdentity: Sendable {
+    /// The store's persistent identifier (a UUID recorded in the store when it was created).
+    let identifier: String
+    init(identifier: String) { self.identifier = identifier }
+}
+
+/// Source of temporary keys, unique within the process so that temporary IDs never collide
+/// across contexts.
+private let temporaryKeyCounter = Atomic<Int64>(0)
+
+/// The identity of an object: its store, its entity and its row.
+///
+/// An object inserted in a context has a temporary ID until it is saved; the save gives it a
+/// permanent ID, and from then on ``ObjectContext/object(with:)`` finds the same row from any
+/// context of the stack. IDs are `Sendable`: pass IDs, never objects, between contexts.
+public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
+    let store: StoreIdentity
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// Whether the ID is temporary: the object has not been saved yet.
+    public let isTemporary: Bool
+    /// The row's primary key when permanent; a process-unique number when temporary.
+    let key: Int64
+
+    init(store: StoreIdentity, entity: EntityDescription, primaryKey: Int64) {
+        self.store = store
+        self.entity = entity
+        self.isTemporary = false
+        self.key = primaryKey
+    }
+
+    /// A new temporary ID.
+    static func temporary(store: StoreIdentity, entity: EntityDescription) -> ObjectID {
+        ObjectID(store: store, entity: entity, temporaryKey: temporaryKeyCounter.wrappingAdd(1, ordering: .relaxed).newValue)
+    }
+
+    private init(store: StoreIdentity, entity: EntityDescription, temporaryKey: Int64) {
+        self.store = store
+        self.entity = entity
+        self.isTemporary = true
+        self.key = temporaryKey
+    }
+
+    /// The name of the object's entity.
+    public var entityName: String { entity.name }
+
+    /// A URL that names the object: `skerry://<store identifier>/<entity>/p<key>` for a permanent
+    /// ID, with `t` in place of `p` for a temporary one.
+    public var uriRepresentation: URL {
+        URL(string: "skerry://\(store.identifier)/\(entity.name)/\(isTemporary ? "t" : "p")\(key)")!
+    }
+
+    public var description: String {
+        "\(entity.name)/\(isTemporary ? "t" : "p")\(key)"
+    }
+
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.key == rhs.key && lhs.isTemporary == rhs.isTemporary && lhs.entity === rhs.entity && lhs.store === rhs.store
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(ObjectIdentifier(entity))
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// The model and the loaded stores of a stack, shared by all its contexts:
+/// NSPersistentStoreCoordinator's role, minus everything SQL (which stays in the stores).
+///
+/// `@unchecked Sendable`: `stores` is only read or written while `lock` is held; the stores
+/// themselves are `Sendable`.
+final class StoreCoordinator: @unchecked Sendable {
+    let model: ObjectModel
+    private let lock = NSLock()
+    private var stores: [any ObjectStore] = []
+
+    init(model: ObjectModel) {
+        self.model = model
+    }
+
+    /// Adds a loaded store.
+    func add(_ store: any ObjectStore) {
+        lock.withLock { stores.append(store) }
+    }
+
+    /// The loaded stores, in load order.
+    var loadedStores: [any ObjectStore] {
+        lock.withLock { stores }
+    }
+
+    /// The store that holds `entity`: the first loaded store whose description includes it.
+    func store(for entity: EntityDescription) throws(SkerryError) -> any ObjectStore {
+        let found = lock.withLock { stores.first { $0.storeDescription.holds(entity) } }
+        guard let found else {
+            throw SkerryError(.noStore, "No loaded store holds entity '\(entity.name)'. Call loadPersistentStores() first.",
+                              entityName: entity.name)
+        }
+        return found
+    }
+
+    /// The loaded store with this identity, if any.
+    func store(with identity: StoreIdentity) -> (any ObjectStore)? {
+        lock.withLock { stores.first { $0.identity === identity } }
+    }
+
+    /// The entity named `name` in the model, checked to be the model's own description.
+    func entity(named name: String) throws(SkerryError) -> EntityDescription {
+        try model.requireEntity(name)
+    }
+}

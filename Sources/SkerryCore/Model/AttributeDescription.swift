@@ -1,0 +1,100 @@
+/// One attribute of an entity: a name, a type, whether it may be nil, and a default value.
+public struct AttributeDescription: Sendable, Hashable {
+    /// The attribute's name; also its column name in the store.
+    public let name: String
+    /// The attribute's type.
+    public let type: AttributeType
+    /// Whether the attribute may have no value when saved.
+    public let isOptional: Bool
+    /// The value a newly inserted object starts with, or `.null` for none.
+    public let defaultValue: AttributeValue
+
+    /// Describes an attribute.
+    /// - Parameters:
+    ///   - name: the name, a letter followed by letters, digits or underscores.
+    ///   - type: the attribute's type.
+    ///   - isOptional: whether the attribute may be nil when saved (Core Data's default is true;
+    ///     Skerry's is false, so that a forgotten value is an error rather than a silent nil).
+    ///   - defaultValue: the value new objects start with; it must fit `type`.
+    public init(_ name: String, _ type: AttributeType, isOptional: Bool = false,
+                defaultValue: (any AttributeValueConvertible)? = nil) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue?.attributeValue ?? .null
+    }
+}
+
+/// What happens to related objects when an object is deleted (behaviour arrives with relationships).
+public enum DeleteRule: String, Sendable, Hashable, Codable {
+    /// The inverse relationship of each related object is cleared (the default).
+    case nullify
+    /// Related objects are deleted too.
+    case cascade
+    /// The delete fails while any related object exists.
+    case deny
+    /// Nothing is done to related objects.
+    case noAction
+}
+
+/// One relationship of an entity, described in the model.
+///
+/// Relationships are part of the model and its version hash; their behaviour (inverse upkeep,
+/// delete rules, storage) is not part of the engine yet.
+public struct RelationshipDescription: Sendable, Hashable {
+    /// The relationship's name.
+    public let name: String
+    /// The name of the entity it points to.
+    public let destinationEntityName: String
+    /// The name of the inverse relationship on the destination entity, if any.
+    public let inverseName: String?
+    /// Whether it holds many objects.
+    public let isToMany: Bool
+    /// Whether a to-many relationship keeps its members in order.
+    public let isOrdered: Bool
+    /// Whether a to-one relationship may be empty / a to-many one may have no members.
+    public let isOptional: Bool
+    /// What deleting the source object does to the destination objects.
+    public let deleteRule: DeleteRule
+    /// The fewest members a to-many relationship may have when saved (0 for no limit).
+    public let minCount: Int
+    /// The most members a to-many relationship may have when saved (0 for no limit).
+    public let maxCount: Int
+
+    /// Describes a relationship.
+    /// - Parameters:
+    ///   - name: the name, a letter followed by letters, digits or underscores.
+    ///   - destination: the destination entity's name.
+    ///   - inverse: the inverse relationship's name on the destination entity.
+    ///   - toMany: whether it holds many objects.
+    ///   - ordered: whether a to-many relationship is ordered.
+    ///   - isOptional: whether it may be empty.
+    ///   - deleteRule: the delete rule, `.nullify` by default.
+    ///   - minCount: the minimum count of a to-many relationship, 0 for none.
+    ///   - maxCount: the maximum count of a to-many relationship, 0 for none.
+    public init(_ name: String, destination: String, inverse: String? = nil, toMany: Bool = false,
+                ordered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
+                minCount: Int = 0, maxCount: Int = 0) {
+        self.name = name
+        self.destinationEntityName = destination
+        self.inverseName = inverse
+        self.isToMany = toMany
+        self.isOrdered = ordered
+        self.isOptional = isOptional
+        self.deleteRule = deleteRule
+        self.minCount = minCount
+        self.maxCount = maxCount
+    }
+}
+
+/// An index on one or more attributes of an entity, to speed up fetches that filter or sort on them.
+public struct IndexDescription: Sendable, Hashable {
+    /// The indexed attributes, in order.
+    public let attributeNames: [String]
+
+    /// Describes an index.
+    /// - Parameter attributeNames: the attributes, in index order.
+    public init(_ attributeNames: [String]) {
+        self.attributeNames = attributeNames
+    }
+}

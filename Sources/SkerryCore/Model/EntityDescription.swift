@@ -1,0 +1,72 @@
+/// An entity: a kind of object, stored as one table.
+///
+/// An entity description is immutable and shared by every object of the entity, in every
+/// context. Attribute values are kept in per-object storage indexed by the attribute's position
+/// in ``attributes``; ``attributeIndex(named:)`` maps a name to that position.
+public final class EntityDescription: Sendable, CustomStringConvertible {
+    /// The entity's name; also its table name.
+    public let name: String
+    /// The attributes, in declaration order.
+    public let attributes: [AttributeDescription]
+    /// The relationships, in declaration order.
+    public let relationships: [RelationshipDescription]
+    /// Sets of attributes whose combined values must be unique among the entity's objects.
+    public let uniquenessConstraints: [[String]]
+    /// Indexes on the entity's table.
+    public let indexes: [IndexDescription]
+
+    private let attributeIndexByName: [String: Int]
+
+    /// Describes an entity.
+    /// - Parameters:
+    ///   - name: the name, a letter followed by letters, digits or underscores.
+    ///   - attributes: the attributes.
+    ///   - relationships: the relationships.
+    ///   - uniquenessConstraints: each element lists attributes whose values together are unique.
+    ///   - indexes: indexes to create.
+    ///
+    /// Names are checked when the entity is put in an ``ObjectModel``.
+    public init(name: String, attributes: [AttributeDescription],
+                relationships: [RelationshipDescription] = [],
+                uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = []) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniquenessConstraints = uniquenessConstraints
+        self.indexes = indexes
+        var byName: [String: Int] = [:]
+        for (index, attribute) in attributes.enumerated() where byName[attribute.name] == nil {
+            byName[attribute.name] = index
+        }
+        self.attributeIndexByName = byName
+    }
+
+    /// The position of the attribute named `name` in ``attributes``, or nil. Complexity: O(1).
+    public func attributeIndex(named name: String) -> Int? {
+        attributeIndexByName[name]
+    }
+
+    /// The attribute named `name`, or nil.
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributeIndexByName[name].map { attributes[$0] }
+    }
+
+    /// The relationship named `name`, or nil.
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
+    }
+
+    /// The position of `name`, or an ``SkerryError/Code/unknownAttribute`` error.
+    func requireAttributeIndex(_ name: String) throws(SkerryError) -> Int {
+        guard let index = attributeIndexByName[name] else {
+            throw SkerryError(.unknownAttribute, "Entity '\(self.name)' has no attribute '\(name)'.",
+                              entityName: self.name, key: name)
+        }
+        return index
+    }
+
+    /// Each attribute's default value, the starting values of a new object.
+    var defaultValues: [AttributeValue] { attributes.map(\.defaultValue) }
+
+    public var description: String { "EntityDescription(\(name))" }
+}

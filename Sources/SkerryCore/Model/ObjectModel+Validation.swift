@@ -1,0 +1,73 @@
+extension ObjectModel {
+    /// Whether `name` is a valid entity or property name: an ASCII letter, then ASCII letters,
+    /// digits or underscores, and not SQLite's reserved `sqlite_` prefix.
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, (first | 0x20) >= UInt8(ascii: "a"), (first | 0x20) <= UInt8(ascii: "z") else {
+            return false
+        }
+        let valid = name.utf8.allSatisfy { c in
+            (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
+                || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "_")
+        }
+        return valid && !name.lowercased().hasPrefix("sqlite_")
+    }
+
+    static func validate(_ entities: [EntityDescription]) throws(SkerryError) {
+        func fail(_ message: String, _ entity: String? = nil, _ key: String? = nil) -> SkerryError {
+            SkerryError(.invalidModel, message, entityName: entity, key: key)
+        }
+        var entityNames = Set<String>()
+        for entity in entities {
+            guard isValidName(entity.name) else {
+                throw fail("'\(entity.name)' is not a valid entity name: use a letter followed by letters, digits or underscores.", entity.name)
+            }
+            guard entityNames.insert(entity.name.lowercased()).inserted else {
+                throw fail("The entity name '\(entity.name)' is used twice.", entity.name)
+            }
+            var propertyNames = Set<String>()
+            let propertyList = entity.attributes.map(\.name) + entity.relationships.map(\.name)
+            for name in propertyList {
+                guard isValidName(name) else {
+                    throw fail("'\(name)' in entity '\(entity.name)' is not a valid property name.", entity.name, name)
+                }
+                guard propertyNames.insert(name.lowercased()).inserted else {
+                    throw fail("The property name '\(name)' is used twice in entity '\(entity.name)'.", entity.name, name)
+                }
+            }
+            for attribute in entity.attributes where !attribute.defaultValue.fits(attribute.type) {
+                throw fail("The default value \(attribute.defaultValue) of '\(entity.name).\(attribute.name)' does not fit its type \(attribute.type).", entity.name, attribute.name)
+            }
+            for list in entity.uniquenessConstraints + entity.indexes.map(\.attributeNames) {
+                guard !list.isEmpty else {
+                    throw fail("Entity '\(entity.name)' has an empty uniqueness constraint or index.", entity.name)
+                }
+                for name in list where entity.attribute(named: name) == nil {
+                    throw fail("A uniqueness constraint or index of '\(entity.name)' names '\(name)', which is not one of its attributes.", entity.name, name)
+                }
+            }
+        }
+        let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for entity in entities {
+            for relationship in entity.relationships {
+                let here = "\(entity.name).\(relationship.name)"
+                guard let destination = byName[relationship.destinationEntityName] else {
+                    throw fail("The relationship \(here) points to '\(relationship.destinationEntityName)', which is not an entity of the model.", entity.name, relationship.name)
+                }
+                if relationship.isOrdered && !relationship.isToMany {
+                    throw fail("The relationship \(here) is ordered but not to-many.", entity.name, relationship.name)
+                }
+                if relationship.minCount < 0 || relationship.maxCount < 0
+                    || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
+                    throw fail("The relationship \(here) has an invalid count range.", entity.name, relationship.name)
+                }
+                guard let inverseName = relationship.inverseName else { continue }
+                guard let inverse = destination.relationship(named: inverseName) else {
+                    throw fail("The inverse '\(inverseName)' of \(here) is not a relationship of '\(destination.name)'.", entity.name, relationship.name)
+                }
+                guard inverse.destinationEntityName == entity.name, inverse.inverseName == relationship.name else {
+                    throw fail("The inverse \(destination.name).\(inverseName) of \(here) does not point back to it.", entity.name, relationship.name)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/// The comparison operators of a predicate.
+public enum ComparisonOperator: String, Sendable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case lessThan = "<"
+    case lessThanOrEqual = "<="
+    case greaterThan = ">"
+    case greaterThanOrEqual = ">="
+}
+
+/// A condition on an entity's attributes, used to filter fetches and batch deletes.
+///
+/// A predicate is built in Swift, most easily with ``AttributeKey``'s operators:
+///
+/// ```swift
+/// let recent = AttributeKey("year") >= 1960 && AttributeKey("title").beginsWith("d", options: .caseInsensitive)
+/// ```
+///
+/// It compiles to SQL whose values are all bound parameters, and it evaluates in memory with the
+/// same answers, so that a fetch that includes a context's unsaved changes returns what the same
+/// fetch would return after a save. Comparisons follow SQLite's rules: a comparison with a nil
+/// attribute value is false (except `== nil` and `!= value`, which are nil-safe), strings compare by
+/// their UTF-8 bytes, and numbers of different widths compare by value.
+public indirect enum FetchPredicate: Sendable, Hashable {
+    /// Always true or always false.
+    case constant(Bool)
+    /// `key op value`. With `.null`, `==` and `!=` test for nil; other operators are false.
+    case comparison(key: String, ComparisonOperator, AttributeValue)
+    /// The attribute's value is one of `values` (SQL `IN`).
+    case isIn(key: String, [AttributeValue])
+    /// `lower <= value <= upper`.
+    case between(key: String, AttributeValue, AttributeValue)
+    /// A string attribute begins with, ends with, contains or is LIKE a pattern.
+    case string(key: String, StringOperator, String, StringComparisonOptions)
+    /// All of the predicates hold (true when empty).
+    case and([FetchPredicate])
+    /// Any of the predicates holds (false when empty).
+    case or([FetchPredicate])
+    /// The predicate does not hold.
+    case not(FetchPredicate)
+
+    /// Both predicates hold.
+    public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
+        .and([lhs, rhs])
+    }
+
+    /// Either predicate holds.
+    public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
+        .or([lhs, rhs])
+    }
+
+    /// The predicate does not hold.
+    public static prefix func ! (predicate: FetchPredicate) -> FetchPredicate {
+        .not(predicate)
+    }
+}
+
+/// An attribute named in a predicate or sort, with operators that build ``FetchPredicate``s.
+///
+/// ```swift
+/// AttributeKey("year") < 1970
+/// AttributeKey("isbn").isIn(["a", "b"])
+/// AttributeKey("subtitle").isNil
+/// ```
+public struct AttributeKey: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// The attribute's name.
+    public let name: String
+
+    /// Names an attribute.
+    public init(_ name: String) { self.name = name }
+
+    /// Names an attribute with a string literal.
+    public init(stringLiteral value: String) { self.name = value }
+
+    /// The attribute has no value.
+    public var isNil: FetchPredicate { .comparison(key: name, .equal, .null) }
+    /// The attribute has a value.
+    public var isNotNil: FetchPredicate { .comparison(key: name, .notEqual, .null) }
+
+    /// The attribute's value is one of `values`.
+    public func isIn<V: AttributeValueConvertible>(_ values: some Sequence<V>) -> FetchPredicate {
+        .isIn(key: name, values.map(\.attributeValue))
+    }
+
+    /// The attribute's value lies in `range` (both ends included).
+    public func between<V: AttributeValueConvertible & Comparable>(_ range: ClosedRange<V>) -> FetchPredicate {
+        .between(key: name, range.lowerBound.attributeValue, range.upperBound.attributeValue)
+    }
+
+    /// The string attribute begins with `prefix`.
+    public func beginsWith(_ prefix: String, options: StringComparisonOptions = []) -> FetchPredicate {
+        .string(key: name, .beginsWith, prefix, options)
+    }
+
+    /// The string attribute ends with `suffix`.
+    public func endsWith(_ suffix: String, options: StringComparisonOptions = []) -> FetchPredicate {
+        .string(key: name, .endsWith, suffix, options)
+    }
+
+    /// The string attribute contains `text`.
+    public func contains(_ text: String, options: StringComparisonOptions = []) -> FetchPredicate {
+        .string(key: name, .contains, text, options)
+    }
+
+    /// The string attribute matches `pattern`, where `*` matches any run of characters and `?` one.
+    public func like(_ pattern: String, options: StringComparisonOptions = []) -> FetchPredicate {
+        .string(key: name, .like, pattern, options)
+    }
+
+    /// The attribute equals `value` (a nil optional tests for nil).
+    public static func == (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
+        .comparison(key: key.name, .equal, value.attributeValue)
+    }
+    /// The attribute differs from `value` (a nil optional tests for a value).
+    public static func != (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
+        .comparison(key: key.name, .notEqual, value.attributeValue)
+    }
+    /// The attribute is less than `value`.
+    public static func < (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
+        .comparison(key: key.name, .lessThan, value.attributeValue)
+    }
+    /// The attribute is less than or equal to `value`.
+    public static func <= (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
+        .comparison(key: key.name, .lessThanOrEqual, value.attributeValue)
+    }
+    /// The attribute is greater than `value`.
+    public static func > (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
+        .comparison(key: key.name, .greaterThan, value.attributeValue)
+    }
+    /// The attribute is greater than or equal to `value`.
+    public static func >= (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
+        .comparison(key: key.name, .greaterThanOrEqual, value.attributeValue)
+    }
+}
+
+/// One key of a sort: an attribute and a direction.
+///
+/// Sorting follows SQLite's order, in the store and in memory alike: nil first when ascending
+/// (last when descending), strings by UTF-8 bytes, data and UUIDs by bytes. Objects that tie on
+/// every key keep the store's insertion order; unsaved objects come after saved ones.
+public struct SortKey: Sendable, Hashable {
+    /// The attribute to sort on.
+    public let key: String
+    /// Whether smaller values come first.
+    public let ascending: Bool
+
+    /// Sorts on `key`.
+    /// - Parameters:
+    ///   - key: an attribute name.
+    ///   - ascending: true for smallest first (the default).
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+}

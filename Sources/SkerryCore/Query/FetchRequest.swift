@@ -1,0 +1,97 @@
+/// A description of which objects of an entity to fetch, in what order, and how many.
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Book")
+/// request.predicate = AttributeKey("year") < 1970
+/// request.sortKeys = [SortKey("year", ascending: false), SortKey("title")]
+/// request.fetchLimit = 10
+/// let books = try context.fetch(request)
+/// ```
+///
+/// The result form is chosen by the context method: ``ObjectContext/fetch(_:)`` (objects),
+/// ``ObjectContext/fetchObjectIDs(_:)``, ``ObjectContext/count(for:)`` and
+/// ``ObjectContext/fetchDictionaries(_:)``.
+public struct FetchRequest: Sendable, Hashable {
+    /// The entity to fetch.
+    public var entityName: String
+    /// Which objects to fetch; nil for all.
+    public var predicate: FetchPredicate?
+    /// The order of the results, first key first. Unsorted results come in store order.
+    public var sortKeys: [SortKey]
+    /// The most objects to return; 0 for no limit.
+    public var fetchLimit: Int = 0
+    /// How many matching objects to skip first.
+    public var fetchOffset: Int = 0
+    /// When greater than 0, fetched objects come back as faults whose values are loaded this many
+    /// at a time, the first time any of them is read; 0 loads every object's values at once.
+    public var fetchBatchSize: Int = 0
+    /// Whether the context's unsaved inserts, changes and deletes take part in the result (the
+    /// default), as if they had been saved. Dictionary results always read the store only.
+    public var includesPendingChanges: Bool = true
+    /// For ``ObjectContext/fetchDictionaries(_:)``: the attributes to fetch; nil for all.
+    public var propertiesToFetch: [String]?
+
+    /// Creates a request.
+    /// - Parameters:
+    ///   - entityName: the entity to fetch.
+    ///   - predicate: which objects; nil for all.
+    ///   - sortKeys: the order.
+    public init(entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+    }
+}
+
+/// A delete that runs in the store without loading objects, as Core Data's
+/// `NSBatchDeleteRequest` does.
+///
+/// Live contexts do not see the delete until the returned changes are merged into them with
+/// ``ObjectContext/mergeChanges(_:)``.
+public struct BatchDeleteRequest: Sendable, Hashable {
+    /// The entity to delete from.
+    public var entityName: String
+    /// Which objects to delete; nil for all.
+    public var predicate: FetchPredicate?
+
+    /// Creates a batch delete.
+    /// - Parameters:
+    ///   - entityName: the entity to delete from.
+    ///   - predicate: which objects; nil for all of them.
+    public init(entityName: String, predicate: FetchPredicate? = nil) {
+        self.entityName = entityName
+        self.predicate = predicate
+    }
+}
+
+/// What a batch delete did.
+public struct BatchDeleteResult: Sendable {
+    /// The IDs of the deleted objects.
+    public let deletedObjectIDs: [ObjectID]
+    /// How many objects were deleted.
+    public var count: Int { deletedObjectIDs.count }
+    /// The delete as store changes, ready for ``ObjectContext/mergeChanges(_:)``.
+    public var changes: StoreChanges { StoreChanges(deleted: Set(deletedObjectIDs)) }
+}
+
+/// Object IDs inserted, updated and deleted in a store, by a save or a batch operation.
+///
+/// Merging them into a context with ``ObjectContext/mergeChanges(_:)`` brings it up to date.
+public struct StoreChanges: Sendable, Hashable {
+    /// Objects that were inserted.
+    public var inserted: Set<ObjectID>
+    /// Objects that were updated.
+    public var updated: Set<ObjectID>
+    /// Objects that were deleted.
+    public var deleted: Set<ObjectID>
+
+    /// Creates a set of changes.
+    public init(inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    /// Whether there are no changes.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}

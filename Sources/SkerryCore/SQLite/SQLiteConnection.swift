@@ -1,0 +1,109 @@
+import CSQLite
+import Foundation
+
+/// One SQLite database connection with its cache of prepared statements.
+///
+/// A connection is not thread-safe and is deliberately not `Sendable`: it is reached only through
+/// ``ConnectionPool``, inside the closure that received it, while the pool holds its lock.
+final class SQLiteConnection {
+    /// The raw `sqlite3*` handle.
+    let handle: OpaquePointer
+    /// Prepared statements kept for reuse, keyed by their SQL text.
+    private var statementCache: [String: SQLiteStatement] = [:]
+    /// Beyond this many cached statements the cache is emptied, so that statements built for
+    /// one-off SQL (an `IN` list of an unusual length) cannot grow it without bound.
+    private static let statementCacheLimit = 256
+
+    /// Opens a connection.
+    /// - Parameters:
+    ///   - path: a file path, or `":memory:"`.
+    ///   - readOnly: open with `SQLITE_OPEN_READONLY`.
+    ///   - busyTimeout: how long a statement waits for a lock held by another connection.
+    init(path: String, readOnly: Bool, busyTimeout: TimeInterval) throws(SQLiteError) {
+        var db: OpaquePointer?
+        // NOMUTEX: the pool serializes all use of a connection, so SQLite's own mutex is not needed.
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard let db else {
+            throw SQLiteError(extendedResultCode: rc, message: "cannot open \(path): out of memory")
+        }
+        guard rc == SQLITE_OK else {
+            let error = SQLiteError(extendedResultCode: sqlite3_extended_errcode(db),
+                                    message: String(cString: sqlite3_errmsg(db)) + " (\(path))")
+            sqlite3_close_v2(db)
+            throw error
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
+        registerFunctions()
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// The error SQLite reports for the last failed call on this connection.
+    func lastError(sql: String?) -> SQLiteError {
+        SQLiteError(extendedResultCode: sqlite3_extended_errcode(handle),
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more SQL statements that take no parameters (DDL, pragmas, transaction control).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(extendedResultCode: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// Returns the prepared statement for `sql`, preparing it on first use.
+    ///
+    /// The statement comes back reset with its bindings cleared. Complexity: O(1) amortized.
+    func cachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try SQLiteStatement(connection: self, sql: sql)
+        if statementCache.count >= Self.statementCacheLimit { statementCache.removeAll() }
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Number of rows changed by the most recent INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the most recent successful INSERT.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing if it returns and rolling
+    /// back if it throws, so that a failure leaves the database exactly as it was.
+    func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction, so that all its statements see one snapshot.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try body() }
+        try execute("BEGIN DEFERRED")
+        defer { if isInTransaction { try? execute("COMMIT") } }
+        return try body()
+    }
+}

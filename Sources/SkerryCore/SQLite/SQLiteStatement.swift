@@ -1,0 +1,174 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement, owned by one ``SQLiteConnection`` and finalized with it.
+///
+/// Values are always bound as parameters; the statement text never contains user data.
+final class SQLiteStatement {
+    let handle: OpaquePointer
+    let sql: String
+    /// The connection's handle, for error messages. The connection outlives its statements.
+    private let database: OpaquePointer
+
+    init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw connection.lastError(sql: sql)
+        }
+        self.handle = statement
+        self.sql = sql
+        self.database = connection.handle
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    private func check(_ rc: Int32) throws(SQLiteError) {
+        if rc != SQLITE_OK {
+            throw SQLiteError(extendedResultCode: sqlite3_extended_errcode(database),
+                              message: String(cString: sqlite3_errmsg(database)), sql: sql)
+        }
+    }
+
+    /// Resets the statement and clears its bindings.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds `value` to the parameter at `index` (1-based).
+    func bind(_ value: AttributeValue, at index: Int32) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .bool(let v): rc = sqlite3_bind_int64(handle, index, v ? 1 : 0)
+        case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .double(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .decimal(let v): rc = bindText(v.description, at: index)
+        case .date(let v): rc = sqlite3_bind_double(handle, index, v.timeIntervalSince1970)
+        case .string(let v): rc = bindText(v, at: index)
+        case .url(let v): rc = bindText(v.absoluteString, at: index)
+        case .data(let v): rc = bindBlob(v, at: index)
+        case .uuid(let v):
+            rc = withUnsafeBytes(of: v.uuid) { bytes in
+                sqlite3_bind_blob(handle, index, bytes.baseAddress, 16, skerry_sqlite_transient())
+            }
+        }
+        try check(rc)
+    }
+
+    /// Binds `values` to parameters 1...n.
+    func bind(_ values: [AttributeValue]) throws(SQLiteError) {
+        for (offset, value) in values.enumerated() {
+            try bind(value, at: Int32(offset + 1))
+        }
+    }
+
+    private func bindText(_ text: String, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            // An empty buffer may have no base address, which SQLite would bind as NULL.
+            guard let base = utf8.baseAddress, utf8.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, skerry_sqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), skerry_sqlite_transient())
+            }
+        }
+    }
+
+    private func bindBlob(_ data: Data, at index: Int32) -> Int32 {
+        if data.isEmpty { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return data.withUnsafeBytes { bytes in
+            sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), skerry_sqlite_transient())
+        }
+    }
+
+    /// Advances to the next row. Returns true when a row is available, false when done.
+    func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let error = SQLiteError(extendedResultCode: sqlite3_extended_errcode(database),
+                                message: String(cString: sqlite3_errmsg(database)), sql: sql)
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Binds `values` and runs the statement to completion.
+    func run(_ values: [AttributeValue] = []) throws(SQLiteError) {
+        reset()
+        try bind(values)
+        while try step() {}
+    }
+
+    // MARK: Columns
+
+    /// Whether the column at `index` (0-based) of the current row is NULL.
+    func isNull(at index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_NULL
+    }
+
+    /// The column at `index` as a 64-bit integer.
+    func int64(at index: Int32) -> Int64 {
+        sqlite3_column_int64(handle, index)
+    }
+
+    /// The column at `index` as text.
+    func text(at index: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The column at `index` decoded as a value of an attribute of `type`, or nil when the stored
+    /// value has a form that type cannot hold (a corrupt or foreign row).
+    func value(at index: Int32, as type: AttributeType) -> AttributeValue? {
+        let columnType = sqlite3_column_type(handle, index)
+        if columnType == SQLITE_NULL { return .null }
+        switch type {
+        case .boolean:
+            guard columnType == SQLITE_INTEGER else { return nil }
+            return .bool(sqlite3_column_int64(handle, index) != 0)
+        case .integer16, .integer32, .integer64:
+            guard columnType == SQLITE_INTEGER else { return nil }
+            let v = sqlite3_column_int64(handle, index)
+            return type.integerRange.contains(v) ? .int(v) : nil
+        case .float, .double:
+            guard columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER else { return nil }
+            return .double(sqlite3_column_double(handle, index))
+        case .date:
+            guard columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER else { return nil }
+            return .date(Date(timeIntervalSince1970: sqlite3_column_double(handle, index)))
+        case .decimal:
+            guard columnType == SQLITE_TEXT, let v = Decimal(string: text(at: index)) else { return nil }
+            return .decimal(v)
+        case .string:
+            guard columnType == SQLITE_TEXT else { return nil }
+            return .string(text(at: index))
+        case .url:
+            guard columnType == SQLITE_TEXT, let v = URL(string: text(at: index)) else { return nil }
+            return .url(v)
+        case .binary:
+            guard columnType == SQLITE_BLOB else { return nil }
+            return .data(blob(at: index))
+        case .uuid:
+            guard columnType == SQLITE_BLOB, sqlite3_column_bytes(handle, index) == 16,
+                  let pointer = sqlite3_column_blob(handle, index) else { return nil }
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: 16)) }
+            return .uuid(UUID(uuid: uuid))
+        }
+    }
+
+    private func blob(at index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+}
+
+/// The number of columns of a statement's result (for tests and tools).
+func sqlite3ColumnCount(_ statement: SQLiteStatement) -> Int32 {
+    sqlite3_column_count(statement.handle)
+}

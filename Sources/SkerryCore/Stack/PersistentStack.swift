@@ -1,0 +1,123 @@
+import Foundation
+
+/// A model, its stores and its contexts: NSPersistentContainer's role.
+///
+/// ```swift
+/// let stack = PersistentStack(name: "Library", model: model)
+/// try stack.loadPersistentStores()
+/// try stack.viewContext.performAndWait { ... }
+/// try await stack.performBackgroundTask { context in ... }
+/// ```
+///
+/// By default the stack has one SQLite store, `<name>.sqlite` in ``defaultDirectoryURL()``;
+/// set ``persistentStoreDescriptions`` before loading to choose others (an in-memory store, a
+/// file elsewhere, several stores). To share a store between programs, subclass the stack and
+/// override ``defaultDirectoryURL()``, as Core Data apps do to share a store with extensions.
+///
+/// `@unchecked Sendable`: the mutable state (`descriptions`, `loaded`, `lazyViewContext`) is only
+/// touched while `lock` is held; everything else is immutable or `Sendable`.
+open class PersistentStack: @unchecked Sendable {
+    /// The stack's name; the default store file is named after it.
+    public let name: String
+    /// The model.
+    public let model: ObjectModel
+    let coordinator: StoreCoordinator
+    private let lock = NSLock()
+    private var descriptions: [StoreDescription]
+    private var loaded: [StoreDescription] = []
+    private var lazyViewContext: ObjectContext?
+
+    /// Creates a stack. Nothing is opened until ``loadPersistentStores()``.
+    /// - Parameters:
+    ///   - name: the stack's name, used for the default store file `<name>.sqlite`.
+    ///   - model: the model.
+    public init(name: String, model: ObjectModel) {
+        self.name = name
+        self.model = model
+        self.coordinator = StoreCoordinator(model: model)
+        self.descriptions = []
+        self.descriptions = [StoreDescription(url: type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).sqlite"))]
+    }
+
+    /// The folder of the default store: the user's application-support folder
+    /// (`$XDG_DATA_HOME`, or `~/.local/share` on Linux). Override it in a subclass to put the
+    /// default store elsewhere.
+    open class func defaultDirectoryURL() -> URL {
+        FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+    }
+
+    /// The stores to load. Change it before ``loadPersistentStores()``.
+    public var persistentStoreDescriptions: [StoreDescription] {
+        get { lock.withLock { descriptions } }
+        set { lock.withLock { descriptions = newValue } }
+    }
+
+    /// Loads every store not loaded yet, creating or migrating its schema, and reports each
+    /// store's result to `completionHandler` (nil error on success), in order.
+    /// - Parameter completionHandler: called once per store, on the calling thread.
+    public func loadPersistentStores(completionHandler: (StoreDescription, (any Error)?) -> Void) {
+        for description in persistentStoreDescriptions {
+            if lock.withLock({ loaded.contains(description) }) {
+                completionHandler(description, nil)
+                continue
+            }
+            do {
+                let entities = model.entities.filter { description.holds($0) }
+                let store = try SQLiteStore(description: description, model: model, entities: entities)
+                coordinator.add(store)
+                lock.withLock { loaded.append(description) }
+                completionHandler(description, nil)
+            } catch {
+                completionHandler(description, error)
+            }
+        }
+    }
+
+    /// Loads every store not loaded yet; see ``loadPersistentStores(completionHandler:)``.
+    /// - Throws: the first store's error, after every store was tried.
+    public func loadPersistentStores() throws(SkerryError) {
+        var firstError: SkerryError?
+        loadPersistentStores { _, error in
+            if let error, firstError == nil { firstError = SkerryError.converting(error) }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Whether at least one store is loaded.
+    public var hasLoadedStores: Bool {
+        lock.withLock { !loaded.isEmpty }
+    }
+
+    /// The stack's long-lived context, for reading: created on first use. Like every context it
+    /// has its own serial queue (it is not tied to a main thread or run loop); use it through
+    /// `perform` / `performAndWait`.
+    public var viewContext: ObjectContext {
+        lock.withLock {
+            if let context = lazyViewContext { return context }
+            let context = ObjectContext(coordinator: coordinator, name: "viewContext")
+            lazyViewContext = context
+            return context
+        }
+    }
+
+    /// A new context with its own queue, for background work. The caller owns it.
+    public func newBackgroundContext() -> ObjectContext {
+        ObjectContext(coordinator: coordinator, name: "background")
+    }
+
+    /// Runs `block` on a new background context, asynchronously.
+    /// - Parameter block: the work, given the context.
+    public func performBackgroundTask(_ block: @escaping @Sendable (ObjectContext) -> Void) {
+        let context = newBackgroundContext()
+        context.perform { block(context) }
+    }
+
+    /// Runs `block` on a new background context and returns its result.
+    /// - Parameter block: the work, given the context; returns a `Sendable` value.
+    /// - Returns: what `block` returned.
+    public func performBackgroundTask<T: Sendable>(_ block: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
+        let context = newBackgroundContext()
+        return try await context.perform { try block(context) }
+    }
+}

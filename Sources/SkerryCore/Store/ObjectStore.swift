@@ -1,0 +1,63 @@
+/// One row of an entity as read from a store: its key, its version and its attribute values
+/// (indexed like the entity's attributes).
+struct RowSnapshot: Sendable {
+    let primaryKey: Int64
+    let version: Int64
+    let values: [AttributeValue]
+}
+
+/// A query on one entity, already resolved against it.
+struct StoreQuery: Sendable {
+    let entity: EntityDescription
+    let predicate: ResolvedPredicate?
+    let sortKeys: [ResolvedSortKey]
+    /// The most rows to return; 0 for all.
+    var limit: Int = 0
+    /// Rows to skip first.
+    var offset: Int = 0
+}
+
+/// An update of one row: the changed attributes only, guarded by the version the context read.
+struct RowUpdate {
+    let objectID: ObjectID
+    let expectedVersion: Int64
+    let changes: [(index: Int, value: AttributeValue)]
+}
+
+/// Everything one save writes to one store.
+struct StoreWrite {
+    var inserts: [(objectID: ObjectID, values: [AttributeValue])] = []
+    var updates: [RowUpdate] = []
+    var deletes: [ObjectID] = []
+}
+
+/// What contexts need of a store. Contexts never see SQL or connections: a store for another
+/// database implements this protocol and nothing in `Context/` changes.
+///
+/// Every method is safe to call from any thread. Errors are ``SkerryError``s.
+protocol ObjectStore: AnyObject, Sendable {
+    /// The store's identity in this process.
+    var identity: StoreIdentity { get }
+    /// How the store was described when loaded.
+    var storeDescription: StoreDescription { get }
+
+    /// The rows matching `query`, in its order.
+    func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]
+    /// The primary keys of the rows matching `query`, in its order.
+    func fetchPrimaryKeys(_ query: StoreQuery) throws(SkerryError) -> [Int64]
+    /// How many rows match `query` (limit and offset applied).
+    func count(_ query: StoreQuery) throws(SkerryError) -> Int
+    /// The rows of `entity` with these primary keys that still exist, in no particular order.
+    func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot]
+    /// The values of the attributes at `attributeIndexes` of the rows matching `query`.
+    func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]]
+    /// Writes `changes` in one transaction and, before committing, runs `next` (the next store's
+    /// write of the same save), so that a save spanning stores commits only if every store's part
+    /// succeeded. Returns the primary keys given to the inserted rows, in order.
+    /// - Throws: ``SkerryError/Code/mergeConflict`` when an updated row's version is not the one
+    ///   expected (it changed or vanished since it was read), listing every such object.
+    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T)
+    /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
+    /// and returns their primary keys.
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64]
+}

@@ -1,0 +1,134 @@
+/// SQL text with the values to bind to its parameters, in order.
+struct BoundSQL {
+    var text: String
+    var bindings: [AttributeValue]
+}
+
+/// Generates the SQL of the SQLite store. Identifiers are quoted; values only ever appear as
+/// bound parameters.
+enum SQLBuilder {
+    /// Name of the primary-key column of every entity table.
+    static let primaryKeyColumn = "_pk"
+    /// Name of the optimistic-locking version column of every entity table.
+    static let versionColumn = "_version"
+
+    /// `name` quoted as an SQL identifier. Model names are validated identifiers; quoting keeps
+    /// keywords such as `order` usable as names.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The column expression for an attribute: decimals, stored as exact text, compare and sort
+    /// by numeric value.
+    static func columnExpression(_ key: ResolvedKey) -> String {
+        let column = quote(key.attribute.name)
+        return key.attribute.type == .decimal ? "CAST(\(column) AS REAL)" : column
+    }
+
+    /// The operand as bound for comparison with `key`'s column expression.
+    static func operand(_ value: AttributeValue, for key: ResolvedKey) -> AttributeValue {
+        if key.attribute.type == .decimal, let number = value.numericValue { return .double(number) }
+        return value
+    }
+
+    /// `SELECT _pk, _version, <every attribute> FROM <entity>`.
+    static func selectRows(_ entity: EntityDescription) -> String {
+        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name)
+        return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
+    }
+
+    /// A full query: `head`, then WHERE, ORDER BY (ties broken by primary key) and LIMIT/OFFSET.
+    static func query(_ head: String, _ query: StoreQuery, ordered: Bool = true) -> BoundSQL {
+        var sql = BoundSQL(text: head, bindings: [])
+        if let predicate = query.predicate {
+            sql.text += " WHERE "
+            appendCondition(predicate, to: &sql)
+        }
+        if ordered {
+            let keys = query.sortKeys.map { columnExpression($0.key) + ($0.ascending ? " ASC" : " DESC") }
+            sql.text += " ORDER BY " + (keys + [quote(primaryKeyColumn)]).joined(separator: ", ")
+        }
+        if query.limit > 0 || query.offset > 0 {
+            sql.text += " LIMIT ? OFFSET ?"
+            sql.bindings.append(.int(query.limit > 0 ? Int64(query.limit) : -1))
+            sql.bindings.append(.int(Int64(query.offset)))
+        }
+        return sql
+    }
+
+    /// Appends `predicate` as an SQL condition. The result is never NULL where it matters: the
+    /// operand of NOT is wrapped in `coalesce(…, 0)`, so that a comparison with NULL counts as
+    /// false everywhere, as in-memory evaluation has it.
+    static func appendCondition(_ predicate: ResolvedPredicate, to sql: inout BoundSQL) {
+        switch predicate {
+        case .constant(let value):
+            sql.text += value ? "1" : "0"
+        case .comparison(let key, let op, let value):
+            let sqlOperator: String
+            switch op {
+            case .equal: sqlOperator = "IS"
+            case .notEqual: sqlOperator = "IS NOT"
+            case .lessThan: sqlOperator = "<"
+            case .lessThanOrEqual: sqlOperator = "<="
+            case .greaterThan: sqlOperator = ">"
+            case .greaterThanOrEqual: sqlOperator = ">="
+            }
+            sql.text += "\(columnExpression(key)) \(sqlOperator) ?"
+            sql.bindings.append(operand(value, for: key))
+        case .isIn(let key, let values):
+            guard !values.isEmpty else { sql.text += "0"; return }
+            sql.text += columnExpression(key) + " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
+            sql.bindings += values.map { operand($0, for: key) }
+        case .between(let key, let lower, let upper):
+            sql.text += "\(columnExpression(key)) BETWEEN ? AND ?"
+            sql.bindings += [operand(lower, for: key), operand(upper, for: key)]
+        case .string(let key, let op, let pattern, let options):
+            sql.text += "skerry_string_match(?, ?, \(quote(key.attribute.name)), ?)"
+            sql.bindings += [.int(Int64(op.rawValue)), .int(Int64(options.rawValue)), .string(pattern)]
+        case .and(let predicates):
+            appendJoined(predicates, separator: " AND ", empty: "1", to: &sql)
+        case .or(let predicates):
+            appendJoined(predicates, separator: " OR ", empty: "0", to: &sql)
+        case .not(let inner):
+            sql.text += "NOT coalesce(("
+            appendCondition(inner, to: &sql)
+            sql.text += "), 0)"
+        }
+    }
+
+    private static func appendJoined(_ predicates: [ResolvedPredicate], separator: String, empty: String,
+                                     to sql: inout BoundSQL) {
+        guard !predicates.isEmpty else { sql.text += empty; return }
+        sql.text += "("
+        for (offset, predicate) in predicates.enumerated() {
+            if offset > 0 { sql.text += separator }
+            appendCondition(predicate, to: &sql)
+        }
+        sql.text += ")"
+    }
+
+    /// `INSERT INTO <entity> (_version, <every attribute>) VALUES (1, ?, …)`.
+    static func insert(_ entity: EntityDescription) -> String {
+        let columns = [versionColumn] + entity.attributes.map(\.name)
+        let values = ["1"] + Array(repeating: "?", count: entity.attributes.count)
+        return "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
+    }
+
+    /// `UPDATE … SET _version = _version + 1, <changed columns> WHERE _pk = ? AND _version = ?`.
+    static func update(_ entity: EntityDescription, changedIndexes: [Int]) -> String {
+        let assignments = ["\(quote(versionColumn)) = \(quote(versionColumn)) + 1"]
+            + changedIndexes.map { "\(quote(entity.attributes[$0].name)) = ?" }
+        return "UPDATE \(quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quote(primaryKeyColumn)) = ? AND \(quote(versionColumn)) = ?"
+    }
+
+    /// `DELETE FROM <entity> WHERE _pk = ?`.
+    static func deleteRow(_ entity: EntityDescription) -> String {
+        "DELETE FROM \(quote(entity.name)) WHERE \(quote(primaryKeyColumn)) = ?"
+    }
+
+    /// The rows with the primary keys in a JSON array bound as the one parameter, so that one
+    /// prepared statement serves any number of keys.
+    static func selectRowsByKeys(_ entity: EntityDescription) -> String {
+        selectRows(entity) + " WHERE \(quote(primaryKeyColumn)) IN (SELECT value FROM json_each(?))"
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+extension SQLiteStore {
+    /// The format of Skerry's own tables; a store with a newer format is refused, not modified.
+    static let formatVersion = "1"
+    static let metadataTable = "_skerry_metadata"
+
+    /// Creates the schema of a new store, or checks and migrates the schema of an existing one, in
+    /// one write transaction. Returns the store's identifier.
+    static func prepareSchema(pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
+                              entities: [EntityDescription]) throws(SkerryError) -> String {
+        do {
+            return try pool.write { connection in
+                try connection.writeTransaction {
+                    if try tableExists(metadataTable, connection) {
+                        return try migrateIfNeeded(connection, description: description, model: model, entities: entities)
+                    }
+                    return try createSchema(connection, description: description, model: model, entities: entities)
+                }
+            }
+        } catch let error as SkerryError {
+            throw error
+        } catch let error as SQLiteError {
+            throw SkerryError(.storeLoadFailed, "Cannot load \(description): \(error.message)", sqlite: error)
+        } catch {
+            throw SkerryError(.storeLoadFailed, "Cannot load \(description): \(error)")
+        }
+    }
+
+    private static func tableExists(_ name: String, _ connection: SQLiteConnection) throws -> Bool {
+        let statement = try connection.cachedStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?")
+        try statement.bind([.string(name)])
+        _ = try statement.step()
+        return statement.int64(at: 0) > 0
+    }
+
+    private static func createSchema(_ connection: SQLiteConnection, description: StoreDescription,
+                                     model: ObjectModel, entities: [EntityDescription]) throws -> String {
+        let statement = try connection.cachedStatement("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        _ = try statement.step()
+        if statement.int64(at: 0) > 0 {
+            throw SkerryError(.storeLoadFailed,
+                              "\(description) is a SQLite database that Skerry did not create (it has no \(metadataTable) table); it was left untouched.")
+        }
+        try connection.execute("CREATE TABLE \(SQLBuilder.quote(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)")
+        for entity in entities {
+            try createTable(entity, connection)
+        }
+        let identifier = UUID().uuidString
+        try writeMetadata(["formatVersion": formatVersion, "storeIdentifier": identifier], connection)
+        try writeModelMetadata(model: model, entities: entities, connection)
+        return identifier
+    }
+
+    private static func createTable(_ entity: EntityDescription, _ connection: SQLiteConnection) throws {
+        let q = SQLBuilder.quote
+        var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY AUTOINCREMENT",
+                       "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1"]
+        columns += entity.attributes.map { "\(q($0.name)) \(columnType($0.type))" }
+        try connection.execute("CREATE TABLE \(q(entity.name)) (\(columns.joined(separator: ", ")))")
+        for constraint in entity.uniquenessConstraints {
+            try createIndex(entity.name, constraint, unique: true, connection)
+        }
+        for index in entity.indexes {
+            try createIndex(entity.name, index.attributeNames, unique: false, connection)
+        }
+    }
+
+    /// The column type, which sets SQLite's type affinity for the attribute's storage form.
+    /// Columns are nullable: required values are checked by the context before any SQL runs.
+    static func columnType(_ type: AttributeType) -> String {
+        switch type {
+        case .boolean, .integer16, .integer32, .integer64: return "INTEGER"
+        case .float, .double, .date: return "REAL"
+        case .decimal, .string, .url: return "TEXT"
+        case .binary, .uuid: return "BLOB"
+        }
+    }
+
+    private static func indexName(_ entityName: String, _ attributes: [String], unique: Bool) -> String {
+        "\(entityName)__\(unique ? "unique" : "index")__\(attributes.joined(separator: "__"))"
+    }
+
+    private static func createIndex(_ entityName: String, _ attributes: [String], unique: Bool,
+                                    _ connection: SQLiteConnection) throws {
+        let q = SQLBuilder.quote
+        try connection.execute("CREATE \(unique ? "UNIQUE " : "")INDEX \(q(indexName(entityName, attributes, unique: unique))) ON \(q(entityName)) (\(attributes.map(q).joined(separator: ", ")))")
+    }
+
+    private static func writeMetadata(_ values: [String: String], _ connection: SQLiteConnection) throws {
+        let statement = try connection.cachedStatement("INSERT OR REPLACE INTO \(SQLBuilder.quote(metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            try statement.run([.string(key), .string(value)])
+        }
+    }
+
+    private static func writeModelMetadata(model: ObjectModel, entities: [EntityDescription], _ connection: SQLiteConnection) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let schema = String(decoding: try encoder.encode(StoredSchema(entities: entities)), as: UTF8.self)
+        try writeMetadata(["modelVersionHash": model.versionHash, "schema": schema], connection)
+    }
+
+    private static func readMetadata(_ connection: SQLiteConnection) throws -> [String: String] {
+        let statement = try connection.cachedStatement("SELECT \"key\", \"value\" FROM \(SQLBuilder.quote(metadataTable))")
+        var values: [String: String] = [:]
+        while try statement.step() { values[statement.text(at: 0)] = statement.text(at: 1) }
+        return values
+    }
+
+    private static func migrateIfNeeded(_ connection: SQLiteConnection, description: StoreDescription,
+                                        model: ObjectModel, entities: [EntityDescription]) throws -> String {
+        let metadata = try readMetadata(connection)
+        guard let identifier = metadata["storeIdentifier"], let schemaText = metadata["schema"],
+              let stored = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8)) else {
+            throw SkerryError(.storeLoadFailed, "The metadata of \(description) is incomplete or unreadable; the store was left untouched.")
+        }
+        guard metadata["formatVersion"] == formatVersion else {
+            throw SkerryError(.storeLoadFailed, "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion)).")
+        }
+        if stored == StoredSchema(entities: entities) {
+            if metadata["modelVersionHash"] != model.versionHash {
+                try writeModelMetadata(model: model, entities: entities, connection)
+            }
+            return identifier
+        }
+        let migration = SchemaMigration(from: stored, to: entities)
+        if !migration.incompatibilities.isEmpty {
+            throw SkerryError(.modelMismatch,
+                              "\(description) was written with a model that cannot be migrated automatically to this one: "
+                                + migration.incompatibilities.joined(separator: "; ") + ". The store was left untouched.")
+        }
+        if !description.shouldMigrateAutomatically && !migration.isEmpty {
+            throw SkerryError(.modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
+        }
+        for entity in migration.newEntities {
+            try createTable(entity, connection)
+        }
+        let q = SQLBuilder.quote
+        for (entity, attribute) in migration.newAttributes {
+            try connection.execute("ALTER TABLE \(q(entity.name)) ADD COLUMN \(q(attribute.name)) \(columnType(attribute.type))")
+            if !attribute.defaultValue.isNull {
+                try connection.cachedStatement("UPDATE \(q(entity.name)) SET \(q(attribute.name)) = ?").run([attribute.defaultValue])
+            }
+        }
+        for (entityName, attributes) in migration.droppedIndexes {
+            try connection.execute("DROP INDEX IF EXISTS \(q(indexName(entityName, attributes, unique: false)))")
+        }
+        for (entity, attributes) in migration.newIndexes {
+            try createIndex(entity.name, attributes, unique: false, connection)
+        }
+        try writeModelMetadata(model: model, entities: entities, connection)
+        return identifier
+    }
+}

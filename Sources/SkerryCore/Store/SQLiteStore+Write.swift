@@ -1,0 +1,80 @@
+extension SQLiteStore {
+    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+        try writeConnection(nil) { connection in
+            try connection.writeTransaction {
+                var insertedKeys: [Int64] = []
+                insertedKeys.reserveCapacity(changes.inserts.count)
+                for insert in changes.inserts {
+                    let entity = insert.objectID.entity
+                    do {
+                        try connection.cachedStatement(SQLBuilder.insert(entity)).run(insert.values)
+                    } catch {
+                        throw Self.mapWriteError(error, insert.objectID)
+                    }
+                    insertedKeys.append(connection.lastInsertRowID)
+                }
+                var conflicts: [ObjectID] = []
+                for update in changes.updates {
+                    let entity = update.objectID.entity
+                    let sql = SQLBuilder.update(entity, changedIndexes: update.changes.map(\.index))
+                    do {
+                        try connection.cachedStatement(sql).run(update.changes.map(\.value)
+                            + [.int(update.objectID.key), .int(update.expectedVersion)])
+                    } catch {
+                        throw Self.mapWriteError(error, update.objectID)
+                    }
+                    if connection.changes == 0 { conflicts.append(update.objectID) }
+                }
+                for objectID in changes.deletes {
+                    try connection.cachedStatement(SQLBuilder.deleteRow(objectID.entity)).run([.int(objectID.key)])
+                }
+                if !conflicts.isEmpty {
+                    throw SkerryError(.mergeConflict,
+                                      "The save found \(conflicts.count) object(s) changed or deleted in the store since this context read them: "
+                                        + conflicts.map(\.description).joined(separator: ", ")
+                                        + ". Refresh them and save again.",
+                                      entityName: conflicts[0].entityName, objectIDs: conflicts)
+                }
+                return (insertedKeys, try next())
+            }
+        }
+    }
+
+    private static func mapWriteError(_ error: any Error, _ objectID: ObjectID) -> SkerryError {
+        var mapped = mapError(error, entity: objectID.entity)
+        if mapped.objectIDs.isEmpty { mapped.objectIDs = [objectID] }
+        if mapped.code == .constraintViolation {
+            mapped = SkerryError(.constraintViolation,
+                                 "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.sqlite?.message ?? mapped.message).",
+                                 entityName: objectID.entityName, key: mapped.sqlite.flatMap(Self.constraintColumns),
+                                 objectID: objectID, sqlite: mapped.sqlite)
+        }
+        return mapped
+    }
+
+    /// The columns named in SQLite's "UNIQUE constraint failed: T.a, T.b" message, as "a,b".
+    private static func constraintColumns(_ error: SQLiteError) -> String? {
+        guard let range = error.message.range(of: "constraint failed: ") else { return nil }
+        return error.message[range.upperBound...]
+            .split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).split(separator: ".").last.map(String.init) ?? "" }
+            .joined(separator: ",")
+    }
+
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64] {
+        let query = StoreQuery(entity: entity, predicate: predicate, sortKeys: [])
+        let q = SQLBuilder.quote
+        let select = SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(entity.name))", query, ordered: false)
+        let delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", query, ordered: false)
+        return try writeConnection(entity) { connection in
+            try connection.writeTransaction {
+                let statement = try connection.cachedStatement(select.text)
+                try statement.bind(select.bindings)
+                var keys: [Int64] = []
+                while try statement.step() { keys.append(statement.int64(at: 0)) }
+                try connection.cachedStatement(delete.text).run(delete.bindings)
+                return keys
+            }
+        }
+    }
+}

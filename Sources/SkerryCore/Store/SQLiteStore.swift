@@ -1,0 +1,173 @@
+import Foundation
+
+/// A store kept in a SQLite database: one table per entity, a metadata table, one writer
+/// connection and a set of readers (see ``ConnectionPool``).
+///
+/// Each entity's table has an `INTEGER PRIMARY KEY AUTOINCREMENT` column `_pk` (keys are never
+/// reused, so an old ``ObjectID`` can never name a new row), a `_version` column for optimistic
+/// locking, and one column per attribute.
+final class SQLiteStore: ObjectStore {
+    let identity: StoreIdentity
+    let storeDescription: StoreDescription
+    /// The entities this store holds.
+    let entities: [EntityDescription]
+    let pool: ConnectionPool
+
+    /// Opens (creating if needed) the store, creates or migrates its schema, and returns it.
+    /// - Parameters:
+    ///   - description: where and how.
+    ///   - model: the model; its version hash is recorded in the store.
+    ///   - entities: the entities of `model` this store holds.
+    /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the file cannot be opened or is not a
+    ///   Skerry store; ``SkerryError/Code/modelMismatch`` when the store was written with a model
+    ///   that cannot be migrated automatically. The store file is never deleted or rebuilt.
+    init(description: StoreDescription, model: ObjectModel, entities: [EntityDescription]) throws(SkerryError) {
+        self.storeDescription = description
+        self.entities = entities
+        let location: DatabaseLocation
+        switch description.kind {
+        case .inMemory:
+            location = .memory
+        case .sqlite:
+            guard let url = description.url, url.isFileURL else {
+                throw SkerryError(.storeLoadFailed, "A SQLite store description needs a file URL; got \(description.url?.absoluteString ?? "none").")
+            }
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            } catch {
+                throw SkerryError(.storeLoadFailed, "Cannot create the folder of \(url.path): \(error.localizedDescription)")
+            }
+            location = .file(url.path)
+        }
+        do {
+            pool = try ConnectionPool(location: location, settings: description.connectionSettings)
+        } catch {
+            throw SkerryError(.storeLoadFailed, "Cannot open \(description): \(error.message)", sqlite: error)
+        }
+        let identifier = try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
+        identity = StoreIdentity(identifier: identifier)
+    }
+
+    // MARK: Connection access with error mapping
+
+    func read<T>(_ entity: EntityDescription?, _ body: (SQLiteConnection) throws -> T) throws(SkerryError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw Self.mapError(error, entity: entity)
+        }
+    }
+
+    func writeConnection<T>(_ entity: EntityDescription?, _ body: (SQLiteConnection) throws -> T) throws(SkerryError) -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw Self.mapError(error, entity: entity)
+        }
+    }
+
+    static func mapError(_ error: any Error, entity: EntityDescription?) -> SkerryError {
+        SkerryError.converting(error, entityName: entity?.name)
+    }
+
+    // MARK: Reading
+
+    /// Decodes the current row of a statement made by ``SQLBuilder/selectRows(_:)``.
+    /// Complexity: O(attributes).
+    static func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
+        let attributes = entity.attributes
+        var values: [AttributeValue] = []
+        values.reserveCapacity(attributes.count)
+        for index in attributes.indices {
+            let attribute = attributes[index]
+            guard let value = statement.value(at: Int32(index + 2), as: attribute.type) else {
+                throw undecodable(entity, attribute, primaryKey: statement.int64(at: 0))
+            }
+            values.append(value)
+        }
+        return RowSnapshot(primaryKey: statement.int64(at: 0), version: statement.int64(at: 1), values: values)
+    }
+
+    static func undecodable(_ entity: EntityDescription, _ attribute: AttributeDescription, primaryKey: Int64) -> SkerryError {
+        SkerryError(.undecodableValue,
+                    "The stored value of '\(entity.name).\(attribute.name)' in row \(primaryKey) is not a valid \(attribute.type).",
+                    entityName: entity.name, key: attribute.name)
+    }
+
+    func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
+        let sql = SQLBuilder.query(SQLBuilder.selectRows(query.entity), query)
+        return try read(query.entity) { connection in
+            let statement = try connection.cachedStatement(sql.text)
+            try statement.bind(sql.bindings)
+            var rows: [RowSnapshot] = []
+            while try statement.step() {
+                rows.append(try Self.decodeRow(statement, query.entity))
+            }
+            return rows
+        }
+    }
+
+    func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot] {
+        guard !primaryKeys.isEmpty else { return [] }
+        let json = "[" + primaryKeys.map(String.init).joined(separator: ",") + "]"
+        return try read(entity) { connection in
+            let statement = try connection.cachedStatement(SQLBuilder.selectRowsByKeys(entity))
+            try statement.bind([.string(json)])
+            var rows: [RowSnapshot] = []
+            rows.reserveCapacity(primaryKeys.count)
+            while try statement.step() {
+                rows.append(try Self.decodeRow(statement, entity))
+            }
+            return rows
+        }
+    }
+
+    func fetchPrimaryKeys(_ query: StoreQuery) throws(SkerryError) -> [Int64] {
+        let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
+        let sql = SQLBuilder.query(head, query)
+        return try read(query.entity) { connection in
+            let statement = try connection.cachedStatement(sql.text)
+            try statement.bind(sql.bindings)
+            var keys: [Int64] = []
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+            return keys
+        }
+    }
+
+    func count(_ query: StoreQuery) throws(SkerryError) -> Int {
+        let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, ordered: false)
+        let text = "SELECT count(*) FROM (\(inner.text))"
+        return try read(query.entity) { connection in
+            let statement = try connection.cachedStatement(text)
+            try statement.bind(inner.bindings)
+            _ = try statement.step()
+            return Int(statement.int64(at: 0))
+        }
+    }
+
+    func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]] {
+        let entity = query.entity
+        let columns = attributeIndexes.map { SQLBuilder.quote(entity.attributes[$0].name) }
+        let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), " + columns.joined(separator: ", ")
+            + " FROM \(SQLBuilder.quote(entity.name))"
+        let sql = SQLBuilder.query(head, query)
+        return try read(entity) { connection in
+            let statement = try connection.cachedStatement(sql.text)
+            try statement.bind(sql.bindings)
+            var rows: [[AttributeValue]] = []
+            while try statement.step() {
+                var row: [AttributeValue] = []
+                row.reserveCapacity(attributeIndexes.count)
+                for (position, index) in attributeIndexes.enumerated() {
+                    let attribute = entity.attributes[index]
+                    guard let value = statement.value(at: Int32(position + 1), as: attribute.type) else {
+                        throw Self.undecodable(entity, attribute, primaryKey: statement.int64(at: 0))
+                    }
+                    row.append(value)
+                }
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+}

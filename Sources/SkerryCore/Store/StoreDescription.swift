@@ -1,0 +1,91 @@
+import Foundation
+
+/// SQLite's journal modes (`PRAGMA journal_mode`).
+public enum JournalMode: String, Sendable, Hashable {
+    /// Write-ahead log: readers never wait for the writer. The default.
+    case wal = "WAL"
+    case delete = "DELETE"
+    case truncate = "TRUNCATE"
+    case persist = "PERSIST"
+    case memory = "MEMORY"
+    case off = "OFF"
+}
+
+/// SQLite's synchronous modes (`PRAGMA synchronous`).
+public enum SynchronousMode: String, Sendable, Hashable {
+    case off = "OFF"
+    /// With WAL, durable across application crashes; a power loss may lose the last commits but
+    /// never corrupts the database. The default.
+    case normal = "NORMAL"
+    case full = "FULL"
+    case extra = "EXTRA"
+}
+
+/// Where and how a store is kept: NSPersistentStoreDescription's role.
+///
+/// ```swift
+/// let file = StoreDescription(url: directory.appendingPathComponent("Library.sqlite"))
+/// let memory = StoreDescription.inMemory()
+/// ```
+public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
+    /// The kinds of store.
+    public enum Kind: Sendable, Hashable {
+        /// A SQLite database file.
+        case sqlite
+        /// A private in-memory SQLite database, gone when the stack is released.
+        case inMemory
+    }
+
+    /// The kind of store.
+    public var kind: Kind
+    /// The database file, for ``Kind/sqlite`` stores.
+    public var url: URL?
+    /// The entities this store holds; nil for all. Each entity lives in the first store of the
+    /// stack that holds it.
+    public var entityNames: Set<String>?
+    /// The journal mode of a file store. Default: WAL.
+    public var journalMode: JournalMode = .wal
+    /// The synchronous mode. Default: NORMAL.
+    public var synchronous: SynchronousMode = .normal
+    /// How long a connection waits for a lock held by another process before failing. Default 5 s.
+    public var busyTimeout: TimeInterval = 5
+    /// The most reader connections of a file store used at once. Default 4.
+    public var maximumReaderCount: Int = 4
+    /// Whether a store written with an earlier model is migrated when the change is additive
+    /// (new entities, new optional attributes, new attributes with a default). Default true; when
+    /// false, any model change fails the load with ``SkerryError/Code/modelMismatch``.
+    public var shouldMigrateAutomatically: Bool = true
+
+    /// Describes a SQLite file store.
+    /// - Parameter url: the database file; its folder is created on load if missing.
+    public init(url: URL) {
+        self.kind = .sqlite
+        self.url = url
+    }
+
+    private init(kind: Kind) {
+        self.kind = kind
+    }
+
+    /// Describes an in-memory store.
+    public static func inMemory() -> StoreDescription {
+        StoreDescription(kind: .inMemory)
+    }
+
+    /// Whether the store holds `entity`.
+    func holds(_ entity: EntityDescription) -> Bool {
+        entityNames?.contains(entity.name) ?? true
+    }
+
+    var connectionSettings: ConnectionSettings {
+        ConnectionSettings(journalMode: journalMode, synchronous: synchronous, busyTimeout: busyTimeout,
+                           maximumReaderCount: maximumReaderCount)
+    }
+
+    public var description: String {
+        switch kind {
+        case .sqlite: return "SQLite store at \(url?.path ?? "?")"
+        case .inMemory: return "in-memory store"
+        }
+    }
+}

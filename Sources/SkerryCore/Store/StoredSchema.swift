@@ -1,0 +1,104 @@
+/// The part of a model that a store's tables depend on, recorded in the store as JSON so that a
+/// later load can tell exactly what changed.
+struct StoredSchema: Codable, Equatable {
+    struct Attribute: Codable, Equatable {
+        var name: String
+        var type: AttributeType
+        var isOptional: Bool
+    }
+    struct Relationship: Codable, Equatable {
+        var name: String
+        var destination: String
+        var inverse: String?
+        var isToMany: Bool
+        var isOrdered: Bool
+    }
+    struct Entity: Codable, Equatable {
+        var name: String
+        var attributes: [Attribute]
+        var relationships: [Relationship]
+        var uniquenessConstraints: [[String]]
+        var indexes: [[String]]
+    }
+    var entities: [Entity]
+
+    init(entities: [EntityDescription]) {
+        self.entities = entities.map { entity in
+            Entity(name: entity.name,
+                   attributes: entity.attributes.map { Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional) },
+                   relationships: entity.relationships.map {
+                       Relationship(name: $0.name, destination: $0.destinationEntityName, inverse: $0.inverseName,
+                                    isToMany: $0.isToMany, isOrdered: $0.isOrdered)
+                   },
+                   uniquenessConstraints: entity.uniquenessConstraints,
+                   indexes: entity.indexes.map(\.attributeNames))
+        }
+    }
+
+    func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+}
+
+/// The steps that bring a store from its recorded schema to the current model, or the reasons it
+/// cannot be done automatically.
+struct SchemaMigration {
+    /// Entities to create (tables and their indexes).
+    var newEntities: [EntityDescription] = []
+    /// Attributes to add to existing tables.
+    var newAttributes: [(entity: EntityDescription, attribute: AttributeDescription)] = []
+    /// Indexes to create, as (entity, attribute names).
+    var newIndexes: [(entity: EntityDescription, attributes: [String])] = []
+    /// Indexes to drop, as (entity name, attribute names).
+    var droppedIndexes: [(entityName: String, attributes: [String])] = []
+    /// Changes that cannot be migrated automatically, each a sentence.
+    var incompatibilities: [String] = []
+
+    var isEmpty: Bool {
+        newEntities.isEmpty && newAttributes.isEmpty && newIndexes.isEmpty && droppedIndexes.isEmpty
+    }
+
+    /// Compares the recorded schema with the entities the store now holds.
+    init(from stored: StoredSchema, to entities: [EntityDescription]) {
+        let currentNames = Set(entities.map(\.name))
+        for old in stored.entities where !currentNames.contains(old.name) {
+            incompatibilities.append("entity '\(old.name)' was removed")
+        }
+        for entity in entities {
+            guard let old = stored.entity(named: entity.name) else {
+                newEntities.append(entity)
+                continue
+            }
+            for oldAttribute in old.attributes where entity.attribute(named: oldAttribute.name) == nil {
+                incompatibilities.append("attribute '\(entity.name).\(oldAttribute.name)' was removed")
+            }
+            for attribute in entity.attributes {
+                let here = "'\(entity.name).\(attribute.name)'"
+                guard let oldAttribute = old.attributes.first(where: { $0.name == attribute.name }) else {
+                    if attribute.isOptional || !attribute.defaultValue.isNull {
+                        newAttributes.append((entity, attribute))
+                    } else {
+                        incompatibilities.append("attribute \(here) was added as required without a default value")
+                    }
+                    continue
+                }
+                if oldAttribute.type != attribute.type {
+                    incompatibilities.append("attribute \(here) changed type from \(oldAttribute.type) to \(attribute.type)")
+                }
+                if oldAttribute.isOptional && !attribute.isOptional {
+                    incompatibilities.append("attribute \(here) changed from optional to required")
+                }
+            }
+            if Set(old.uniquenessConstraints) != Set(entity.uniquenessConstraints) {
+                incompatibilities.append("the uniqueness constraints of '\(entity.name)' changed from \(old.uniquenessConstraints) to \(entity.uniquenessConstraints)")
+            }
+            let oldIndexes = Set(old.indexes), indexes = Set(entity.indexes.map(\.attributeNames))
+            for index in entity.indexes.map(\.attributeNames) where !oldIndexes.contains(index) {
+                newIndexes.append((entity, index))
+            }
+            for index in old.indexes where !indexes.contains(index) {
+                droppedIndexes.append((entity.name, index))
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+/// A temporary folder, removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("skerry-tests-\(UUID().uuidString)", isDirectory: true)
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// A file URL inside the folder.
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+enum Fixtures {
+    /// An entity with an attribute of every type, optional and required, and a uniqueness constraint.
+    static func bookEntity(extraAttributes: [AttributeDescription] = []) -> EntityDescription {
+        EntityDescription(name: "Book", attributes: [
+            AttributeDescription("title", .string),
+            AttributeDescription("year", .integer32, isOptional: true),
+            AttributeDescription("pages", .integer16, isOptional: true),
+            AttributeDescription("sales", .integer64, defaultValue: Int64(0)),
+            AttributeDescription("rating", .double, isOptional: true),
+            AttributeDescription("weight", .float, isOptional: true),
+            AttributeDescription("price", .decimal, isOptional: true),
+            AttributeDescription("published", .date, isOptional: true),
+            AttributeDescription("inPrint", .boolean, defaultValue: true),
+            AttributeDescription("cover", .binary, isOptional: true),
+            AttributeDescription("isbn", .string, isOptional: true),
+            AttributeDescription("uuid", .uuid, isOptional: true),
+            AttributeDescription("link", .url, isOptional: true),
+        ] + extraAttributes, uniquenessConstraints: [["isbn"]], indexes: [IndexDescription(["year"])])
+    }
+
+    static func authorEntity() -> EntityDescription {
+        EntityDescription(name: "Author", attributes: [
+            AttributeDescription("name", .string),
+            AttributeDescription("born", .integer64, isOptional: true),
+        ])
+    }
+
+    static func model() -> ObjectModel {
+        try! ObjectModel(entities: [bookEntity(), authorEntity()])
+    }
+}
+
+/// A stack over a SQLite file in `directory`.
+func makeFileStack(_ directory: TemporaryDirectory, model: ObjectModel = Fixtures.model(),
+                   name: String = "Test") throws -> PersistentStack {
+    let stack = PersistentStack(name: name, model: model)
+    stack.persistentStoreDescriptions = [StoreDescription(url: directory.file("\(name).sqlite"))]
+    try stack.loadPersistentStores()
+    return stack
+}
+
+/// A stack over an in-memory store.
+func makeMemoryStack(model: ObjectModel = Fixtures.model()) throws -> PersistentStack {
+    let stack = PersistentStack(name: "Memory", model: model)
+    stack.persistentStoreDescriptions = [.inMemory()]
+    try stack.loadPersistentStores()
+    return stack
+}
+
+/// Both kinds of store, for tests that must hold on each.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case file, memory
+    var testDescription: String { rawValue }
+}
+
+/// A stack of `kind`, with the temporary folder it lives in (nil for memory). Keep the folder
+/// alive as long as the stack.
+func makeStack(_ kind: StoreKind, model: ObjectModel = Fixtures.model()) throws -> (PersistentStack, TemporaryDirectory?) {
+    switch kind {
+    case .file:
+        let directory = TemporaryDirectory()
+        return (try makeFileStack(directory, model: model), directory)
+    case .memory:
+        return (try makeMemoryStack(model: model), nil)
+    }
+}
+
+extension ObjectContext {
+    /// Inserts a Book with a title and optional fields.
+    @discardableResult
+    func insertBook(_ title: String, year: Int32? = nil, isbn: String? = nil) throws -> EntityObject {
+        let book = try insert(entityName: "Book")
+        try book.setValue(title, forKey: "title")
+        try book.setValue(year, forKey: "year")
+        try book.setValue(isbn, forKey: "isbn")
+        return book
+    }
+}
+
+/// Runs SQL on a separate raw connection to a store file, to look at or tamper with what is on
+/// disk. Returns every row as text ("NULL" for NULL).
+@discardableResult
+func rawSQL(_ url: URL, _ sql: String) throws -> [[String]] {
+    let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: 5)
+    let statement = try connection.cachedStatement(sql)
+    var rows: [[String]] = []
+    while try statement.step() {
+        let count = Int(sqlite3ColumnCount(statement))
+        rows.append((0..<count).map { statement.isNull(at: Int32($0)) ? "NULL" : statement.text(at: Int32($0)) })
+    }
+    return rows
+}
