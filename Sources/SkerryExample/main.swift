@@ -9,8 +9,10 @@ import SkerryCore
 /// override `defaultDirectoryURL()` to share a store.
 final class ExampleStack: PersistentStack, @unchecked Sendable {
     // `@unchecked Sendable`: adds no state to PersistentStack, whose invariant holds.
+
+    /// The folder given on the command line, if any.
+    // `nonisolated(unsafe)`: written once at the top of main before any stack exists, then only read.
     nonisolated(unsafe) static var directory: URL?
-    // `nonisolated(unsafe)`: written once in main before any stack exists, then only read.
 
     override class func defaultDirectoryURL() -> URL {
         directory ?? super.defaultDirectoryURL().appendingPathComponent("skerry-example", isDirectory: true)

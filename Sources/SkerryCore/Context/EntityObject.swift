@@ -28,8 +28,17 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the object is saved, permanent after.
     public internal(set) var objectID: ObjectID
     /// The context the object is registered in; nil once the object was invalidated by
-    /// `reset()`, by a rollback of its insert, by the save of its delete, or by a merged delete.
-    public internal(set) weak var context: ObjectContext?
+    /// `reset()`, by a rollback of its insert, by the save of its delete, by a merged delete, or
+    /// by the end of its context.
+    public var context: ObjectContext? { isRegistered ? owner : nil }
+
+    /// The context that created the object. `unowned(unsafe)`, to keep value access free of
+    /// reference counting: it is read only while `isRegistered` is true, and every path that ends
+    /// the registration (`ObjectContext.unregister`, `reset()`, the context's deinit) calls
+    /// ``invalidate()``, which clears `isRegistered`, before the context can go away.
+    private unowned(unsafe) let owner: ObjectContext
+    /// Whether the object is registered in `owner`.
+    private(set) var isRegistered = true
 
     /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
     var values: [AttributeValue]
@@ -49,7 +58,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
          version: Int64, isFault: Bool) {
         self.entity = entity
         self.objectID = objectID
-        self.context = context
+        self.owner = context
         self.values = values
         self.version = version
         self.isFaultFlag = isFault
@@ -105,13 +114,16 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// Reads the attribute at `index` of `entity.attributes`; see ``value(forKey:as:)``.
     /// Complexity: O(1) once the object is loaded.
     public func value<T: AttributeValueConvertible>(at index: Int, as type: T.Type = T.self) throws(SkerryError) -> T {
-        guard entity.attributes.indices.contains(index) else {
+        let types = entity.attributeTypes
+        guard types.indices.contains(index) else {
             throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
         }
-        try loadIfFault()
-        let attribute = entity.attributes[index]
+        let context = try activeContext()
+        if isFaultFlag { try context.fulfillFault(self) }
+        let type = types[index]
         let value = values[index]
-        guard T.canRead(attribute.type), let result = T(attributeValue: value, type: attribute.type) else {
+        guard T.canRead(type), let result = T(attributeValue: value, type: type) else {
+            let attribute = entity.attributes[index]
             let why = value.isNull ? "it has no value; read it as an Optional" : "it is \(attribute.type) and holds \(value)"
             throw SkerryError(.wrongValueType, "Cannot read '\(entity.name).\(attribute.name)' as \(T.self): \(why).",
                               entityName: entity.name, key: attribute.name, objectID: objectID)
@@ -134,22 +146,24 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// Writes the attribute at `index` of `entity.attributes`; see ``setValue(_:forKey:)``.
     public func setValue(_ newValue: AttributeValue, at index: Int) throws(SkerryError) {
-        guard entity.attributes.indices.contains(index) else {
+        let types = entity.attributeTypes
+        guard types.indices.contains(index) else {
             throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
         }
-        let attribute = entity.attributes[index]
-        guard newValue.fits(attribute.type) else {
+        guard newValue.fits(types[index]) else {
+            let attribute = entity.attributes[index]
             throw SkerryError(.wrongValueType,
                               "Cannot store a \(newValue.kindName) value \(newValue) in '\(entity.name).\(attribute.name)', which is \(attribute.type).",
                               entityName: entity.name, key: attribute.name, objectID: objectID)
         }
         if case .double(let v) = newValue, v.isNaN {
+            let attribute = entity.attributes[index]
             throw SkerryError(.wrongValueType, "Cannot store NaN in '\(entity.name).\(attribute.name)': SQLite would store it as NULL.",
                               entityName: entity.name, key: attribute.name, objectID: objectID)
         }
         let context = try activeContext()
-        try loadIfFault()
-        context.willChange(self)
+        if isFaultFlag { try context.fulfillFault(self) }
+        if !isInsertedFlag && committedValues == nil { context.willChange(self) }
         values[index] = newValue
     }
 
@@ -170,16 +184,17 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     // MARK: Context access
 
     /// The context, checked: it must still hold the object (every removal from a context goes
-    /// through ``invalidate()``, which clears `context`), and (in debug builds) the caller must be
-    /// running on the context's queue.
+    /// through ``invalidate()``, which clears `isRegistered`), and (in debug builds) the caller must
+    /// be running on the context's queue.
+    @inline(__always)
     func activeContext() throws(SkerryError) -> ObjectContext {
-        guard let context else {
+        guard isRegistered else {
             throw SkerryError(.objectNotInContext,
                               "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
                               entityName: entity.name, objectID: objectID)
         }
-        context.assertOnQueue()
-        return context
+        owner.assertOnQueue()
+        return owner
     }
 
     private func loadIfFault() throws(SkerryError) {
@@ -189,7 +204,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// Forgets everything: the object no longer belongs to a context.
     func invalidate() {
-        context = nil
+        isRegistered = false
         values = []
         committedValues = nil
         isFaultFlag = true

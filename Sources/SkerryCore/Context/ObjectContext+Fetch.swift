@@ -159,11 +159,15 @@ extension ObjectContext {
     // MARK: Registration and faults
 
     /// The registered object for a row, created if needed. A fault, or an object without pending
-    /// changes, takes the row's values.
+    /// changes (also one whose changes were set back), takes the row's values.
     func register(_ row: RowSnapshot, store: any ObjectStore, entity: EntityDescription) -> EntityObject {
         let objectID = ObjectID(store: store.identity, entity: entity, primaryKey: row.primaryKey)
         if let object = registry[objectID] {
-            if object.committedValues == nil && !object.isDeletedFlag {
+            if !object.isUpdated && !object.isDeletedFlag {
+                if object.committedValues != nil {
+                    object.committedValues = nil
+                    changedObjects.remove(object)
+                }
                 object.values = row.values
                 object.version = row.version
                 object.isFaultFlag = false

@@ -186,7 +186,7 @@ extension ObjectContext {
         }
         for objectID in changes.updated {
             guard let object = registry[objectID], !object.isFaultFlag else { continue }
-            if object.committedValues != nil {
+            if object.isUpdated {
                 if (try? refresh(object, mergeChanges: true)) == nil { unregister(object) }
             } else {
                 try? refresh(object, mergeChanges: false)

@@ -48,6 +48,11 @@ public final class ObjectContext: @unchecked Sendable {
         self.queue = DispatchQueue(label: "skerry.context" + (name.map { ".\($0)" } ?? ""))
     }
 
+    deinit {
+        // Objects still registered must not reach this context any more (see EntityObject.owner).
+        for object in registry.values { object.invalidate() }
+    }
+
     /// The model of the context's stack.
     public var model: ObjectModel { coordinator.model }
 

@@ -62,8 +62,9 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         lhs.key == rhs.key && lhs.isTemporary == rhs.isTemporary && lhs.entity === rhs.entity && lhs.store === rhs.store
     }
 
+    /// Hashes the key only: IDs of different entities with the same key are rare neighbours
+    /// that `==` tells apart, and one combine keeps the identity map cheap.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
-        hasher.combine(ObjectIdentifier(entity))
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// | `boolean`, `integer16`, `integer32`, `integer64` | INTEGER |
 /// | `float`, `double` | REAL |
 /// | `decimal` | TEXT (exact decimal digits) |
-/// | `date` | REAL, seconds since 1970-01-01 00:00:00 UTC |
+/// | `date` | REAL, seconds since 2001-01-01 00:00:00 UTC (Foundation's and Core Data's reference date: exact) |
 /// | `string`, `url` | TEXT |
 /// | `binary` | BLOB |
 /// | `uuid` | BLOB of 16 bytes |

@@ -86,7 +86,7 @@ extension AttributeValue: Hashable {
         case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
         case (.decimal(let a), .decimal(let b)): return a == b
         case (.date(let a), .date(let b)):
-            return a.timeIntervalSince1970.bitPattern == b.timeIntervalSince1970.bitPattern
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
         case (.string(let a), .string(let b)): return a == b
         case (.data(let a), .data(let b)): return a == b
         case (.uuid(let a), .uuid(let b)): return a == b
@@ -102,7 +102,7 @@ extension AttributeValue: Hashable {
         case .int(let v): hasher.combine(2); hasher.combine(v)
         case .double(let v): hasher.combine(3); hasher.combine(v.bitPattern)
         case .decimal(let v): hasher.combine(4); hasher.combine(v)
-        case .date(let v): hasher.combine(5); hasher.combine(v.timeIntervalSince1970.bitPattern)
+        case .date(let v): hasher.combine(5); hasher.combine(v.timeIntervalSinceReferenceDate.bitPattern)
         case .string(let v): hasher.combine(6); hasher.combine(v)
         case .data(let v): hasher.combine(7); hasher.combine(v)
         case .uuid(let v): hasher.combine(8); hasher.combine(v)

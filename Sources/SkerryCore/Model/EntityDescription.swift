@@ -16,6 +16,10 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     public let indexes: [IndexDescription]
 
     private let attributeIndexByName: [String: Int]
+    /// Each attribute's default value: the starting values of a new object.
+    let defaultValues: [AttributeValue]
+    /// Each attribute's type, for hot paths that must not copy whole descriptions.
+    let attributeTypes: [AttributeType]
 
     /// Describes an entity.
     /// - Parameters:
@@ -39,6 +43,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
             byName[attribute.name] = index
         }
         self.attributeIndexByName = byName
+        self.defaultValues = attributes.map(\.defaultValue)
+        self.attributeTypes = attributes.map(\.type)
     }
 
     /// The position of the attribute named `name` in ``attributes``, or nil. Complexity: O(1).
@@ -64,9 +70,6 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         }
         return index
     }
-
-    /// Each attribute's default value, the starting values of a new object.
-    var defaultValues: [AttributeValue] { attributes.map(\.defaultValue) }
 
     public var description: String { "EntityDescription(\(name))" }
 }

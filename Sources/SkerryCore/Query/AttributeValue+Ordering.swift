@@ -19,6 +19,8 @@ extension AttributeValue {
             return withUnsafeBytes(of: a.uuid) { x in withUnsafeBytes(of: b.uuid) { y in compareBytes(x, y) } }
         case (.decimal(let a), .decimal(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.int(let a), .int(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.int(let a), .double(let b)): return compareExactly(a, b)
+        case (.double(let a), .int(let b)): return -compareExactly(b, a)
         default:
             guard let a = lhs.numericValue, let b = rhs.numericValue else { return nil }
             return a < b ? -1 : (a == b ? 0 : 1)
@@ -32,9 +34,22 @@ extension AttributeValue {
         case .int(let v): return Double(v)
         case .double(let v): return v
         case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
-        case .date(let v): return v.timeIntervalSince1970
+        case .date(let v): return v.timeIntervalSinceReferenceDate
         default: return nil
         }
+    }
+
+    /// Compares an integer with a double exactly, as SQLite does (converting the integer to a
+    /// double would round integers beyond 2^53).
+    static func compareExactly(_ integer: Int64, _ double: Double) -> Int {
+        if double.isNaN { return 1 }    // unreachable (NaN is refused on input); never trap
+        if double >= 9_223_372_036_854_775_808.0 { return -1 }
+        if double < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = double.rounded(.towardZero)     // in Int64's range here, and exact
+        let wholeInteger = Int64(whole)
+        if integer != wholeInteger { return integer < wholeInteger ? -1 : 1 }
+        let fraction = double - whole
+        return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 
     /// Sort order of values of one attribute: nil first, then `compare`.

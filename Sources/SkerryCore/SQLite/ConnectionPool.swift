@@ -44,11 +44,18 @@ final class ConnectionPool: @unchecked Sendable {
             writer = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: settings.busyTimeout)
         case .file(let path):
             writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: settings.busyTimeout)
-            // The first statement is also the check that the file is a SQLite database at all.
-            try writer.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
         }
         try writer.execute("PRAGMA synchronous = \(settings.synchronous.rawValue)")
         try writer.execute("PRAGMA foreign_keys = OFF")
+    }
+
+    /// Sets the journal mode of a file database. It is a property of the file, so the store calls
+    /// this only once it knows the file is its own (a foreign database is left as it was).
+    func applyJournalMode() throws(SQLiteError) {
+        guard case .file = location else { return }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        try writer.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
     }
 
     /// Runs `body` with exclusive use of the writer connection.

@@ -76,6 +76,16 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// Runs a query that returns one integer (a count, a maximum) and resets the statement, so that
+    /// it holds no read cursor afterwards. Returns nil when the query returns no row or NULL.
+    func scalarInt64(_ sql: String, _ bindings: [AttributeValue] = []) throws(SQLiteError) -> Int64? {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+        return statement.int64(at: 0)
+    }
+
     /// Number of rows changed by the most recent INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
@@ -91,9 +101,11 @@ final class SQLiteConnection {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            resetBusyStatements()
             try execute("COMMIT")
             return result
         } catch {
+            resetBusyStatements()
             if isInTransaction { try? execute("ROLLBACK") }
             throw error
         }
@@ -103,7 +115,22 @@ final class SQLiteConnection {
     func readTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try body() }
         try execute("BEGIN DEFERRED")
-        defer { if isInTransaction { try? execute("COMMIT") } }
+        defer {
+            resetBusyStatements()
+            if isInTransaction { try? execute("COMMIT") }
+        }
         return try body()
+    }
+
+    /// Resets every statement of the connection that has not run to completion. A statement left
+    /// mid-way (a single-row query stepped once) would otherwise keep its read snapshot open past
+    /// the end of the transaction, and the connection would go on seeing old data.
+    /// Complexity: O(prepared statements of the connection).
+    func resetBusyStatements() {
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            if sqlite3_stmt_busy(current) != 0 { sqlite3_reset(current) }
+            statement = sqlite3_next_stmt(handle, current)
+        }
     }
 }

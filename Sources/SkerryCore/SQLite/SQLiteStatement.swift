@@ -45,7 +45,7 @@ final class SQLiteStatement {
         case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
         case .double(let v): rc = sqlite3_bind_double(handle, index, v)
         case .decimal(let v): rc = bindText(v.description, at: index)
-        case .date(let v): rc = sqlite3_bind_double(handle, index, v.timeIntervalSince1970)
+        case .date(let v): rc = sqlite3_bind_double(handle, index, v.timeIntervalSinceReferenceDate)
         case .string(let v): rc = bindText(v, at: index)
         case .url(let v): rc = bindText(v.absoluteString, at: index)
         case .data(let v): rc = bindBlob(v, at: index)
@@ -57,10 +57,12 @@ final class SQLiteStatement {
         try check(rc)
     }
 
-    /// Binds `values` to parameters 1...n.
-    func bind(_ values: [AttributeValue]) throws(SQLiteError) {
-        for (offset, value) in values.enumerated() {
-            try bind(value, at: Int32(offset + 1))
+    /// Binds `values` to consecutive parameters, the first at `firstIndex` (1-based).
+    func bind(_ values: [AttributeValue], from firstIndex: Int32 = 1) throws(SQLiteError) {
+        var index = firstIndex
+        for value in values {
+            try bind(value, at: index)
+            index += 1
         }
     }
 
@@ -139,7 +141,7 @@ final class SQLiteStatement {
             return .double(sqlite3_column_double(handle, index))
         case .date:
             guard columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER else { return nil }
-            return .date(Date(timeIntervalSince1970: sqlite3_column_double(handle, index)))
+            return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(handle, index)))
         case .decimal:
             guard columnType == SQLITE_TEXT, let v = Decimal(string: text(at: index)) else { return nil }
             return .decimal(v)

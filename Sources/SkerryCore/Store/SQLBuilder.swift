@@ -107,10 +107,10 @@ enum SQLBuilder {
         sql.text += ")"
     }
 
-    /// `INSERT INTO <entity> (_version, <every attribute>) VALUES (1, ?, …)`.
+    /// `INSERT INTO <entity> (_pk, _version, <every attribute>) VALUES (?, 1, ?, …)`.
     static func insert(_ entity: EntityDescription) -> String {
-        let columns = [versionColumn] + entity.attributes.map(\.name)
-        let values = ["1"] + Array(repeating: "?", count: entity.attributes.count)
+        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name)
+        let values = ["?", "1"] + Array(repeating: "?", count: entity.attributes.count)
         return "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
     }
 

@@ -4,6 +4,10 @@ extension SQLiteStore {
     /// The format of Skerry's own tables; a store with a newer format is refused, not modified.
     static let formatVersion = "1"
     static let metadataTable = "_skerry_metadata"
+    /// The next primary key of each entity: keys are never reused, even after the row with the
+    /// highest key is deleted (which `INTEGER PRIMARY KEY` alone would do), without paying for
+    /// `AUTOINCREMENT`'s update of `sqlite_sequence` on every row.
+    static let keysTable = "_skerry_keys"
 
     /// Creates the schema of a new store, or checks and migrates the schema of an existing one, in
     /// one write transaction. Returns the store's identifier.
@@ -28,21 +32,17 @@ extension SQLiteStore {
     }
 
     private static func tableExists(_ name: String, _ connection: SQLiteConnection) throws -> Bool {
-        let statement = try connection.cachedStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?")
-        try statement.bind([.string(name)])
-        _ = try statement.step()
-        return statement.int64(at: 0) > 0
+        try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) ?? 0 > 0
     }
 
     private static func createSchema(_ connection: SQLiteConnection, description: StoreDescription,
                                      model: ObjectModel, entities: [EntityDescription]) throws -> String {
-        let statement = try connection.cachedStatement("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-        _ = try statement.step()
-        if statement.int64(at: 0) > 0 {
+        if try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") ?? 0 > 0 {
             throw SkerryError(.storeLoadFailed,
                               "\(description) is a SQLite database that Skerry did not create (it has no \(metadataTable) table); it was left untouched.")
         }
         try connection.execute("CREATE TABLE \(SQLBuilder.quote(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)")
+        try connection.execute("CREATE TABLE \(SQLBuilder.quote(keysTable)) (\"entity\" TEXT PRIMARY KEY NOT NULL, \"next\" INTEGER NOT NULL)")
         for entity in entities {
             try createTable(entity, connection)
         }
@@ -54,7 +54,7 @@ extension SQLiteStore {
 
     private static func createTable(_ entity: EntityDescription, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
-        var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY AUTOINCREMENT",
+        var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY",
                        "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1"]
         columns += entity.attributes.map { "\(q($0.name)) \(columnType($0.type))" }
         try connection.execute("CREATE TABLE \(q(entity.name)) (\(columns.joined(separator: ", ")))")

@@ -4,14 +4,37 @@ extension SQLiteStore {
             try connection.writeTransaction {
                 var insertedKeys: [Int64] = []
                 insertedKeys.reserveCapacity(changes.inserts.count)
+                var nextKeys: [ObjectIdentifier: (entity: EntityDescription, next: Int64)] = [:]
+                // The insert statement of the previous row's entity: saves rebuilding the SQL text
+                // for every row of a bulk insert.
+                var current: (entity: EntityDescription, statement: SQLiteStatement)?
                 for insert in changes.inserts {
                     let entity = insert.objectID.entity
+                    let key: Int64
                     do {
-                        try connection.cachedStatement(SQLBuilder.insert(entity)).run(insert.values)
+                        if let entry = nextKeys[ObjectIdentifier(entity)] {
+                            key = entry.next
+                        } else {
+                            key = try Self.nextPrimaryKey(entity, connection)
+                        }
+                        nextKeys[ObjectIdentifier(entity)] = (entity, key + 1)
+                        if current?.entity !== entity {
+                            current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity)))
+                        }
+                        let statement = current!.statement
+                        statement.reset()
+                        try statement.bind(.int(key), at: 1)
+                        try statement.bind(insert.values, from: 2)
+                        while try statement.step() {}
                     } catch {
                         throw Self.mapWriteError(error, insert.objectID)
                     }
-                    insertedKeys.append(connection.lastInsertRowID)
+                    insertedKeys.append(key)
+                }
+                let saveKey = try connection.cachedStatement(
+                    "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
+                for (entity, next) in nextKeys.values {
+                    try saveKey.run([.string(entity.name), .int(next)])
                 }
                 var conflicts: [ObjectID] = []
                 for update in changes.updates {
@@ -38,6 +61,16 @@ extension SQLiteStore {
                 return (insertedKeys, try next())
             }
         }
+    }
+
+    /// The next unused primary key of `entity`: past both the recorded sequence and the largest
+    /// key in the table. Runs inside the write transaction, so no other writer can interleave.
+    private static func nextPrimaryKey(_ entity: EntityDescription, _ connection: SQLiteConnection) throws -> Int64 {
+        let q = SQLBuilder.quote
+        return try connection.scalarInt64("""
+            SELECT max(coalesce((SELECT "next" FROM \(q(keysTable)) WHERE "entity" = ?), 1), \
+            coalesce((SELECT max(\(q(SQLBuilder.primaryKeyColumn))) FROM \(q(entity.name))), 0) + 1)
+            """, [.string(entity.name)]) ?? 1
     }
 
     private static func mapWriteError(_ error: any Error, _ objectID: ObjectID) -> SkerryError {

@@ -3,9 +3,9 @@ import Foundation
 /// A store kept in a SQLite database: one table per entity, a metadata table, one writer
 /// connection and a set of readers (see ``ConnectionPool``).
 ///
-/// Each entity's table has an `INTEGER PRIMARY KEY AUTOINCREMENT` column `_pk` (keys are never
-/// reused, so an old ``ObjectID`` can never name a new row), a `_version` column for optimistic
-/// locking, and one column per attribute.
+/// Each entity's table has an `INTEGER PRIMARY KEY` column `_pk`, assigned by the store from a
+/// per-entity sequence so that keys are never reused (an old ``ObjectID`` can never name a new
+/// row), a `_version` column for optimistic locking, and one column per attribute.
 final class SQLiteStore: ObjectStore {
     let identity: StoreIdentity
     let storeDescription: StoreDescription
@@ -45,6 +45,11 @@ final class SQLiteStore: ObjectStore {
             throw SkerryError(.storeLoadFailed, "Cannot open \(description): \(error.message)", sqlite: error)
         }
         let identifier = try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
+        do {
+            try pool.applyJournalMode()
+        } catch {
+            throw SkerryError(.storeLoadFailed, "Cannot set the journal mode of \(description): \(error.message)", sqlite: error)
+        }
         identity = StoreIdentity(identifier: identifier)
     }
 
@@ -75,13 +80,12 @@ final class SQLiteStore: ObjectStore {
     /// Decodes the current row of a statement made by ``SQLBuilder/selectRows(_:)``.
     /// Complexity: O(attributes).
     static func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
-        let attributes = entity.attributes
+        let types = entity.attributeTypes
         var values: [AttributeValue] = []
-        values.reserveCapacity(attributes.count)
-        for index in attributes.indices {
-            let attribute = attributes[index]
-            guard let value = statement.value(at: Int32(index + 2), as: attribute.type) else {
-                throw undecodable(entity, attribute, primaryKey: statement.int64(at: 0))
+        values.reserveCapacity(types.count)
+        for index in types.indices {
+            guard let value = statement.value(at: Int32(index + 2), as: types[index]) else {
+                throw undecodable(entity, entity.attributes[index], primaryKey: statement.int64(at: 0))
             }
             values.append(value)
         }
@@ -138,10 +142,7 @@ final class SQLiteStore: ObjectStore {
         let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, ordered: false)
         let text = "SELECT count(*) FROM (\(inner.text))"
         return try read(query.entity) { connection in
-            let statement = try connection.cachedStatement(text)
-            try statement.bind(inner.bindings)
-            _ = try statement.step()
-            return Int(statement.int64(at: 0))
+            Int(try connection.scalarInt64(text, inner.bindings) ?? 0)
         }
     }
 

@@ -110,3 +110,10 @@ func rawSQL(_ url: URL, _ sql: String) throws -> [[String]] {
     }
     return rows
 }
+
+/// Opens a connection pool the way a store does: connections first, then the file's journal mode.
+func openPool(location: DatabaseLocation, settings: ConnectionSettings) throws -> ConnectionPool {
+    let pool = try ConnectionPool(location: location, settings: settings)
+    try pool.applyJournalMode()
+    return pool
+}

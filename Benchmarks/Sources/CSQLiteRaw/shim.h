@@ -1,0 +1,7 @@
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a macro that casts -1 to a function pointer, which Swift cannot import.
+/// Binding with it makes SQLite copy the bytes before the call returns.
+static inline sqlite3_destructor_type skerry_sqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
