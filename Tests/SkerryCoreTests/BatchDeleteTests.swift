@@ -16,12 +16,6 @@ private func allBooks(_ predicate: FetchPredicate? = nil) -> FetchRequest {
     FetchRequest(entityName: "Book", predicate: predicate, sortKeys: [SortKey("title")])
 }
 
-private func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                         _ body: () throws -> Void) {
-    let error = #expect(throws: SkerryError.self, sourceLocation: sourceLocation) { try body() }
-    #expect(error?.code == code, sourceLocation: sourceLocation)
-}
-
 /// A stack holding the shelf and two authors, saved; returns the books' IDs by title.
 private func filledStack(_ kind: StoreKind) throws -> (PersistentStack, TemporaryDirectory?, [String: ObjectID]) {
     let (stack, directory) = try makeStack(kind)

@@ -9,21 +9,6 @@ import Testing
 
     /// Runs `body`, expecting a `SkerryError` with `code`; returns it.
     @discardableResult
-    static func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                            _ body: () throws -> Void) -> SkerryError? {
-        do {
-            try body()
-            Issue.record("Expected SkerryError.\(code), but nothing was thrown", sourceLocation: sourceLocation)
-            return nil
-        } catch let error as SkerryError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-            return error
-        } catch {
-            Issue.record("Expected SkerryError.\(code), got \(error)", sourceLocation: sourceLocation)
-            return nil
-        }
-    }
-
     /// Saves books with these titles (and years) in a context of its own; returns their IDs.
     static func saveBooks(_ stack: PersistentStack, _ books: [(String, Int32?)]) throws -> [ObjectID] {
         let context = stack.newBackgroundContext()
@@ -131,7 +116,7 @@ import Testing
             #expect(found.objectID == permanentID)
             #expect(try found.value(forKey: "title", as: String.self) == "Dune")
             #expect(try found.value(forKey: "year", as: Int32?.self) == 1965)
-            Self.expectError(.objectNotFound) { _ = try other.existingObject(with: temporaryID) }
+            expectError(.objectNotFound) { _ = try other.existingObject(with: temporaryID) }
         }
     }
 
@@ -269,39 +254,39 @@ import Testing
         try context.performAndWait {
             let book = try context.existingObject(with: id)
 
-            let readError = Self.expectError(.wrongValueType) { _ = try book.value(forKey: "title", as: Int.self) }
+            let readError = expectError(.wrongValueType) { _ = try book.value(forKey: "title", as: Int.self) }
             #expect(readError?.key == "title")
             #expect(readError?.entityName == "Book")
             #expect(readError?.objectID == id)
 
-            let setError = Self.expectError(.wrongValueType) { try book.setValue(42, forKey: "title") }
+            let setError = expectError(.wrongValueType) { try book.setValue(42, forKey: "title") }
             #expect(setError?.key == "title")
             #expect(try book.value(forKey: "title", as: String.self) == "Dune")
 
-            let rangeError = Self.expectError(.wrongValueType) { try book.setValue(Int32(100_000), forKey: "pages") }
+            let rangeError = expectError(.wrongValueType) { try book.setValue(Int32(100_000), forKey: "pages") }
             #expect(rangeError?.key == "pages")
             #expect(try book.value(forKey: "pages", as: Int16?.self) == nil)
-            Self.expectError(.wrongValueType) { try book.setValue(Int32(Int16.max) + 1, forKey: "pages") }
-            Self.expectError(.wrongValueType) { try book.setValue(Int64(Int32.max) + 1, forKey: "year") }
+            expectError(.wrongValueType) { try book.setValue(Int32(Int16.max) + 1, forKey: "pages") }
+            expectError(.wrongValueType) { try book.setValue(Int64(Int32.max) + 1, forKey: "year") }
 
-            let nanError = Self.expectError(.wrongValueType) { try book.setValue(Double.nan, forKey: "rating") }
+            let nanError = expectError(.wrongValueType) { try book.setValue(Double.nan, forKey: "rating") }
             #expect(nanError?.key == "rating")
             #expect(try book.value(forKey: "rating", as: Double?.self) == nil)
-            Self.expectError(.wrongValueType) { try book.setValue(Float.nan, forKey: "weight") }
+            expectError(.wrongValueType) { try book.setValue(Float.nan, forKey: "weight") }
 
-            let nilError = Self.expectError(.wrongValueType) { _ = try book.value(forKey: "year", as: Int32.self) }
+            let nilError = expectError(.wrongValueType) { _ = try book.value(forKey: "year", as: Int32.self) }
             #expect(nilError?.key == "year")
             #expect(try book.value(forKey: "year", as: Int32?.self) == nil)
 
             // Reading a wider integer type into a narrower Swift type is refused too.
-            Self.expectError(.wrongValueType) { _ = try book.value(forKey: "sales", as: Int16.self) }
-            Self.expectError(.wrongValueType) { _ = try book.value(forKey: "inPrint", as: Int.self) }
+            expectError(.wrongValueType) { _ = try book.value(forKey: "sales", as: Int16.self) }
+            expectError(.wrongValueType) { _ = try book.value(forKey: "inPrint", as: Int.self) }
 
-            let unknownRead = Self.expectError(.unknownAttribute) { _ = try book.value(forKey: "subtitle", as: String?.self) }
+            let unknownRead = expectError(.unknownAttribute) { _ = try book.value(forKey: "subtitle", as: String?.self) }
             #expect(unknownRead?.key == "subtitle")
-            let unknownWrite = Self.expectError(.unknownAttribute) { try book.setValue("x", forKey: "subtitle") }
+            let unknownWrite = expectError(.unknownAttribute) { try book.setValue("x", forKey: "subtitle") }
             #expect(unknownWrite?.key == "subtitle")
-            Self.expectError(.unknownEntity) { _ = try context.insert(entityName: "Magazine") }
+            expectError(.unknownEntity) { _ = try context.insert(entityName: "Magazine") }
 
             // Values in range are accepted at the edge, and none of the refused writes is a change.
             #expect(!book.hasChanges)
@@ -400,7 +385,7 @@ import Testing
             #expect(book.changedValues == ["title": .string("Dune Messiah"), "year": .null])
             #expect(try book.committedValues(forKeys: ["title", "year"]) == ["title": .string("Dune"), "year": .int(1965)])
             #expect(try book.value(forKey: "title", as: String.self) == "Dune Messiah")
-            Self.expectError(.unknownAttribute) { _ = try book.committedValues(forKeys: ["subtitle"]) }
+            expectError(.unknownAttribute) { _ = try book.committedValues(forKeys: ["subtitle"]) }
 
             try context.save()
             #expect(book.changedValues.isEmpty)
@@ -486,16 +471,16 @@ import Testing
             #expect(!kept.isFault)
             #expect(try kept.value(forKey: "title", as: String.self) == "Kept")
 
-            let deleted = Self.expectError(.objectNotFound) { _ = try context.existingObject(with: ids[1]) }
+            let deleted = expectError(.objectNotFound) { _ = try context.existingObject(with: ids[1]) }
             #expect(deleted?.objectID == ids[1])
-            let temporary = Self.expectError(.objectNotFound) { _ = try context.existingObject(with: temporaryID) }
+            let temporary = expectError(.objectNotFound) { _ = try context.existingObject(with: temporaryID) }
             #expect(temporary?.objectID == temporaryID)
 
             // A fault for the deleted row is made without I/O; reading it finds the row gone.
             let fault = context.object(with: ids[1])
             #expect(fault.isFault)
-            Self.expectError(.objectNotFound) { _ = try fault.value(forKey: "title", as: String.self) }
-            Self.expectError(.objectNotFound) { _ = try context.existingObject(with: ids[1]) }
+            expectError(.objectNotFound) { _ = try fault.value(forKey: "title", as: String.self) }
+            expectError(.objectNotFound) { _ = try context.existingObject(with: ids[1]) }
         }
     }
 
@@ -519,8 +504,8 @@ import Testing
             #expect(changes.deleted == [ids[0]])
             #expect(dune.context == nil)
             #expect(context.registeredObject(for: ids[0]) == nil)
-            Self.expectError(.objectNotInContext) { _ = try dune.value(forKey: "title", as: String.self) }
-            Self.expectError(.objectNotFound) { _ = try context.existingObject(with: ids[0]) }
+            expectError(.objectNotInContext) { _ = try dune.value(forKey: "title", as: String.self) }
+            expectError(.objectNotFound) { _ = try context.existingObject(with: ids[0]) }
         }
         #expect(try Self.storedTitles(stack) == ["Emma"])
     }
@@ -538,7 +523,7 @@ import Testing
             #expect(context.deletedObjects.isEmpty)
             #expect(!context.hasChanges)
             #expect(context.registeredObject(for: id) == nil)
-            Self.expectError(.objectNotInContext) { _ = try book.value(forKey: "title", as: String.self) }
+            expectError(.objectNotInContext) { _ = try book.value(forKey: "title", as: String.self) }
             #expect(try context.save().isEmpty)
         }
         #expect(try Self.storedTitles(stack).isEmpty)
@@ -569,9 +554,9 @@ import Testing
             #expect(context.deletedObjects.isEmpty)
             #expect(try emma.value(forKey: "title", as: String.self) == "Emma")
             #expect(draft.context == nil)
-            let invalid = Self.expectError(.objectNotInContext) { _ = try draft.value(forKey: "title", as: String.self) }
+            let invalid = expectError(.objectNotInContext) { _ = try draft.value(forKey: "title", as: String.self) }
             #expect(invalid?.objectID == draft.objectID)
-            Self.expectError(.objectNotInContext) { try draft.setValue("Again", forKey: "title") }
+            expectError(.objectNotInContext) { try draft.setValue("Again", forKey: "title") }
             #expect(context.registeredObjects == [dune, emma])
             #expect(try context.save().isEmpty)
         }
@@ -623,10 +608,10 @@ import Testing
             context.reset()
 
             #expect(old.context == nil)
-            Self.expectError(.objectNotInContext) { _ = try old.value(forKey: "title", as: String.self) }
-            Self.expectError(.objectNotInContext) { try old.setValue("Again", forKey: "title") }
-            Self.expectError(.objectNotInContext) { try context.delete(old) }
-            Self.expectError(.objectNotInContext) { try context.refresh(old, mergeChanges: false) }
+            expectError(.objectNotInContext) { _ = try old.value(forKey: "title", as: String.self) }
+            expectError(.objectNotInContext) { try old.setValue("Again", forKey: "title") }
+            expectError(.objectNotInContext) { try context.delete(old) }
+            expectError(.objectNotInContext) { try context.refresh(old, mergeChanges: false) }
             #expect(context.registeredObject(for: id) == nil)
 
             let fresh = try context.existingObject(with: id)

@@ -87,12 +87,6 @@ private func request(_ predicate: FetchPredicate? = nil, _ sortKeys: [SortKey] =
     return request
 }
 
-private func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                         _ body: () throws -> Void) {
-    let error = #expect(throws: SkerryError.self, sourceLocation: sourceLocation) { try body() }
-    #expect(error?.code == code, sourceLocation: sourceLocation)
-}
-
 /// A stack whose store holds every item, saved, and a context on it.
 private func savedStack(_ kind: StoreKind, _ list: [Item] = items) throws -> (PersistentStack, TemporaryDirectory?, ObjectContext) {
     let (stack, directory) = try makeStack(kind)

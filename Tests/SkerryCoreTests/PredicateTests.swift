@@ -135,12 +135,6 @@ private func sortedTitles(_ objects: [EntityObject]) throws -> [String] {
     try objects.map { try $0.value(forKey: "title", as: String.self) }.sorted()
 }
 
-private func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                         _ body: () throws -> Void) {
-    let error = #expect(throws: SkerryError.self, sourceLocation: sourceLocation) { try body() }
-    #expect(error?.code == code, sourceLocation: sourceLocation)
-}
-
 private let year: AttributeKey = "year"
 private let title: AttributeKey = "title"
 

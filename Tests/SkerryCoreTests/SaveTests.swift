@@ -9,21 +9,6 @@ import Testing
 
     /// Runs `body`, expecting a `SkerryError` with `code`; returns it.
     @discardableResult
-    static func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                            _ body: () throws -> Void) -> SkerryError? {
-        do {
-            try body()
-            Issue.record("Expected SkerryError.\(code), but nothing was thrown", sourceLocation: sourceLocation)
-            return nil
-        } catch let error as SkerryError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-            return error
-        } catch {
-            Issue.record("Expected SkerryError.\(code), got \(error)", sourceLocation: sourceLocation)
-            return nil
-        }
-    }
-
     /// Saves books (title, year, isbn) in a context of its own; returns their IDs.
     static func saveBooks(_ stack: PersistentStack, _ books: [(String, Int32?, String?)]) throws -> [ObjectID] {
         let context = stack.newBackgroundContext()
@@ -141,7 +126,7 @@ import Testing
             let c = try context.insertBook("C", isbn: "X")
             let temporaryIDs = [a.objectID, b.objectID, c.objectID]
 
-            let error = Self.expectError(.constraintViolation) { try context.save() }
+            let error = expectError(.constraintViolation) { try context.save() }
             #expect(error?.entityName == "Book")
             #expect(error?.key == "isbn")
             #expect(error?.objectID == c.objectID)
@@ -183,7 +168,7 @@ import Testing
             let q = try context.existingObject(with: ids[1])
             try q.setValue("P", forKey: "isbn")
 
-            let error = Self.expectError(.constraintViolation) { try context.save() }
+            let error = expectError(.constraintViolation) { try context.save() }
             #expect(error?.entityName == "Book")
             #expect(error?.key == "isbn")
             #expect(error?.objectID == ids[1])
@@ -210,7 +195,7 @@ import Testing
             let saved = try context.existingObject(with: id)
             try saved.setValue(String?.none, forKey: "title")
 
-            let error = Self.expectError(.missingRequiredValue) { try context.save() }
+            let error = expectError(.missingRequiredValue) { try context.save() }
             let expected = Set([untitled1, untitled2, author, saved].map(\.objectID))
             #expect(Set(error?.objectIDs ?? []) == expected)
             #expect(error?.objectIDs.count == 4)
@@ -262,7 +247,7 @@ import Testing
             try book.setValue(Int32(2000), forKey: "year")
             let added = try second.insertBook("Added")
 
-            let error = Self.expectError(.mergeConflict) { try second.save() }
+            let error = expectError(.mergeConflict) { try second.save() }
             #expect(error?.objectIDs == [id])
             #expect(error?.entityName == "Book")
             #expect(try Self.storedBooks(stack) == ["First|1965|nil"])
@@ -296,7 +281,7 @@ import Testing
         }
         try stale.performAndWait {
             for book in staleBooks { try book.setValue("Stale", forKey: "title") }
-            let error = Self.expectError(.mergeConflict) { try stale.save() }
+            let error = expectError(.mergeConflict) { try stale.save() }
             #expect(Set(error?.objectIDs ?? []) == [ids[0], ids[1]])
             #expect(error?.objectIDs.count == 2)
         }
@@ -336,7 +321,7 @@ import Testing
 
             #expect(one.context == nil)
             #expect(receiver.registeredObject(for: ids[0]) == nil)
-            Self.expectError(.objectNotInContext) { _ = try one.value(forKey: "title", as: String.self) }
+            expectError(.objectNotInContext) { _ = try one.value(forKey: "title", as: String.self) }
 
             #expect(try two.value(forKey: "title", as: String.self) == "Two (new)")
             #expect(!two.hasChanges)

@@ -156,7 +156,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
                               "Cannot store a \(newValue.kindName) value \(newValue) in '\(entity.name).\(attribute.name)', which is \(attribute.type).",
                               entityName: entity.name, key: attribute.name, objectID: objectID)
         }
-        if case .double(let v) = newValue, v.isNaN {
+        if newValue.isNaN {
             let attribute = entity.attributes[index]
             throw SkerryError(.wrongValueType, "Cannot store NaN in '\(entity.name).\(attribute.name)': SQLite would store it as NULL.",
                               entityName: entity.name, key: attribute.name, objectID: objectID)

@@ -83,6 +83,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// deadlock a command-line tool, a test or a server for lack of one.
     /// - Parameter block: the work.
     /// - Returns: what `block` returned.
+    @discardableResult
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if ownerThread.load(ordering: .acquiring) == currentThreadToken() {
             return try block()

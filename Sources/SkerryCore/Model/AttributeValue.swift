@@ -27,6 +27,17 @@ public enum AttributeValue: Sendable, CustomStringConvertible {
         return false
     }
 
+    /// Whether the value is a NaN double, date or decimal, which SQLite cannot store (it would
+    /// store NULL) and which compares unequal to itself.
+    var isNaN: Bool {
+        switch self {
+        case .double(let v): return v.isNaN
+        case .date(let v): return v.timeIntervalSinceReferenceDate.isNaN
+        case .decimal(let v): return v.isNaN
+        default: return false
+        }
+    }
+
     /// Whether a value of this form can be stored in an attribute of `type`.
     ///
     /// `null` fits every type (optionality is checked separately); an integer must also lie in

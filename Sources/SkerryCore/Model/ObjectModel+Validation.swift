@@ -34,7 +34,7 @@ extension ObjectModel {
                     throw fail("The property name '\(name)' is used twice in entity '\(entity.name)'.", entity.name, name)
                 }
             }
-            for attribute in entity.attributes where !attribute.defaultValue.fits(attribute.type) {
+            for attribute in entity.attributes where !attribute.defaultValue.fits(attribute.type) || attribute.defaultValue.isNaN {
                 throw fail("The default value \(attribute.defaultValue) of '\(entity.name).\(attribute.name)' does not fit its type \(attribute.type).", entity.name, attribute.name)
             }
             for list in entity.uniquenessConstraints + entity.indexes.map(\.attributeNames) {

@@ -101,7 +101,7 @@ extension ResolvedKey {
                               "Cannot compare '\(entity.name).\(attribute.name)' (\(attribute.type)) with a \(value.kindName) value \(value).",
                               entityName: entity.name, key: attribute.name)
         }
-        if case .double(let v) = value, v.isNaN {
+        if value.isNaN {
             throw SkerryError(.wrongValueType, "Cannot compare '\(entity.name).\(attribute.name)' with NaN.",
                               entityName: entity.name, key: attribute.name)
         }

@@ -36,7 +36,9 @@ final class SQLiteConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
+        // Clamped in floating point first: a NaN, negative or huge timeout must not trap.
+        let milliseconds = (busyTimeout * 1000).rounded()
+        sqlite3_busy_timeout(db, milliseconds > 0 ? Int32(min(milliseconds, Double(Int32.max))) : 0)
         registerFunctions()
     }
 
