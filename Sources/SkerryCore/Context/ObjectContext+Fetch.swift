@@ -72,7 +72,7 @@ extension ObjectContext {
             return lhs.objectID.key < rhs.objectID.key
         }
         let start = min(query.offset, result.count)
-        let end = query.limit > 0 ? min(start + query.limit, result.count) : result.count
+        let end = query.limit > 0 ? start + min(query.limit, result.count - start) : result.count
         return Array(result[start..<end])
     }
 
@@ -129,13 +129,19 @@ extension ObjectContext {
 
     /// The object for `objectID`: the registered one, or else a fault whose values load when first
     /// read. Never reads the store; if the row does not exist, reading the fault throws
-    /// ``SkerryError/Code/objectNotFound``.
+    /// ``SkerryError/Code/objectNotFound``. A temporary ID that is not registered here (an object
+    /// since saved, or inserted in another context) names no row: the object returned is not
+    /// registered, and using it throws ``SkerryError/Code/objectNotInContext``.
     public func object(with objectID: ObjectID) -> EntityObject {
         assertOnQueue()
         if let object = registry[objectID] { return object }
         let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: [],
                                   version: 0, isFault: true)
-        registry[objectID] = object
+        if objectID.isTemporary {
+            object.invalidate()
+        } else {
+            registry[objectID] = object
+        }
         return object
     }
 
@@ -163,7 +169,7 @@ extension ObjectContext {
     func register(_ row: RowSnapshot, store: any ObjectStore, entity: EntityDescription) -> EntityObject {
         let objectID = ObjectID(store: store.identity, entity: entity, primaryKey: row.primaryKey)
         if let object = registry[objectID] {
-            if !object.isUpdated && !object.isDeletedFlag {
+            if object.isFaultFlag || (!object.isUpdated && !object.isDeletedFlag) {
                 if object.committedValues != nil {
                     object.committedValues = nil
                     changedObjects.remove(object)

@@ -19,7 +19,7 @@ extension ObjectContext {
         let deleted = deletedSet.sorted { $0.objectID.key < $1.objectID.key }
         try validateRequiredValues(inserted + updated)
 
-        // One write per store, in the coordinator's store order.
+        // One write per store.
         var writes: [(store: any ObjectStore, changes: StoreWrite, inserted: [EntityObject])] = []
         func slot(_ identity: StoreIdentity) throws(SkerryError) -> Int {
             if let index = writes.firstIndex(where: { $0.store.identity === identity }) { return index }
@@ -41,7 +41,17 @@ extension ObjectContext {
                 RowUpdate(objectID: object.objectID, expectedVersion: object.version, changes: changes))
         }
         for object in deleted {
-            writes[try slot(object.objectID.store)].changes.deletes.append(object.objectID)
+            assert(!object.objectID.isTemporary, "a deleted object with a temporary ID is never registered")
+            // A fault's version is unknown (never read): its delete is not version-checked.
+            writes[try slot(object.objectID.store)].changes.deletes.append(
+                (object.objectID, object.isFaultFlag ? nil : object.version))
+        }
+        // Writers are locked in the coordinator's store order, so that two saves spanning the
+        // same stores can never wait for each other.
+        let storeOrder = coordinator.loadedStores.map { ObjectIdentifier($0.identity) }
+        writes.sort {
+            (storeOrder.firstIndex(of: ObjectIdentifier($0.store.identity)) ?? .max)
+                < (storeOrder.firstIndex(of: ObjectIdentifier($1.store.identity)) ?? .max)
         }
 
         let insertedKeys: [[Int64]]
@@ -78,7 +88,9 @@ extension ObjectContext {
     }
 
     /// Runs the writes from `index` on, each store's transaction enclosing the next store's, so
-    /// that all commit only when all succeeded.
+    /// that all commit only when every store's statements succeeded. (The commits themselves run
+    /// innermost first; a COMMIT that fails after an inner store committed — a disk failure —
+    /// leaves that inner store's part written.)
     private static func write(_ writes: [(any ObjectStore, StoreWrite)], from index: Int) throws -> [[Int64]] {
         guard index < writes.count else { return [] }
         let (keys, rest) = try writes[index].0.write(writes[index].1) { try write(writes, from: index + 1) }

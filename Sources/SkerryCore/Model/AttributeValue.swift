@@ -89,6 +89,11 @@ public enum AttributeValue: Sendable, CustomStringConvertible {
 }
 
 extension AttributeValue: Hashable {
+    private static func hashBytes(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
     public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -98,10 +103,12 @@ extension AttributeValue: Hashable {
         case (.decimal(let a), .decimal(let b)): return a == b
         case (.date(let a), .date(let b)):
             return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
-        case (.string(let a), .string(let b)): return a == b
+        // By UTF-8 bytes, as SQLite compares them: Swift's `==` would call "café" written with a
+        // combining accent equal to the precomposed one, and a change between them would be lost.
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
         case (.data(let a), .data(let b)): return a == b
         case (.uuid(let a), .uuid(let b)): return a == b
-        case (.url(let a), .url(let b)): return a.absoluteString == b.absoluteString
+        case (.url(let a), .url(let b)): return a.absoluteString.utf8.elementsEqual(b.absoluteString.utf8)
         default: return false
         }
     }
@@ -114,10 +121,10 @@ extension AttributeValue: Hashable {
         case .double(let v): hasher.combine(3); hasher.combine(v.bitPattern)
         case .decimal(let v): hasher.combine(4); hasher.combine(v)
         case .date(let v): hasher.combine(5); hasher.combine(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .string(let v): hasher.combine(6); hasher.combine(v)
+        case .string(let v): hasher.combine(6); Self.hashBytes(v, into: &hasher)
         case .data(let v): hasher.combine(7); hasher.combine(v)
         case .uuid(let v): hasher.combine(8); hasher.combine(v)
-        case .url(let v): hasher.combine(9); hasher.combine(v.absoluteString)
+        case .url(let v): hasher.combine(9); Self.hashBytes(v.absoluteString, into: &hasher)
         }
     }
 }

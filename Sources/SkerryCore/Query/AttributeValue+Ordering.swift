@@ -33,7 +33,9 @@ extension AttributeValue {
         case .bool(let v): return v ? 1 : 0
         case .int(let v): return Double(v)
         case .double(let v): return v
-        case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
+        // Through the decimal text, as SQLite's CAST(text AS REAL) does: correctly rounded, where
+        // NSDecimalNumber.doubleValue is not (0.07 would become 0.06999999999999999).
+        case .decimal(let v): return Double(v.description)
         case .date(let v): return v.timeIntervalSinceReferenceDate
         default: return nil
         }

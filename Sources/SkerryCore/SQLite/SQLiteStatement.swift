@@ -74,7 +74,7 @@ final class SQLiteStatement {
                 return sqlite3_bind_text(handle, index, "", 0, skerry_sqlite_transient())
             }
             return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), skerry_sqlite_transient())
+                sqlite3_bind_text64(handle, index, $0, UInt64(utf8.count), skerry_sqlite_transient(), UInt8(SQLITE_UTF8))
             }
         }
     }
@@ -82,7 +82,7 @@ final class SQLiteStatement {
     private func bindBlob(_ data: Data, at index: Int32) -> Int32 {
         if data.isEmpty { return sqlite3_bind_zeroblob(handle, index, 0) }
         return data.withUnsafeBytes { bytes in
-            sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), skerry_sqlite_transient())
+            sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), skerry_sqlite_transient())
         }
     }
 

@@ -15,7 +15,8 @@ import Foundation
 /// override ``defaultDirectoryURL()``, as Core Data apps do to share a store with extensions.
 ///
 /// `@unchecked Sendable`: the mutable state (`descriptions`, `loaded`, `lazyViewContext`) is only
-/// touched while `lock` is held; everything else is immutable or `Sendable`.
+/// touched while `lock` is held, and loading runs under `loadLock`; everything else is immutable
+/// or `Sendable`.
 open class PersistentStack: @unchecked Sendable {
     /// The stack's name; the default store file is named after it.
     public let name: String
@@ -23,6 +24,9 @@ open class PersistentStack: @unchecked Sendable {
     public let model: ObjectModel
     let coordinator: StoreCoordinator
     private let lock = NSLock()
+    /// Held across a whole load, so that two threads loading at once cannot open one store twice.
+    /// Recursive: a completion handler may itself call `loadPersistentStores`.
+    private let loadLock = NSRecursiveLock()
     private var descriptions: [StoreDescription]
     private var loaded: [StoreDescription] = []
     private var lazyViewContext: ObjectContext?
@@ -57,6 +61,8 @@ open class PersistentStack: @unchecked Sendable {
     /// store's result to `completionHandler` (nil error on success), in order.
     /// - Parameter completionHandler: called once per store, on the calling thread.
     public func loadPersistentStores(completionHandler: (StoreDescription, (any Error)?) -> Void) {
+        loadLock.lock()
+        defer { loadLock.unlock() }
         for description in persistentStoreDescriptions {
             if lock.withLock({ loaded.contains(description) }) {
                 completionHandler(description, nil)

@@ -28,7 +28,8 @@ struct RowUpdate {
 struct StoreWrite {
     var inserts: [(objectID: ObjectID, values: [AttributeValue])] = []
     var updates: [RowUpdate] = []
-    var deletes: [ObjectID] = []
+    /// Deleted rows, each with the version the context read (nil when it never read the row).
+    var deletes: [(objectID: ObjectID, expectedVersion: Int64?)] = []
 }
 
 /// What contexts need of a store. Contexts never see SQL or connections: a store for another

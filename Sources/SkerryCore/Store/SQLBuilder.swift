@@ -121,9 +121,15 @@ enum SQLBuilder {
         return "UPDATE \(quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quote(primaryKeyColumn)) = ? AND \(quote(versionColumn)) = ?"
     }
 
-    /// `DELETE FROM <entity> WHERE _pk = ?`.
-    static func deleteRow(_ entity: EntityDescription) -> String {
+    /// `DELETE FROM <entity> WHERE _pk = ?`, and `AND _version = ?` when checking the version.
+    static func deleteRow(_ entity: EntityDescription, checkingVersion: Bool) -> String {
         "DELETE FROM \(quote(entity.name)) WHERE \(quote(primaryKeyColumn)) = ?"
+            + (checkingVersion ? " AND \(quote(versionColumn)) = ?" : "")
+    }
+
+    /// `SELECT 1 FROM <entity> WHERE _pk = ?`.
+    static func rowExists(_ entity: EntityDescription) -> String {
+        "SELECT 1 FROM \(quote(entity.name)) WHERE \(quote(primaryKeyColumn)) = ?"
     }
 
     /// The rows with the primary keys in a JSON array bound as the one parameter, so that one

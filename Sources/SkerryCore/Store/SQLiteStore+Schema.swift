@@ -77,8 +77,10 @@ extension SQLiteStore {
         }
     }
 
+    /// The index's name: the entity, the kind, and a hash of the attribute list joined with a
+    /// comma (which names cannot contain), so that different lists never share a name.
     private static func indexName(_ entityName: String, _ attributes: [String], unique: Bool) -> String {
-        "\(entityName)__\(unique ? "unique" : "index")__\(attributes.joined(separator: "__"))"
+        "\(entityName)__\(unique ? "unique" : "index")__\(ObjectModel.fnv1a64Hex(attributes.joined(separator: ",")))"
     }
 
     private static func createIndex(_ entityName: String, _ attributes: [String], unique: Bool,

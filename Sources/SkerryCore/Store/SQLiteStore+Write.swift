@@ -2,55 +2,11 @@ extension SQLiteStore {
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
         try writeConnection(nil) { connection in
             try connection.writeTransaction {
-                var insertedKeys: [Int64] = []
-                insertedKeys.reserveCapacity(changes.inserts.count)
-                var nextKeys: [ObjectIdentifier: (entity: EntityDescription, next: Int64)] = [:]
-                // The insert statement of the previous row's entity: saves rebuilding the SQL text
-                // for every row of a bulk insert.
-                var current: (entity: EntityDescription, statement: SQLiteStatement)?
-                for insert in changes.inserts {
-                    let entity = insert.objectID.entity
-                    let key: Int64
-                    do {
-                        if let entry = nextKeys[ObjectIdentifier(entity)] {
-                            key = entry.next
-                        } else {
-                            key = try Self.nextPrimaryKey(entity, connection)
-                        }
-                        nextKeys[ObjectIdentifier(entity)] = (entity, key + 1)
-                        if current?.entity !== entity {
-                            current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity)))
-                        }
-                        let statement = current!.statement
-                        statement.reset()
-                        try statement.bind(.int(key), at: 1)
-                        try statement.bind(insert.values, from: 2)
-                        while try statement.step() {}
-                    } catch {
-                        throw Self.mapWriteError(error, insert.objectID)
-                    }
-                    insertedKeys.append(key)
-                }
-                let saveKey = try connection.cachedStatement(
-                    "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
-                for (entity, next) in nextKeys.values {
-                    try saveKey.run([.string(entity.name), .int(next)])
-                }
-                var conflicts: [ObjectID] = []
-                for update in changes.updates {
-                    let entity = update.objectID.entity
-                    let sql = SQLBuilder.update(entity, changedIndexes: update.changes.map(\.index))
-                    do {
-                        try connection.cachedStatement(sql).run(update.changes.map(\.value)
-                            + [.int(update.objectID.key), .int(update.expectedVersion)])
-                    } catch {
-                        throw Self.mapWriteError(error, update.objectID)
-                    }
-                    if connection.changes == 0 { conflicts.append(update.objectID) }
-                }
-                for objectID in changes.deletes {
-                    try connection.cachedStatement(SQLBuilder.deleteRow(objectID.entity)).run([.int(objectID.key)])
-                }
+                // Deletes first, then updates, then inserts: a save that deletes a row and inserts
+                // another with the same unique value must not trip over its own old row.
+                let conflicts = try Self.writeDeletes(changes.deletes, connection)
+                    + Self.writeUpdates(changes.updates, connection)
+                let insertedKeys = try Self.writeInserts(changes.inserts, connection)
                 if !conflicts.isEmpty {
                     throw SkerryError(.mergeConflict,
                                       "The save found \(conflicts.count) object(s) changed or deleted in the store since this context read them: "
@@ -61,6 +17,79 @@ extension SQLiteStore {
                 return (insertedKeys, try next())
             }
         }
+    }
+
+    /// Deletes rows; returns those whose version changed since the context read them.
+    private static func writeDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
+                                     _ connection: SQLiteConnection) throws -> [ObjectID] {
+        var conflicts: [ObjectID] = []
+        for (objectID, expectedVersion) in deletes {
+            let entity = objectID.entity
+            guard let expectedVersion else {
+                try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: false)).run([.int(objectID.key)])
+                continue
+            }
+            try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: true))
+                .run([.int(objectID.key), .int(expectedVersion)])
+            // Nothing deleted: either the row is already gone (fine) or it changed (a conflict).
+            if connection.changes == 0, try connection.scalarInt64(SQLBuilder.rowExists(entity), [.int(objectID.key)]) != nil {
+                conflicts.append(objectID)
+            }
+        }
+        return conflicts
+    }
+
+    /// Updates the changed columns of rows whose version is still the one read; returns the
+    /// others (changed or deleted since).
+    private static func writeUpdates(_ updates: [RowUpdate], _ connection: SQLiteConnection) throws -> [ObjectID] {
+        var conflicts: [ObjectID] = []
+        for update in updates {
+            let sql = SQLBuilder.update(update.objectID.entity, changedIndexes: update.changes.map(\.index))
+            do {
+                try connection.cachedStatement(sql).run(update.changes.map(\.value)
+                    + [.int(update.objectID.key), .int(update.expectedVersion)])
+            } catch {
+                throw mapWriteError(error, update.objectID)
+            }
+            if connection.changes == 0 { conflicts.append(update.objectID) }
+        }
+        return conflicts
+    }
+
+    /// Inserts rows with keys from each entity's sequence; returns the keys, in order.
+    private static func writeInserts(_ inserts: [(objectID: ObjectID, values: [AttributeValue])],
+                                     _ connection: SQLiteConnection) throws -> [Int64] {
+        var insertedKeys: [Int64] = []
+        insertedKeys.reserveCapacity(inserts.count)
+        var nextKeys: [ObjectIdentifier: (entity: EntityDescription, next: Int64)] = [:]
+        // The insert statement of the previous row's entity: saves rebuilding the SQL text for
+        // every row of a bulk insert.
+        var current: (entity: EntityDescription, statement: SQLiteStatement)?
+        for insert in inserts {
+            let entity = insert.objectID.entity
+            let key: Int64
+            do {
+                key = try nextKeys[ObjectIdentifier(entity)]?.next ?? nextPrimaryKey(entity, connection)
+                nextKeys[ObjectIdentifier(entity)] = (entity, key + 1)
+                if current?.entity !== entity {
+                    current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity)))
+                }
+                let statement = current!.statement
+                statement.reset()
+                try statement.bind(.int(key), at: 1)
+                try statement.bind(insert.values, from: 2)
+                while try statement.step() {}
+            } catch {
+                throw mapWriteError(error, insert.objectID)
+            }
+            insertedKeys.append(key)
+        }
+        let saveKey = try connection.cachedStatement(
+            "INSERT OR REPLACE INTO \(SQLBuilder.quote(keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
+        for (entity, next) in nextKeys.values {
+            try saveKey.run([.string(entity.name), .int(next)])
+        }
+        return insertedKeys
     }
 
     /// The next unused primary key of `entity`: past both the recorded sequence and the largest
