@@ -34,7 +34,9 @@ extension ObjectContext {
                 return try faults(store.fetchPrimaryKeys(query), store: store, entity: query.entity,
                                   batchSize: request.fetchBatchSize)
             }
-            return try store.fetchRows(query).map { register($0, store: store, entity: query.entity) }
+            let rows = try store.fetchRows(query)
+            registry.reserveCapacity(registry.count + rows.count)
+            return rows.map { register($0, store: store, entity: query.entity) }
         }
         return try fetchIncludingPendingChanges(store, query)
     }

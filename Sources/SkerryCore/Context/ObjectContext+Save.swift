@@ -63,6 +63,10 @@ extension ObjectContext {
 
         // Committed: bring the context in line with the store.
         var changes = StoreChanges()
+        changes.inserted.reserveCapacity(inserted.count)
+        changes.updated.reserveCapacity(updated.count)
+        changes.deleted.reserveCapacity(deleted.count)
+        registry.reserveCapacity(registry.count + inserted.count)
         for (write, keys) in zip(writes, insertedKeys) {
             for (object, key) in zip(write.inserted, keys) {
                 registry.removeValue(forKey: object.objectID)

@@ -62,9 +62,10 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         lhs.key == rhs.key && lhs.isTemporary == rhs.isTemporary && lhs.entity === rhs.entity && lhs.store === rhs.store
     }
 
-    /// Hashes the key only: IDs of different entities with the same key are rare neighbours
-    /// that `==` tells apart, and one combine keeps the identity map cheap.
+    /// Hashes the key only (complemented for temporary IDs, so that temporary and permanent keys
+    /// of one bulk insert do not share hash values): IDs of different entities with the same key
+    /// are rare neighbours that `==` tells apart, and one combine keeps the identity map cheap.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
+        hasher.combine(isTemporary ? ~key : key)
     }
 }
