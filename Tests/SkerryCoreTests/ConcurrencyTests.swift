@@ -475,6 +475,8 @@ import Testing
                 return book.objectID
             }
             let contexts = [stack.newBackgroundContext(), stack.newBackgroundContext()]
+            // Optimistic locking between contexts that do not merge each other's saves.
+            for context in contexts { context.automaticallyMergesChangesFromParent = false }
             for (index, context) in contexts.enumerated() {
                 try context.performAndWait {
                     try context.existingObject(with: objectID).setValue("Edit \(index)", forKey: "title")
@@ -591,18 +593,6 @@ import Testing
 // MARK: - Helpers
 
 extension ConcurrencyTests {
-    /// A value shared between threads, guarded by a lock.
-    final class Locked<Value>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Value
-
-        init(_ value: Value) { stored = value }
-
-        var value: Value { lock.withLock { stored } }
-        func set(_ value: Value) { lock.withLock { stored = value } }
-        func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
-    }
-
     enum TestError: Error, Equatable { case boom }
 
     static func title(_ worker: Int, _ index: Int) -> String { "Worker \(worker) book \(index)" }
@@ -634,6 +624,3 @@ extension ConcurrencyTests {
     }
 }
 
-extension ConcurrencyTests.Locked where Value: RangeReplaceableCollection {
-    func append(_ element: Value.Element) { update { $0.append(element) } }
-}

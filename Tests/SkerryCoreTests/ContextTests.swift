@@ -661,6 +661,8 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         let id = try Self.saveBooks(stack, [("Dune", 1965)])[0]
         let context = stack.newBackgroundContext()
+        // This test is about a context that has not merged the other save.
+        context.automaticallyMergesChangesFromParent = false
         let writer = stack.newBackgroundContext()
         var kept: EntityObject?
         try context.performAndWait {
@@ -699,6 +701,8 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         let ids = try Self.saveBooks(stack, [("Dune", 1965), ("Emma", 1815)])
         let context = stack.newBackgroundContext()
+        // This test is about a context that has not merged the other save.
+        context.automaticallyMergesChangesFromParent = false
         let writer = stack.newBackgroundContext()
         var kept: [EntityObject] = []
         try context.performAndWait {

@@ -134,6 +134,7 @@ import Testing
         let (stack, directory) = try makeStack(kind)
         _ = directory
         let first = stack.newBackgroundContext(), second = stack.newBackgroundContext()
+        first.automaticallyMergesChangesFromParent = false   // it must not learn of the other save
         let id = try first.performAndWait {
             let book = try first.insertBook("Dune")
             try first.save()

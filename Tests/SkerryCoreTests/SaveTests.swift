@@ -232,6 +232,8 @@ import Testing
         let id = try Self.saveBooks(stack, [("Dune", 1965, nil)])[0]
         let first = stack.newBackgroundContext()
         let second = stack.newBackgroundContext()
+        // This test is about the second context that has not merged the other save.
+        second.automaticallyMergesChangesFromParent = false
         var firstBook: EntityObject?
         var secondBook: EntityObject?
         try first.performAndWait { firstBook = try first.existingObject(with: id) }
@@ -270,6 +272,7 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         let ids = try Self.saveBooks(stack, [("A", nil, nil), ("B", nil, nil), ("C", nil, nil)])
         let stale = stack.newBackgroundContext()
+        stale.automaticallyMergesChangesFromParent = false   // stale on purpose
         var staleBooks: [EntityObject] = []
         try stale.performAndWait { staleBooks = try ids.map { try stale.existingObject(with: $0) } }
 

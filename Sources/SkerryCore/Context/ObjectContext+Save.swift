@@ -88,6 +88,7 @@ extension ObjectContext {
             unregister(object)
         }
         insertedList.removeAll()
+        coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
         return changes
     }
 

@@ -41,6 +41,8 @@ public final class ObjectContext: @unchecked Sendable {
     var changedObjects: Set<EntityObject> = []
     /// Objects marked for deletion.
     var deletedSet: Set<EntityObject> = []
+    /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
+    let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
     init(coordinator: StoreCoordinator, name: String?) {
         self.coordinator = coordinator
@@ -49,6 +51,7 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     deinit {
+        automaticMerge.withLock { $0?.cancel() }
         // Objects still registered must not reach this context any more (see EntityObject.owner).
         for object in registry.values { object.invalidate() }
     }

@@ -7,6 +7,8 @@ import Foundation
 /// themselves are `Sendable`.
 final class StoreCoordinator: @unchecked Sendable {
     let model: ObjectModel
+    /// Did-save events of every context of the stack.
+    let didSave = DidSaveBroadcaster()
     private let lock = NSLock()
     private var stores: [any ObjectStore] = []
 

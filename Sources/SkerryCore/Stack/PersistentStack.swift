@@ -102,14 +102,32 @@ open class PersistentStack: @unchecked Sendable {
         lock.withLock {
             if let context = lazyViewContext { return context }
             let context = ObjectContext(coordinator: coordinator, name: "viewContext")
+            context.automaticallyMergesChangesFromParent = true
             lazyViewContext = context
             return context
         }
     }
 
-    /// A new context with its own queue, for background work. The caller owns it.
+    /// A new context with its own queue, for background work, that merges the saves of the
+    /// stack's other contexts by itself. The caller owns it.
     public func newBackgroundContext() -> ObjectContext {
-        ObjectContext(coordinator: coordinator, name: "background")
+        let context = ObjectContext(coordinator: coordinator, name: "background")
+        context.automaticallyMergesChangesFromParent = true
+        return context
+    }
+
+    /// Calls `handler` after every successful save of any context of the stack, on the saving
+    /// context's queue. Keep the returned observation, and cancel it to stop.
+    public func addDidSaveObserver(_ handler: @escaping @Sendable (DidSaveEvent) -> Void) -> DidSaveObservation {
+        coordinator.didSave.add(context: nil, handler)
+    }
+
+    /// The did-save events of every context of the stack, as an asynchronous sequence.
+    public var didSaveEvents: AsyncStream<DidSaveEvent> {
+        AsyncStream { continuation in
+            let observation = coordinator.didSave.add(context: nil) { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
     }
 
     /// Runs `block` on a new background context, asynchronously.

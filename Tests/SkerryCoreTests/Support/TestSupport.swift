@@ -134,3 +134,21 @@ func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_so
         return nil
     }
 }
+
+/// A value shared between threads, guarded by a lock.
+///
+/// `@unchecked Sendable`: `stored` is only read or written while `lock` is held.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value { lock.withLock { stored } }
+    func set(_ value: Value) { lock.withLock { stored = value } }
+    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
+
+extension Locked where Value: RangeReplaceableCollection {
+    func append(_ element: Value.Element) { update { $0.append(element) } }
+}

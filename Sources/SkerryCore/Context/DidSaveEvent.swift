@@ -1,0 +1,63 @@
+import Foundation
+
+/// What one successful save did: the context's did-save notification.
+///
+/// Posted synchronously on the saving context's queue, right after the save committed, to every
+/// observer of the context and of its stack.
+public struct DidSaveEvent: Sendable {
+    /// The context that saved.
+    public let context: ObjectContext
+    /// The permanent IDs of the inserted, updated and deleted objects.
+    public let changes: StoreChanges
+}
+
+/// A registration of a did-save observer; the observer is called until ``cancel()``.
+public final class DidSaveObservation: Sendable {
+    private let cancellation: @Sendable () -> Void
+
+    init(cancellation: @escaping @Sendable () -> Void) {
+        self.cancellation = cancellation
+    }
+
+    /// Stops the observer. Calling it again does nothing.
+    public func cancel() { cancellation() }
+}
+
+/// The observers of did-save events of one stack, with an optional filter on the saving context.
+///
+/// `@unchecked Sendable`: `observers` and `nextToken` are only touched while `lock` is held;
+/// observers are `Sendable` closures, called after the lock is released.
+final class DidSaveBroadcaster: @unchecked Sendable {
+    private struct Observer {
+        /// Only events of this context, when set (held weakly: an observer never keeps a context alive).
+        weak var context: ObjectContext?
+        let filtersByContext: Bool
+        let handler: @Sendable (DidSaveEvent) -> Void
+    }
+
+    private let lock = NSLock()
+    private var observers: [Int: Observer] = [:]
+    private var nextToken = 0
+
+    /// Registers `handler` for events of `context` (or of every context when nil).
+    func add(context: ObjectContext?, _ handler: @escaping @Sendable (DidSaveEvent) -> Void) -> DidSaveObservation {
+        let token = lock.withLock {
+            nextToken += 1
+            observers[nextToken] = Observer(context: context, filtersByContext: context != nil, handler: handler)
+            return nextToken
+        }
+        return DidSaveObservation { [weak self] in
+            guard let self else { return }
+            _ = self.lock.withLock { self.observers.removeValue(forKey: token) }
+        }
+    }
+
+    /// Calls every observer interested in `event`, and drops observers whose context is gone.
+    func post(_ event: DidSaveEvent) {
+        let handlers = lock.withLock {
+            observers = observers.filter { !$0.value.filtersByContext || $0.value.context != nil }
+            return observers.values.filter { !$0.filtersByContext || $0.context === event.context }.map(\.handler)
+        }
+        for handler in handlers { handler(event) }
+    }
+}

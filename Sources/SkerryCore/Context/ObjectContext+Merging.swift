@@ -1,0 +1,50 @@
+extension ObjectContext {
+    /// Calls `handler` after every successful save of this context.
+    ///
+    /// The handler runs synchronously on this context's queue, right after the save committed; it
+    /// must not block on this context. Keep the returned observation, and cancel it to stop.
+    /// - Parameter handler: receives each event.
+    /// - Returns: the registration.
+    public func addDidSaveObserver(_ handler: @escaping @Sendable (DidSaveEvent) -> Void) -> DidSaveObservation {
+        coordinator.didSave.add(context: self, handler)
+    }
+
+    /// The did-save events of this context, as an asynchronous sequence that runs until the
+    /// consuming task stops iterating.
+    public var didSaveEvents: AsyncStream<DidSaveEvent> {
+        AsyncStream { continuation in
+            let observation = coordinator.didSave.add(context: self) { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Brings this context up to date with another context's save; see ``mergeChanges(_:)``.
+    /// An event of this context's own save changes nothing.
+    public func mergeChanges(fromContextDidSave event: DidSaveEvent) {
+        assertOnQueue()
+        guard event.context !== self else { return }
+        mergeChanges(event.changes)
+    }
+
+    /// Whether the context merges every save of the other contexts of its stack by itself, as
+    /// ``mergeChanges(fromContextDidSave:)`` would, on its own queue shortly after each save.
+    ///
+    /// On by default for the stack's ``PersistentStack/viewContext`` and
+    /// ``PersistentStack/newBackgroundContext()`` contexts. May be set from any thread.
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { automaticMerge.withLock { $0 != nil } }
+        set {
+            automaticMerge.withLock { observation in
+                if newValue, observation == nil {
+                    observation = coordinator.didSave.add(context: nil) { [weak self] event in
+                        guard let self, event.context !== self else { return }
+                        self.perform { self.mergeChanges(event.changes) }
+                    }
+                } else if !newValue, let current = observation {
+                    current.cancel()
+                    observation = nil
+                }
+            }
+        }
+    }
+}
