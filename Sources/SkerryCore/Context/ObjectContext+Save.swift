@@ -3,13 +3,17 @@ extension ObjectContext {
     /// store, writing only changed columns. Does nothing when there are no changes.
     ///
     /// On success, inserted objects get permanent IDs and every object's committed values are the
-    /// saved ones. On failure nothing is written and nothing in the context changes: the objects
-    /// keep their temporary IDs and pending changes, so the caller can fix them and save again.
+    /// saved ones; a ``DidSaveEvent`` goes to the observers. On failure nothing is written and
+    /// nothing in the context changes: the objects keep their temporary IDs and pending changes,
+    /// so the caller can fix them and save again.
+    ///
+    /// Conflicts with the store are resolved by ``mergePolicy``; under `.error` (the default)
+    /// they fail the save.
     /// - Returns: the IDs (permanent) of the inserted, updated and deleted objects.
     /// - Throws: ``SkerryError/Code/missingRequiredValue`` listing every required attribute without a
     ///   value; ``SkerryError/Code/constraintViolation`` naming the object and the constrained
     ///   attributes; ``SkerryError/Code/mergeConflict`` listing every object whose row changed in
-    ///   the store since this context read it; SQLite errors.
+    ///   the store since this context read it (both with ``SkerryError/conflicts``); SQLite errors.
     @discardableResult
     public func save() throws(SkerryError) -> StoreChanges {
         assertOnQueue()
@@ -19,87 +23,137 @@ extension ObjectContext {
         let deleted = deletedSet.sorted { $0.objectID.key < $1.objectID.key }
         try validateRequiredValues(inserted + updated)
 
-        // One write per store.
-        var writes: [(store: any ObjectStore, changes: StoreWrite, inserted: [EntityObject])] = []
-        func slot(_ identity: StoreIdentity) throws(SkerryError) -> Int {
-            if let index = writes.firstIndex(where: { $0.store.identity === identity }) { return index }
-            guard let store = coordinator.store(with: identity) else {
-                throw SkerryError(.noStore, "The store of an object being saved is not loaded in this stack.")
-            }
-            writes.append((store, StoreWrite(), []))
-            return writes.count - 1
-        }
-        for object in inserted {
-            let index = try slot(object.objectID.store)
-            writes[index].changes.inserts.append((object.objectID, object.values))
-            writes[index].inserted.append(object)
-        }
-        for object in updated {
-            guard let committed = object.committedValues else { continue }
-            let changes = object.values.indices.filter { committed[$0] != object.values[$0] }.map { ($0, object.values[$0]) }
-            writes[try slot(object.objectID.store)].changes.updates.append(
-                RowUpdate(objectID: object.objectID, expectedVersion: object.version, changes: changes))
-        }
-        for object in deleted {
-            assert(!object.objectID.isTemporary, "a deleted object with a temporary ID is never registered")
-            // A fault's version is unknown (never read): its delete is not version-checked.
-            writes[try slot(object.objectID.store)].changes.deletes.append(
-                (object.objectID, object.isFaultFlag ? nil : object.version))
-        }
-        // Writers are locked in the coordinator's store order, so that two saves spanning the
-        // same stores can never wait for each other.
-        let storeOrder = coordinator.loadedStores.map { ObjectIdentifier($0.identity) }
-        writes.sort {
-            (storeOrder.firstIndex(of: ObjectIdentifier($0.store.identity)) ?? .max)
-                < (storeOrder.firstIndex(of: ObjectIdentifier($1.store.identity)) ?? .max)
-        }
-
-        let insertedKeys: [[Int64]]
-        do {
-            insertedKeys = try Self.write(writes.map { ($0.store, $0.changes) }, from: 0)
-        } catch {
-            throw SkerryError.converting(error)
-        }
-
-        // Committed: bring the context in line with the store.
-        var changes = StoreChanges()
-        changes.inserted.reserveCapacity(inserted.count)
-        changes.updated.reserveCapacity(updated.count)
-        changes.deleted.reserveCapacity(deleted.count)
-        registry.reserveCapacity(registry.count + inserted.count)
-        for (write, keys) in zip(writes, insertedKeys) {
-            for (object, key) in zip(write.inserted, keys) {
-                registry.removeValue(forKey: object.objectID)
-                object.objectID = ObjectID(store: write.store.identity, entity: object.entity, primaryKey: key)
-                object.isInsertedFlag = false
-                object.version = 1
-                registry[object.objectID] = object
-                changes.inserted.insert(object.objectID)
+        let policy = mergePolicy
+        var plan = SavePlan(inserted: inserted, updated: updated, deleted: deleted)
+        let stores = coordinator.loadedStores
+        for attempt in 1...Self.maximumSaveAttempts {
+            let parts = try plan.parts(storeOrder: stores)
+            do {
+                let keys = try Self.write(parts, from: 0)
+                return apply(plan, parts: parts, insertedKeys: keys)
+            } catch let found as StoreWriteConflicts {
+                guard let part = parts.first(where: { $0.store.identity === found.store }) else {
+                    throw SkerryError(.mergeConflict, "A save conflict could not be traced to its store. Nothing was saved.")
+                }
+                let unresolved = plan.resolve(found, in: part, policy: policy)
+                if !unresolved.isEmpty { throw Self.conflictError(unresolved) }
+                if attempt == Self.maximumSaveAttempts {
+                    throw SkerryError(.mergeConflict, "The rows being saved kept changing in the store; the save gave up after \(attempt) attempts. Nothing was saved.")
+                }
+            } catch {
+                throw SkerryError.converting(error)
             }
         }
-        for object in updated {
-            object.version += 1
-            changes.updated.insert(object.objectID)
+        // The loop returns or throws on its last attempt.
+        throw SkerryError(.mergeConflict, "The save gave up after \(Self.maximumSaveAttempts) attempts. Nothing was saved.")
+    }
+
+    /// How often a save resolves conflicts and tries again before giving up.
+    static let maximumSaveAttempts = 8
+
+    /// The error of a save whose conflicts the policy left unresolved.
+    private static func conflictError(_ conflicts: [SaveConflict]) -> SkerryError {
+        let first = conflicts[0]
+        var error: SkerryError
+        if case .uniqueness(let constraint) = first.kind, conflicts.allSatisfy({ if case .uniqueness = $0.kind { true } else { false } }) {
+            error = SkerryError(.constraintViolation,
+                                "Saving \(first.objectID) would violate the uniqueness constraint (\(constraint.joined(separator: ", "))) of '\(first.objectID.entityName)': "
+                                    + conflicts.map(\.description).joined(separator: "; ") + ". Nothing was saved.",
+                                entityName: first.objectID.entityName, key: constraint.joined(separator: ","),
+                                objectID: first.objectID, objectIDs: conflicts.dropFirst().map(\.objectID))
+        } else {
+            error = SkerryError(.mergeConflict,
+                                "The save found \(conflicts.count) conflict(s) with the store: "
+                                    + conflicts.map(\.description).joined(separator: "; ")
+                                    + ". Nothing was saved; refresh the objects, or set a merge policy, and save again.",
+                                entityName: first.objectID.entityName, objectID: first.objectID,
+                                objectIDs: conflicts.dropFirst().map(\.objectID))
         }
-        for object in changedObjects { object.committedValues = nil }
-        changedObjects.removeAll()
-        for object in deleted {
-            changes.deleted.insert(object.objectID)
-            unregister(object)
-        }
-        insertedList.removeAll()
-        coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
-        return changes
+        error.conflicts = conflicts
+        return error
     }
 
     /// Runs the writes from `index` on, each store's transaction enclosing the next store's, so
     /// that all commit only when every store's statements succeeded. (The commits themselves run
     /// innermost first; a COMMIT that fails after an inner store committed — a disk failure —
     /// leaves that inner store's part written.)
-    private static func write(_ writes: [(any ObjectStore, StoreWrite)], from index: Int) throws -> [[Int64]] {
-        guard index < writes.count else { return [] }
-        let (keys, rest) = try writes[index].0.write(writes[index].1) { try write(writes, from: index + 1) }
+    private static func write(_ parts: [SavePlan.StorePart], from index: Int) throws -> [[Int64]] {
+        guard index < parts.count else { return [] }
+        let (keys, rest) = try parts[index].store.write(parts[index].write) { try write(parts, from: index + 1) }
         return [keys] + rest
+    }
+
+    /// Brings the context in line with a committed plan, and tells the observers.
+    private func apply(_ plan: SavePlan, parts: [SavePlan.StorePart], insertedKeys: [[Int64]]) -> StoreChanges {
+        var changes = StoreChanges()
+        changes.inserted.reserveCapacity(plan.inserts.count)
+        changes.updated.reserveCapacity(plan.updates.count)
+        changes.deleted.reserveCapacity(plan.deletes.count)
+        registry.reserveCapacity(registry.count + plan.inserts.count)
+        var keyOfInsert: [Int: Int64] = [:]
+        for (part, keys) in zip(parts, insertedKeys) {
+            for (origin, key) in zip(part.insertOrigins, keys) { keyOfInsert[origin] = key }
+        }
+        for delete in plan.deletes {
+            changes.deleted.insert(delete.object.objectID)
+            unregister(delete.object)
+        }
+        for update in plan.updates {
+            let object = update.object
+            switch update.fate {
+            case .write:
+                object.values = update.values
+                let written = update.values != update.base
+                object.version = update.expectedVersion + (written ? 1 : 0)
+                if written { changes.updated.insert(object.objectID) }
+            case .takeStore(let stored):
+                object.values = stored.values
+                object.version = stored.version
+            case .dropDeleted:
+                unregister(object)
+                continue
+            }
+            object.committedValues = nil
+            changedObjects.remove(object)
+        }
+        for object in changedObjects { object.committedValues = nil }
+        changedObjects.removeAll()
+        for (index, insert) in plan.inserts.enumerated() {
+            let object = insert.object
+            switch insert.fate {
+            case .insert(let values):
+                object.values = values
+                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index] ?? 0), version: 1)
+                changes.inserted.insert(object.objectID)
+            case .upsert(let existing, let values):
+                object.values = values
+                let written = values != existing.values
+                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: existing.primaryKey),
+                      version: existing.version + (written ? 1 : 0))
+                if written { changes.updated.insert(object.objectID) }
+            case .adopt(let existing):
+                object.values = existing.values
+                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: existing.primaryKey),
+                      version: existing.version)
+            case .mergedInto:
+                unregister(object)
+            }
+        }
+        insertedList.removeAll()
+        coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
+        return changes
+    }
+
+    /// Gives a saved inserted object its row's ID. An object already registered for that row (an
+    /// upsert into a row this context had loaded) leaves the context: one object per row.
+    private func rekey(_ object: EntityObject, to objectID: ObjectID, version: Int64) {
+        registry.removeValue(forKey: object.objectID)
+        if let previous = registry[objectID], previous !== object { unregister(previous) }
+        object.objectID = objectID
+        object.isInsertedFlag = false
+        object.committedValues = nil
+        object.version = version
+        registry[objectID] = object
     }
 
     private func validateRequiredValues(_ objects: [EntityObject]) throws(SkerryError) {

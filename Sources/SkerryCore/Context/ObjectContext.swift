@@ -41,6 +41,8 @@ public final class ObjectContext: @unchecked Sendable {
     var changedObjects: Set<EntityObject> = []
     /// Objects marked for deletion.
     var deletedSet: Set<EntityObject> = []
+    /// The policy that resolves save conflicts; see ``mergePolicy``.
+    private let mergePolicyStorage = Mutex<MergePolicy>(.error)
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
@@ -54,6 +56,13 @@ public final class ObjectContext: @unchecked Sendable {
         automaticMerge.withLock { $0?.cancel() }
         // Objects still registered must not reach this context any more (see EntityObject.owner).
         for object in registry.values { object.invalidate() }
+    }
+
+    /// How ``save()`` resolves conflicts with the store. `.error` by default. May be set at any
+    /// time, from any thread; a save uses the policy in force when it starts.
+    public var mergePolicy: MergePolicy {
+        get { mergePolicyStorage.withLock { $0 } }
+        set { mergePolicyStorage.withLock { $0 = newValue } }
     }
 
     /// The model of the context's stack.

@@ -32,6 +32,26 @@ struct StoreWrite {
     var deletes: [(objectID: ObjectID, expectedVersion: Int64?)] = []
 }
 
+/// The conflicts a write found; the write was rolled back.
+struct StoreWriteConflicts: Error {
+    /// The store that found them.
+    var store: StoreIdentity?
+    /// What an inserted row collided with.
+    enum Existing {
+        /// A row already in the store.
+        case row(RowSnapshot)
+        /// An earlier insert of the same write (its position in `StoreWrite.inserts`).
+        case insert(index: Int)
+    }
+
+    /// Updated or deleted rows whose version changed, with the row as it is now (nil: gone).
+    var versionConflicts: [(objectID: ObjectID, stored: RowSnapshot?)] = []
+    /// Inserts that violate a uniqueness constraint, by position in `StoreWrite.inserts`.
+    var uniquenessConflicts: [(insertIndex: Int, constraint: [String], existing: Existing)] = []
+
+    var isEmpty: Bool { versionConflicts.isEmpty && uniquenessConflicts.isEmpty }
+}
+
 /// What contexts need of a store. Contexts never see SQL or connections: a store for another
 /// database implements this protocol and nothing in `Context/` changes.
 ///
@@ -55,8 +75,9 @@ protocol ObjectStore: AnyObject, Sendable {
     /// Writes `changes` in one transaction and, before committing, runs `next` (the next store's
     /// write of the same save), so that a save spanning stores commits only if every store's part
     /// succeeded. Returns the primary keys given to the inserted rows, in order.
-    /// - Throws: ``SkerryError/Code/mergeConflict`` when an updated row's version is not the one
-    ///   expected (it changed or vanished since it was read), listing every such object.
+    /// - Throws: ``StoreWriteConflicts`` listing every updated or deleted row whose version is not
+    ///   the one expected and every insert that collides with a uniqueness constraint (the write is
+    ///   rolled back); ``SkerryError`` for anything else.
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T)
     /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
     /// and returns their primary keys.

@@ -1,28 +1,43 @@
 extension SQLiteStore {
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
-        try writeConnection(nil) { connection in
-            try connection.writeTransaction {
-                // Deletes first, then updates, then inserts: a save that deletes a row and inserts
-                // another with the same unique value must not trip over its own old row.
-                let conflicts = try Self.writeDeletes(changes.deletes, connection)
-                    + Self.writeUpdates(changes.updates, connection)
-                let insertedKeys = try Self.writeInserts(changes.inserts, connection)
-                if !conflicts.isEmpty {
-                    throw SkerryError(.mergeConflict,
-                                      "The save found \(conflicts.count) object(s) changed or deleted in the store since this context read them: "
-                                        + conflicts.map(\.description).joined(separator: ", ")
-                                        + ". Refresh them and save again.",
-                                      entityName: conflicts[0].entityName, objectIDs: conflicts)
-                }
-                return (insertedKeys, try next())
-            }
+        do {
+            return try pool.write { connection in try writeTransaction(changes, connection, then: next) }
+        } catch let conflicts as StoreWriteConflicts {
+            throw conflicts          // for the context's merge policy, untouched
+        } catch {
+            throw Self.mapError(error, entity: nil)
         }
     }
 
-    /// Deletes rows; returns those whose version changed since the context read them.
+    private func writeTransaction<T>(_ changes: StoreWrite, _ connection: SQLiteConnection,
+                                     then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+        try connection.writeTransaction {
+            // Deletes first, then updates, then inserts: a save that deletes a row and inserts
+            // another with the same unique value must not trip over its own old row.
+            var conflicts = StoreWriteConflicts()
+            try Self.writeDeletes(changes.deletes, connection, &conflicts)
+            try Self.writeUpdates(changes.updates, connection, &conflicts)
+            let insertedKeys = try Self.writeInserts(changes.inserts, connection, &conflicts)
+            if !conflicts.isEmpty {
+                conflicts.store = identity
+                throw conflicts
+            }
+            return (insertedKeys, try next())
+        }
+    }
+
+    /// The row with this key as it is now, or nil.
+    private static func currentRow(_ objectID: ObjectID, _ connection: SQLiteConnection) throws -> RowSnapshot? {
+        let statement = try connection.cachedStatement(SQLBuilder.selectRows(objectID.entity) + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
+        defer { statement.reset() }
+        try statement.bind([.int(objectID.key)])
+        return try statement.step() ? decodeRow(statement, objectID.entity) : nil
+    }
+
+    /// Deletes rows; a row whose version changed since the context read it is a conflict (a row
+    /// already gone is not: the delete's aim is met).
     private static func writeDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-                                     _ connection: SQLiteConnection) throws -> [ObjectID] {
-        var conflicts: [ObjectID] = []
+                                     _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
         for (objectID, expectedVersion) in deletes {
             let entity = objectID.entity
             guard let expectedVersion else {
@@ -31,18 +46,16 @@ extension SQLiteStore {
             }
             try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: true))
                 .run([.int(objectID.key), .int(expectedVersion)])
-            // Nothing deleted: either the row is already gone (fine) or it changed (a conflict).
-            if connection.changes == 0, try connection.scalarInt64(SQLBuilder.rowExists(entity), [.int(objectID.key)]) != nil {
-                conflicts.append(objectID)
+            if connection.changes == 0, let stored = try currentRow(objectID, connection) {
+                conflicts.versionConflicts.append((objectID, stored))
             }
         }
-        return conflicts
     }
 
-    /// Updates the changed columns of rows whose version is still the one read; returns the
-    /// others (changed or deleted since).
-    private static func writeUpdates(_ updates: [RowUpdate], _ connection: SQLiteConnection) throws -> [ObjectID] {
-        var conflicts: [ObjectID] = []
+    /// Updates the changed columns of rows whose version is still the one read; the others
+    /// (changed or deleted since) are conflicts.
+    private static func writeUpdates(_ updates: [RowUpdate], _ connection: SQLiteConnection,
+                                     _ conflicts: inout StoreWriteConflicts) throws {
         for update in updates {
             let sql = SQLBuilder.update(update.objectID.entity, changedIndexes: update.changes.map(\.index))
             do {
@@ -51,26 +64,28 @@ extension SQLiteStore {
             } catch {
                 throw mapWriteError(error, update.objectID)
             }
-            if connection.changes == 0 { conflicts.append(update.objectID) }
+            if connection.changes == 0 {
+                conflicts.versionConflicts.append((update.objectID, try currentRow(update.objectID, connection)))
+            }
         }
-        return conflicts
     }
 
-    /// Inserts rows with keys from each entity's sequence; returns the keys, in order.
+    /// Inserts rows with keys from each entity's sequence; returns the keys, in order. An insert
+    /// that violates a uniqueness constraint is a conflict, with the row it collides with.
     private static func writeInserts(_ inserts: [(objectID: ObjectID, values: [AttributeValue])],
-                                     _ connection: SQLiteConnection) throws -> [Int64] {
+                                     _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws -> [Int64] {
         var insertedKeys: [Int64] = []
         insertedKeys.reserveCapacity(inserts.count)
         var nextKeys: [ObjectIdentifier: (entity: EntityDescription, next: Int64)] = [:]
         // The insert statement of the previous row's entity: saves rebuilding the SQL text for
         // every row of a bulk insert.
         var current: (entity: EntityDescription, statement: SQLiteStatement)?
-        for insert in inserts {
+        for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
-            let key: Int64
+            let key = try nextKeys[ObjectIdentifier(entity)]?.next ?? nextPrimaryKey(entity, connection)
+            nextKeys[ObjectIdentifier(entity)] = (entity, key + 1)
+            insertedKeys.append(key)
             do {
-                key = try nextKeys[ObjectIdentifier(entity)]?.next ?? nextPrimaryKey(entity, connection)
-                nextKeys[ObjectIdentifier(entity)] = (entity, key + 1)
                 if current?.entity !== entity {
                     current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity)))
                 }
@@ -80,9 +95,13 @@ extension SQLiteStore {
                 try statement.bind(insert.values, from: 2)
                 while try statement.step() {}
             } catch {
-                throw mapWriteError(error, insert.objectID)
+                guard error.isUniqueConstraintViolation,
+                      let (constraint, row) = try collidingRow(entity, insert.values, connection) else {
+                    throw mapWriteError(error, insert.objectID)
+                }
+                let earlier = (0..<index).first { insertedKeys[$0] == row.primaryKey && inserts[$0].objectID.entity === entity }
+                conflicts.uniquenessConflicts.append((index, constraint, earlier.map { .insert(index: $0) } ?? .row(row)))
             }
-            insertedKeys.append(key)
         }
         let saveKey = try connection.cachedStatement(
             "INSERT OR REPLACE INTO \(SQLBuilder.quote(keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
@@ -90,6 +109,23 @@ extension SQLiteStore {
             try saveKey.run([.string(entity.name), .int(next)])
         }
         return insertedKeys
+    }
+
+    /// The first uniqueness constraint of `entity` that `values` collide with, and the row they
+    /// collide with. A nil value never collides (SQLite treats NULLs in UNIQUE indexes as distinct).
+    private static func collidingRow(_ entity: EntityDescription, _ values: [AttributeValue],
+                                     _ connection: SQLiteConnection) throws -> (constraint: [String], row: RowSnapshot)? {
+        for constraint in entity.uniquenessConstraints {
+            let indexes = constraint.compactMap { entity.attributeIndex(named: $0) }
+            let bound = indexes.map { values[$0] }
+            guard !bound.contains(where: \.isNull) else { continue }
+            let condition = constraint.map { "\(SQLBuilder.quote($0)) = ?" }.joined(separator: " AND ")
+            let statement = try connection.cachedStatement(SQLBuilder.selectRows(entity) + " WHERE " + condition)
+            defer { statement.reset() }
+            try statement.bind(bound)
+            if try statement.step() { return (constraint, try decodeRow(statement, entity)) }
+        }
+        return nil
     }
 
     /// The next unused primary key of `entity`: past both the recorded sequence and the largest

@@ -80,6 +80,9 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     public var objectID: ObjectID? { objectIDs.first }
     /// The SQLite error underneath, for ``Code/sqlite`` and for store failures.
     public var sqlite: SQLiteError?
+    /// For ``Code/mergeConflict`` and ``Code/constraintViolation`` raised by a save: every
+    /// conflict, with the object's, the cached and the stored values.
+    public var conflicts: [SaveConflict] = []
 
     /// Creates an error.
     /// - Parameters:

@@ -1,0 +1,135 @@
+extension SavePlan {
+    /// Applies `policy` to the conflicts a store found in `part`'s write, changing the plan so
+    /// that the next attempt succeeds. Returns the conflicts the policy leaves unresolved: all of
+    /// them under `.error`, and under the trump and overwrite policies an update of a row that was
+    /// deleted from the store (an object cannot bring a deleted row back).
+    mutating func resolve(_ found: StoreWriteConflicts, in part: StorePart, policy: MergePolicy) -> [SaveConflict] {
+        var unresolved: [SaveConflict] = []
+        for (objectID, stored) in found.versionConflicts {
+            if let index = updates.firstIndex(where: { $0.object.objectID == objectID }) {
+                let conflict = Self.conflict(stored == nil ? .deletedInStore : .changedInStore, updates[index].object, stored: stored)
+                if !resolveUpdate(at: index, stored: stored, policy: policy) { unresolved.append(conflict) }
+            } else if let index = deletes.firstIndex(where: { $0.object.objectID == objectID }) {
+                if policy == .error {
+                    unresolved.append(Self.conflict(.changedInStore, deletes[index].object, stored: stored))
+                } else {
+                    deletes[index].expectedVersion = nil     // the delete wins
+                }
+            } else if let index = inserts.firstIndex(where: { $0.upsertTarget == objectID }) {
+                // The row an upsert writes over changed (or vanished) since it was read: redo it.
+                let object = inserts[index].object
+                guard let stored else {
+                    inserts[index].fate = .insert(values: object.values)
+                    continue
+                }
+                switch policy {
+                case .mergeByPropertyObjectTrump:
+                    inserts[index].fate = .upsert(existing: stored, values: Self.overlaySetValues(of: object, onto: stored.values))
+                case .overwrite:
+                    inserts[index].fate = .upsert(existing: stored, values: object.values)
+                case .error, .mergeByPropertyStoreTrump, .rollback:
+                    inserts[index].fate = .adopt(existing: stored)
+                }
+            }
+        }
+        for (insertIndex, constraint, existing) in found.uniquenessConflicts {
+            let index = part.insertOrigins[insertIndex]
+            let object = inserts[index].object
+            guard case .insert(let values) = inserts[index].fate else { continue }
+            switch existing {
+            case .row(let stored):
+                let rowID = ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: stored.primaryKey)
+                if policy == .error {
+                    unresolved.append(Self.conflict(.uniqueness(constraint: constraint), object, stored: stored, other: rowID))
+                    continue
+                }
+                switch policy {
+                case .mergeByPropertyObjectTrump:
+                    inserts[index].fate = .upsert(existing: stored, values: Self.overlaySetValues(of: object, onto: stored.values))
+                case .overwrite:
+                    inserts[index].fate = .upsert(existing: stored, values: values)
+                default:
+                    inserts[index].fate = .adopt(existing: stored)
+                }
+            case .insert(let otherInsertIndex):
+                let other = part.insertOrigins[otherInsertIndex]
+                if policy == .error {
+                    let otherValues = inserts[other].object.values
+                    unresolved.append(Self.conflict(.uniqueness(constraint: constraint), object,
+                                                    stored: RowSnapshot(primaryKey: 0, version: 0, values: otherValues),
+                                                    other: inserts[other].object.objectID))
+                    continue
+                }
+                // The later insert folds into the earlier one, which keeps the row.
+                if case .insert(let otherValues) = inserts[other].fate {
+                    switch policy {
+                    case .mergeByPropertyObjectTrump:
+                        inserts[other].fate = .insert(values: Self.overlaySetValues(of: object, onto: otherValues))
+                    case .overwrite:
+                        inserts[other].fate = .insert(values: values)
+                    default:
+                        break
+                    }
+                }
+                inserts[index].fate = .mergedInto(index: other)
+            }
+        }
+        return unresolved
+    }
+
+    /// Resolves a version conflict of an update; false when the policy cannot.
+    private mutating func resolveUpdate(at index: Int, stored: RowSnapshot?, policy: MergePolicy) -> Bool {
+        guard policy != .error else { return false }
+        guard let stored else {
+            // Deleted from the store: the store-side policies let the object go with it.
+            guard policy == .mergeByPropertyStoreTrump || policy == .rollback else { return false }
+            updates[index].fate = .dropDeleted
+            return true
+        }
+        let object = updates[index].object
+        let mine = object.values
+        let cached = object.committedValues ?? mine
+        switch policy {
+        case .rollback:
+            updates[index].fate = .takeStore(stored)
+        case .overwrite:
+            updates[index].values = mine
+        case .mergeByPropertyObjectTrump:
+            updates[index].values = mine.indices.map { mine[$0] != cached[$0] ? mine[$0] : stored.values[$0] }
+        case .mergeByPropertyStoreTrump:
+            updates[index].values = mine.indices.map { stored.values[$0] != cached[$0] ? stored.values[$0] : mine[$0] }
+        case .error:
+            return false
+        }
+        updates[index].base = stored.values
+        updates[index].expectedVersion = stored.version
+        return true
+    }
+
+    /// `base` with the object's values laid over it where the object set them (where they differ
+    /// from the entity's defaults): what an inserted object "changed".
+    private static func overlaySetValues(of object: EntityObject, onto base: [AttributeValue]) -> [AttributeValue] {
+        let defaults = object.entity.defaultValues
+        return base.indices.map { object.values[$0] != defaults[$0] ? object.values[$0] : base[$0] }
+    }
+
+    private static func conflict(_ kind: SaveConflict.Kind, _ object: EntityObject, stored: RowSnapshot?,
+                                 other: ObjectID? = nil) -> SaveConflict {
+        let names = object.entity.attributes.map(\.name)
+        func dictionary(_ values: [AttributeValue]) -> [String: AttributeValue] {
+            Dictionary(uniqueKeysWithValues: zip(names, values))
+        }
+        let cached = object.isInsertedFlag ? [:] : dictionary(object.committedValues ?? object.values)
+        return SaveConflict(kind: kind, objectID: object.objectID, objectValues: dictionary(object.values),
+                            cachedValues: cached, storedValues: stored.map { dictionary($0.values) },
+                            conflictingObjectID: other)
+    }
+}
+
+extension SavePlan.Insert {
+    /// The row an upsert writes over, as an ID.
+    var upsertTarget: ObjectID? {
+        guard case .upsert(let existing, _) = fate else { return nil }
+        return ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: existing.primaryKey)
+    }
+}

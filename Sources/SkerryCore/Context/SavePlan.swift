@@ -1,0 +1,110 @@
+/// The writes of one save, and how the merge policy changed them after conflicts.
+///
+/// A plan never touches the context's objects: only once the stores have committed does the
+/// context apply it (``ObjectContext/save()``), so a save that fails leaves the context as it was.
+struct SavePlan {
+    enum InsertFate {
+        /// Insert a new row with these values.
+        case insert(values: [AttributeValue])
+        /// Write `values` over an existing row that has the object's constrained values.
+        case upsert(existing: RowSnapshot, values: [AttributeValue])
+        /// Write nothing; the object becomes the existing row.
+        case adopt(existing: RowSnapshot)
+        /// Write nothing; the object collided with another insert of this save, which absorbed it.
+        case mergedInto(index: Int)
+    }
+    enum UpdateFate {
+        /// Write the changed columns.
+        case write
+        /// Write nothing; the object takes the store's values (rollback policy).
+        case takeStore(RowSnapshot)
+        /// Write nothing; the row is gone, and the object leaves the context.
+        case dropDeleted
+    }
+    struct Insert {
+        let object: EntityObject
+        var fate: InsertFate
+    }
+    struct Update {
+        let object: EntityObject
+        var expectedVersion: Int64
+        /// The values to save.
+        var values: [AttributeValue]
+        /// The values the store holds, for choosing the changed columns.
+        var base: [AttributeValue]
+        var fate: UpdateFate = .write
+    }
+    struct Delete {
+        let object: EntityObject
+        var expectedVersion: Int64?
+    }
+
+    var inserts: [Insert]
+    var updates: [Update]
+    var deletes: [Delete]
+
+    init(inserted: [EntityObject], updated: [EntityObject], deleted: [EntityObject]) {
+        inserts = inserted.map { Insert(object: $0, fate: .insert(values: $0.values)) }
+        updates = updated.map {
+            Update(object: $0, expectedVersion: $0.version, values: $0.values, base: $0.committedValues ?? $0.values)
+        }
+        // A fault's version is unknown (never read): its delete is not version-checked.
+        deletes = deleted.map { Delete(object: $0, expectedVersion: $0.isFaultFlag ? nil : $0.version) }
+    }
+
+    // MARK: Building the writes
+
+    /// One store's part of the plan: its write, and where each of its inserts comes from.
+    struct StorePart {
+        let store: any ObjectStore
+        var write = StoreWrite()
+        /// For each of `write.inserts`, the index in `SavePlan.inserts`.
+        var insertOrigins: [Int] = []
+    }
+
+    /// The writes, one per store, in `storeOrder` (the coordinator's order, so that saves spanning
+    /// stores always lock them in the same order).
+    func parts(storeOrder: [any ObjectStore]) throws(SkerryError) -> [StorePart] {
+        var parts: [StorePart] = []
+        func part(_ identity: StoreIdentity) throws(SkerryError) -> Int {
+            if let index = parts.firstIndex(where: { $0.store.identity === identity }) { return index }
+            guard let store = storeOrder.first(where: { $0.identity === identity }) else {
+                throw SkerryError(.noStore, "The store of an object being saved is not loaded in this stack.")
+            }
+            parts.append(StorePart(store: store))
+            return parts.count - 1
+        }
+        for delete in deletes {
+            parts[try part(delete.object.objectID.store)].write.deletes.append((delete.object.objectID, delete.expectedVersion))
+        }
+        for update in updates {
+            guard case .write = update.fate else { continue }
+            let changes = update.values.indices.filter { update.values[$0] != update.base[$0] }.map { ($0, update.values[$0]) }
+            guard !changes.isEmpty else { continue }
+            parts[try part(update.object.objectID.store)].write.updates.append(
+                RowUpdate(objectID: update.object.objectID, expectedVersion: update.expectedVersion, changes: changes))
+        }
+        for (index, insert) in inserts.enumerated() {
+            let objectID = insert.object.objectID
+            switch insert.fate {
+            case .insert(let values):
+                let slot = try part(objectID.store)
+                parts[slot].write.inserts.append((objectID, values))
+                parts[slot].insertOrigins.append(index)
+            case .upsert(let existing, let values):
+                let changes = values.indices.filter { values[$0] != existing.values[$0] }.map { ($0, values[$0]) }
+                guard !changes.isEmpty else { continue }
+                let rowID = ObjectID(store: objectID.store, entity: objectID.entity, primaryKey: existing.primaryKey)
+                parts[try part(objectID.store)].write.updates.append(
+                    RowUpdate(objectID: rowID, expectedVersion: existing.version, changes: changes))
+            case .adopt, .mergedInto:
+                continue
+            }
+        }
+        let order = storeOrder.map { ObjectIdentifier($0.identity) }
+        return parts.sorted {
+            (order.firstIndex(of: ObjectIdentifier($0.store.identity)) ?? .max)
+                < (order.firstIndex(of: ObjectIdentifier($1.store.identity)) ?? .max)
+        }
+    }
+}
