@@ -210,6 +210,73 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(left.0 == 1 && left.1 == 1)
     }
 
+    @Test func didSaveEvents() async throws {
+        let stack = try makeMemoryStack()
+        // doc: did-save
+        let events = stack.didSaveEvents                      // subscribe before saving
+        let listener = Task {
+            for await event in events {
+                return event.changes.inserted.count           // the first save's inserts
+            }
+            return 0
+        }
+        let background = stack.newBackgroundContext()
+        try await background.perform {
+            try background.insert(entityName: "Book").setValue("Dune", forKey: "title")
+            try background.save()
+        }
+        let inserted = await listener.value                   // 1
+        // doc: end
+        #expect(inserted == 1)
+    }
+
+    @Test func automaticMerging() throws {
+        let stack = try makeMemoryStack()
+        let background = stack.newBackgroundContext()
+        let id = try background.performAndWait {
+            let book = try background.insertBook("Dune")
+            try background.save()
+            return book.objectID
+        }
+        // doc: auto-merge
+        let view = stack.viewContext                          // merges other saves by itself
+        let book = try view.performAndWait { try view.existingObject(with: id) }
+        try background.performAndWait {
+            try background.existingObject(with: id).setValue("Dune Messiah", forKey: "title")
+            try background.save()                             // queues the merge on the view context
+        }
+        let title = try view.performAndWait { try book.value(forKey: "title", as: String.self) }
+        // title == "Dune Messiah"
+        // doc: end
+        #expect(title == "Dune Messiah")
+    }
+
+    @Test func mergePolicyUpsert() throws {
+        let stack = try makeMemoryStack()
+        try stack.viewContext.performAndWait {
+            try stack.viewContext.insertBook("Dune", year: 1965, isbn: "0-441-17271-7")
+            try stack.viewContext.save()
+        }
+        // doc: merge-policy
+        let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        let changes = try context.performAndWait {
+            let book = try context.insert(entityName: "Book")
+            try book.setValue("Dune (new cover)", forKey: "title")
+            try book.setValue("0-441-17271-7", forKey: "isbn")     // already in the store
+            return try context.save()                              // updates that row: an upsert
+        }
+        // changes.inserted is empty and changes.updated holds the existing row's ID; the row keeps
+        // its year (1965), which the new object did not set.
+        // doc: end
+        #expect(changes.inserted.isEmpty && changes.updated.count == 1)
+        let row = try stack.viewContext.performAndWait {
+            let books = try stack.viewContext.fetch(FetchRequest(entityName: "Book"))
+            return try books.map { "\(try $0.value(forKey: "title", as: String.self)) \(try $0.value(forKey: "year", as: Int32?.self) ?? 0)" }
+        }
+        #expect(row == ["Dune (new cover) 1965"])
+    }
+
     @Test func migrationAndStores() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Library.sqlite")
