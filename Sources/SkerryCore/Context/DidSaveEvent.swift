@@ -7,8 +7,12 @@ import Foundation
 public struct DidSaveEvent: Sendable {
     /// The context that saved.
     public let context: ObjectContext
-    /// The permanent IDs of the inserted, updated and deleted objects.
+    /// The IDs of the inserted, updated and deleted objects: permanent for a save to the stores;
+    /// for a child context's save into its parent, inserted objects keep their temporary IDs.
     public let changes: StoreChanges
+    /// For a save to the stores, the temporary ID each inserted object had, mapped to its
+    /// permanent ID.
+    public var permanentIDs: [ObjectID: ObjectID] = [:]
 }
 
 /// A registration of a did-save observer; the observer is called until ``cancel()``.

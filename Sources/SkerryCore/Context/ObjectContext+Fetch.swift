@@ -1,16 +1,14 @@
 extension ObjectContext {
-    /// The entity, store and resolved query of a request.
-    private func prepare(_ request: FetchRequest) throws(SkerryError) -> (any ObjectStore, StoreQuery) {
+    /// The resolved query of a request.
+    private func prepare(_ request: FetchRequest) throws(SkerryError) -> StoreQuery {
         let entity = try coordinator.entity(named: request.entityName)
         guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
             throw SkerryError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative.", entityName: entity.name)
         }
-        let store = try coordinator.store(for: entity)
         var sortKeys: [ResolvedSortKey] = []
         for sortKey in request.sortKeys { sortKeys.append(try sortKey.resolved(for: entity)) }
-        let query = StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity),
-                               sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
-        return (store, query)
+        return StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity),
+                          sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
     }
 
     /// Fetches the objects matching `request`.
@@ -18,7 +16,8 @@ extension ObjectContext {
     /// Objects already registered are returned as they are (one object per row); those without
     /// pending changes take the values just read. With `includesPendingChanges` (the default),
     /// unsaved inserts and changes are matched in memory and deleted objects left out, so the
-    /// result is what the same fetch would return after a save.
+    /// result is what the same fetch would return after a save. A child context reads through its
+    /// parent, so it also sees the parent's unsaved state.
     /// - Parameter request: what to fetch.
     /// - Returns: the objects, in the request's order.
     /// - Throws: ``SkerryError/Code/unknownEntity``, ``SkerryError/Code/unknownAttribute`` or
@@ -28,32 +27,28 @@ extension ObjectContext {
     /// applied in memory to all matching rows.
     public func fetch(_ request: FetchRequest) throws(SkerryError) -> [EntityObject] {
         assertOnQueue()
-        let (store, query) = try prepare(request)
+        let query = try prepare(request)
         guard request.includesPendingChanges && hasPendingChanges(of: query.entity) else {
             if request.fetchBatchSize > 0 {
-                return try faults(store.fetchPrimaryKeys(query), store: store, entity: query.entity,
-                                  batchSize: request.fetchBatchSize)
+                return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize)
             }
-            let rows = try store.fetchRows(query)
+            let rows = try sourceRows(request, query, unlimited: false)
             registry.reserveCapacity(registry.count + rows.count)
-            return rows.map { register($0, store: store, entity: query.entity) }
+            return rows.map(register)
         }
-        return try fetchIncludingPendingChanges(store, query)
+        return try fetchIncludingPendingChanges(request, query)
     }
 
-    private func fetchIncludingPendingChanges(_ store: any ObjectStore, _ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
+    private func fetchIncludingPendingChanges(_ request: FetchRequest, _ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
         let entity = query.entity
-        var unlimited = query
-        unlimited.limit = 0
-        unlimited.offset = 0
-        let rows = try store.fetchRows(unlimited)
+        let rows = try sourceRows(request, query, unlimited: true)
         func matches(_ object: EntityObject) -> Bool {
             query.predicate?.evaluate(object.values) ?? true
         }
         var result: [EntityObject] = []
         var included = Set<ObjectIdentifier>()
         for row in rows {
-            let object = register(row, store: store, entity: entity)
+            let object = register(row)
             if object.isDeletedFlag || (object.committedValues != nil && !matches(object)) { continue }
             result.append(object)
             included.insert(ObjectIdentifier(object))
@@ -82,38 +77,37 @@ extension ObjectContext {
     /// changes of the entity, no object is materialized.
     public func fetchObjectIDs(_ request: FetchRequest) throws(SkerryError) -> [ObjectID] {
         assertOnQueue()
-        let (store, query) = try prepare(request)
+        let query = try prepare(request)
         if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
-            return try fetchIncludingPendingChanges(store, query).map(\.objectID)
+            return try fetchIncludingPendingChanges(request, query).map(\.objectID)
         }
-        return try store.fetchPrimaryKeys(query).map {
-            ObjectID(store: store.identity, entity: query.entity, primaryKey: $0)
-        }
+        return try sourceObjectIDs(request, query)
     }
 
     /// The number of objects ``fetch(_:)`` would return for `request` (limit and offset included).
     public func count(for request: FetchRequest) throws(SkerryError) -> Int {
         assertOnQueue()
-        let (store, query) = try prepare(request)
+        let query = try prepare(request)
         if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
-            return try fetchIncludingPendingChanges(store, query).count
+            return try fetchIncludingPendingChanges(request, query).count
         }
-        return try store.count(query)
+        return try sourceCount(request, query)
     }
 
     /// Fetches the values of chosen attributes of the matching rows, as dictionaries, without
-    /// registering objects. Reads the store only: pending changes are not included (as in Core Data).
+    /// registering objects. Reads the store only: pending changes are not included (as in Core
+    /// Data), not even a parent context's.
     /// - Parameter request: what to fetch; `propertiesToFetch` names the attributes (nil: all).
     /// - Returns: one dictionary per row; an attribute with no value maps to `.null`.
     public func fetchDictionaries(_ request: FetchRequest) throws(SkerryError) -> [[String: AttributeValue]] {
         assertOnQueue()
-        let (store, query) = try prepare(request)
+        let query = try prepare(request)
         let entity = query.entity
         var indexes: [Int] = []
         for name in request.propertiesToFetch ?? entity.attributes.map(\.name) {
             indexes.append(try entity.requireAttributeIndex(name))
         }
-        return try store.fetchColumns(query, attributeIndexes: indexes).map { row in
+        return try coordinator.store(for: entity).fetchColumns(query, attributeIndexes: indexes).map { row in
             var dictionary: [String: AttributeValue] = [:]
             dictionary.reserveCapacity(indexes.count)
             for (position, index) in indexes.enumerated() { dictionary[entity.attributes[index].name] = row[position] }
@@ -131,15 +125,17 @@ extension ObjectContext {
 
     /// The object for `objectID`: the registered one, or else a fault whose values load when first
     /// read. Never reads the store; if the row does not exist, reading the fault throws
-    /// ``SkerryError/Code/objectNotFound``. A temporary ID that is not registered here (an object
-    /// since saved, or inserted in another context) names no row: the object returned is not
-    /// registered, and using it throws ``SkerryError/Code/objectNotInContext``.
+    /// ``SkerryError/Code/objectNotFound``. In a context of the stores, a temporary ID that is not
+    /// registered here (an object since saved, or inserted in another context) names no row: the
+    /// object returned is not registered, and using it throws
+    /// ``SkerryError/Code/objectNotInContext``. In a child context it may name an object its parent
+    /// inserted, and gives a fault like any other ID.
     public func object(with objectID: ObjectID) -> EntityObject {
         assertOnQueue()
         if let object = registry[objectID] { return object }
         let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: [],
                                   version: 0, isFault: true)
-        if objectID.isTemporary {
+        if objectID.isTemporary && parent == nil {
             object.invalidate()
         } else {
             registry[objectID] = object
@@ -156,20 +152,19 @@ extension ObjectContext {
             if object.isFaultFlag { try fulfillFault(object) }
             return object
         }
-        guard !objectID.isTemporary, let store = coordinator.store(with: objectID.store),
-              let row = try store.fetchRows(objectID.entity, primaryKeys: [objectID.key]).first else {
+        guard parent != nil || !objectID.isTemporary, let row = try sourceRows(for: [objectID]).first else {
             throw SkerryError(.objectNotFound, "No object \(objectID) exists in the store.",
                               entityName: objectID.entityName, objectID: objectID)
         }
-        return register(row, store: store, entity: objectID.entity)
+        return register(row)
     }
 
     // MARK: Registration and faults
 
     /// The registered object for a row, created if needed. A fault, or an object without pending
     /// changes (also one whose changes were set back), takes the row's values.
-    func register(_ row: RowSnapshot, store: any ObjectStore, entity: EntityDescription) -> EntityObject {
-        let objectID = ObjectID(store: store.identity, entity: entity, primaryKey: row.primaryKey)
+    func register(_ row: ObjectSnapshot) -> EntityObject {
+        let objectID = row.objectID
         if let object = registry[objectID] {
             if object.isFaultFlag || (!object.isUpdated && !object.isDeletedFlag) {
                 if object.committedValues != nil {
@@ -183,19 +178,17 @@ extension ObjectContext {
             }
             return object
         }
-        let object = EntityObject(entity: entity, objectID: objectID, context: self, values: row.values,
+        let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: row.values,
                                   version: row.version, isFault: false)
         registry[objectID] = object
         return object
     }
 
-    private func faults(_ keys: [Int64], store: any ObjectStore, entity: EntityDescription, batchSize: Int) -> [EntityObject] {
+    private func faults(_ objectIDs: [ObjectID], batchSize: Int) -> [EntityObject] {
         var result: [EntityObject] = []
-        result.reserveCapacity(keys.count)
-        for chunkStart in stride(from: 0, to: keys.count, by: batchSize) {
-            let ids = keys[chunkStart..<min(chunkStart + batchSize, keys.count)].map {
-                ObjectID(store: store.identity, entity: entity, primaryKey: $0)
-            }
+        result.reserveCapacity(objectIDs.count)
+        for chunkStart in stride(from: 0, to: objectIDs.count, by: batchSize) {
+            let ids = Array(objectIDs[chunkStart..<min(chunkStart + batchSize, objectIDs.count)])
             let batch = FaultBatch(objectIDs: ids)
             for id in ids {
                 let object = self.object(with: id)
@@ -210,13 +203,8 @@ extension ObjectContext {
     /// - Throws: ``SkerryError/Code/objectNotFound`` when its row no longer exists.
     func fulfillFault(_ object: EntityObject) throws(SkerryError) {
         let objectID = object.objectID
-        guard !objectID.isTemporary, let store = coordinator.store(with: objectID.store) else {
-            throw SkerryError(.objectNotFound, "No object \(objectID) exists in any loaded store.",
-                              entityName: objectID.entityName, objectID: objectID)
-        }
         let batch = object.faultBatch?.objectIDs.filter { registry[$0]?.isFaultFlag == true } ?? [objectID]
-        let rows = try store.fetchRows(objectID.entity, primaryKeys: batch.map(\.key))
-        for row in rows { _ = register(row, store: store, entity: objectID.entity) }
+        for row in try sourceRows(for: batch) { _ = register(row) }
         guard !object.isFaultFlag else {
             throw SkerryError(.objectNotFound, "The row of \(objectID) no longer exists in the store.",
                               entityName: objectID.entityName, objectID: objectID)

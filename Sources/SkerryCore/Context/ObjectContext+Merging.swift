@@ -18,6 +18,16 @@ extension ObjectContext {
         }
     }
 
+    /// Gives objects saved by the parent their permanent IDs.
+    func adoptPermanentIDs(_ permanentIDs: [ObjectID: ObjectID]) {
+        for (temporary, permanent) in permanentIDs {
+            guard let object = registry.removeValue(forKey: temporary) else { continue }
+            if let other = registry[permanent], other !== object { unregister(other) }
+            object.objectID = permanent
+            registry[permanent] = object
+        }
+    }
+
     /// Brings this context up to date with another context's save; see ``mergeChanges(_:)``.
     /// An event of this context's own save changes nothing.
     public func mergeChanges(fromContextDidSave event: DidSaveEvent) {
@@ -26,8 +36,10 @@ extension ObjectContext {
         mergeChanges(event.changes)
     }
 
-    /// Whether the context merges every save of the other contexts of its stack by itself, as
-    /// ``mergeChanges(fromContextDidSave:)`` would, on its own queue shortly after each save.
+    /// Whether the context merges the saves that reach its parent by itself, as
+    /// ``mergeChanges(fromContextDidSave:)`` would, on its own queue shortly after each save:
+    /// for a context of the stores, the saves of the stack's other such contexts; for a child
+    /// context, the saves of its siblings into the parent and the parent's own saves.
     ///
     /// On by default for the stack's ``PersistentStack/viewContext`` and
     /// ``PersistentStack/newBackgroundContext()`` contexts. May be set from any thread.
@@ -37,7 +49,8 @@ extension ObjectContext {
             automaticMerge.withLock { observation in
                 if newValue, observation == nil {
                     observation = coordinator.didSave.add(context: nil) { [weak self] event in
-                        guard let self, event.context !== self else { return }
+                        guard let self, event.context !== self,
+                              event.context.parent === self.parent || event.context === self.parent else { return }
                         self.perform { self.mergeChanges(event.changes) }
                     }
                 } else if !newValue, let current = observation {

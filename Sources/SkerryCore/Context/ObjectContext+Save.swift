@@ -22,6 +22,9 @@ extension ObjectContext {
         let updated = changedObjects.filter { $0.isUpdated && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
         let deleted = deletedSet.sorted { $0.objectID.key < $1.objectID.key }
         try validateRequiredValues(inserted + updated)
+        if let parent {
+            return try save(into: parent, inserted: inserted, updated: updated, deleted: deleted)
+        }
 
         let policy = mergePolicy
         var plan = SavePlan(inserted: inserted, updated: updated, deleted: deleted)
@@ -90,6 +93,7 @@ extension ObjectContext {
         changes.updated.reserveCapacity(plan.updates.count)
         changes.deleted.reserveCapacity(plan.deletes.count)
         registry.reserveCapacity(registry.count + plan.inserts.count)
+        var permanentIDs: [ObjectID: ObjectID] = [:]
         var keyOfInsert: [Int: Int64] = [:]
         for (part, keys) in zip(parts, insertedKeys) {
             for (origin, key) in zip(part.insertOrigins, keys) { keyOfInsert[origin] = key }
@@ -120,6 +124,8 @@ extension ObjectContext {
         changedObjects.removeAll()
         for (index, insert) in plan.inserts.enumerated() {
             let object = insert.object
+            let temporaryID = object.objectID
+            defer { if object.objectID != temporaryID { permanentIDs[temporaryID] = object.objectID } }
             switch insert.fate {
             case .insert(let values):
                 object.values = values
@@ -140,8 +146,60 @@ extension ObjectContext {
             }
         }
         insertedList.removeAll()
+        permanentIDsOfSavedObjects.merge(permanentIDs) { _, new in new }
+        coordinator.didSave.post(DidSaveEvent(context: self, changes: changes, permanentIDs: permanentIDs))
+        return changes
+    }
+
+    // MARK: Saving into a parent context
+
+    /// A child's save: moves the changes into the parent, which holds them as its own pending
+    /// changes until it saves. Nothing in either context changes when the parent refuses them.
+    private func save(into parent: ObjectContext, inserted: [EntityObject], updated: [EntityObject],
+                      deleted: [EntityObject]) throws(SkerryError) -> StoreChanges {
+        let inserts = inserted.map { ($0.objectID, $0.values) }
+        let updates = updated.map { ($0.objectID, $0.values) }
+        let deletes = deleted.map(\.objectID)
+        try Self.onParent(parent) { try parent.absorbChildChanges(inserts: inserts, updates: updates, deletes: deletes) }
+
+        let changes = StoreChanges(inserted: Set(inserts.map(\.0)), updated: Set(updates.map(\.0)), deleted: Set(deletes))
+        for object in deleted { unregister(object) }
+        for object in changedObjects { object.committedValues = nil }
+        changedObjects.removeAll()
+        for object in inserted { object.isInsertedFlag = false }   // the parent holds the insert now
+        insertedList.removeAll()
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
         return changes
+    }
+
+    /// Takes a child's saved changes as this context's own pending changes. Every object concerned
+    /// is found first, so that a change that cannot be applied changes nothing.
+    func absorbChildChanges(inserts: [(ObjectID, [AttributeValue])], updates: [(ObjectID, [AttributeValue])],
+                            deletes: [ObjectID]) throws(SkerryError) {
+        var updatedObjects: [(EntityObject, [AttributeValue])] = []
+        for (objectID, values) in updates {
+            updatedObjects.append((try existingObject(with: resolvedID(objectID)), values))
+        }
+        var deletedObjects: [EntityObject] = []
+        for objectID in deletes {
+            deletedObjects.append(try existingObject(with: resolvedID(objectID)))
+        }
+        for (objectID, values) in inserts {
+            if let object = registry[resolvedID(objectID)] {
+                updatedObjects.append((object, values))      // pushed before, by a child save
+                continue
+            }
+            let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: values,
+                                      version: 0, isFault: false)
+            object.isInsertedFlag = true
+            registry[objectID] = object
+            insertedList.append(object)
+        }
+        for (object, values) in updatedObjects {
+            willChange(object)
+            object.values = values
+        }
+        for object in deletedObjects { try delete(object) }
     }
 
     /// Gives a saved inserted object its row's ID. An object already registered for that row (an
@@ -222,8 +280,7 @@ extension ObjectContext {
             object.faultBatch = nil
             return
         }
-        guard let store = coordinator.store(with: object.objectID.store),
-              let row = try store.fetchRows(object.entity, primaryKeys: [object.objectID.key]).first else {
+        guard let row = try sourceRows(for: [object.objectID]).first else {
             throw SkerryError(.objectNotFound, "The row of \(object.objectID) no longer exists in the store.",
                               entityName: object.entity.name, objectID: object.objectID)
         }

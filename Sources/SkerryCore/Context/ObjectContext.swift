@@ -28,6 +28,9 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// A name for debugging, shown in messages.
     public let name: String?
+    /// The context this one reads from and saves into, for a child context; nil for a context of
+    /// the stores.
+    public let parent: ObjectContext?
     let coordinator: StoreCoordinator
     private let queue: DispatchQueue
     /// The thread running a block of this context, or 0.
@@ -46,14 +49,43 @@ public final class ObjectContext: @unchecked Sendable {
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
-    init(coordinator: StoreCoordinator, name: String?) {
+    /// The temporary IDs of objects this context saved, with the permanent IDs they got, so that
+    /// a child still holding a temporary ID finds the object.
+    var permanentIDsOfSavedObjects: [ObjectID: ObjectID] = [:]
+    /// For a child: the observation of the parent's saves that swaps temporary IDs for permanent ones.
+    private let parentSaves = Mutex<DidSaveObservation?>(nil)
+
+    init(coordinator: StoreCoordinator, name: String?, parent: ObjectContext? = nil) {
         self.coordinator = coordinator
         self.name = name
+        self.parent = parent
         self.queue = DispatchQueue(label: "skerry.context" + (name.map { ".\($0)" } ?? ""))
+        if let parent {
+            let observation = coordinator.didSave.add(context: parent) { [weak self] event in
+                guard let self, !event.permanentIDs.isEmpty else { return }
+                self.perform { self.adoptPermanentIDs(event.permanentIDs) }
+            }
+            parentSaves.withLock { $0 = observation }
+        }
+    }
+
+    /// A new context whose parent is this one: its fetches see this context's unsaved state, and
+    /// its ``save()`` moves its changes into this context (which a save of this context then
+    /// writes). It has its own queue; it does not merge other saves by itself unless
+    /// ``automaticallyMergesChangesFromParent`` is set.
+    /// - Parameter name: a name for debugging.
+    public func newChildContext(name: String? = nil) -> ObjectContext {
+        ObjectContext(coordinator: coordinator, name: name ?? "child of \(self.name ?? "context")", parent: self)
+    }
+
+    /// `objectID`, or the permanent ID it got when this context saved it.
+    func resolvedID(_ objectID: ObjectID) -> ObjectID {
+        objectID.isTemporary ? (permanentIDsOfSavedObjects[objectID] ?? objectID) : objectID
     }
 
     deinit {
         automaticMerge.withLock { $0?.cancel() }
+        parentSaves.withLock { $0?.cancel() }
         // Objects still registered must not reach this context any more (see EntityObject.owner).
         for object in registry.values { object.invalidate() }
     }

@@ -43,6 +43,12 @@ extension SavePlan {
                     unresolved.append(Self.conflict(.uniqueness(constraint: constraint), object, stored: stored, other: rowID))
                     continue
                 }
+                // Another insert of this save already became that row: fold into it, so that one
+                // insert per row writes it.
+                if let other = inserts.indices.first(where: { $0 != index && inserts[$0].becomesRow(rowID) }) {
+                    fold(index, into: other, policy: policy)
+                    continue
+                }
                 switch policy {
                 case .mergeByPropertyObjectTrump:
                     inserts[index].fate = .upsert(existing: stored, values: Self.overlaySetValues(of: object, onto: stored.values))
@@ -60,21 +66,29 @@ extension SavePlan {
                                                     other: inserts[other].object.objectID))
                     continue
                 }
-                // The later insert folds into the earlier one, which keeps the row.
-                if case .insert(let otherValues) = inserts[other].fate {
-                    switch policy {
-                    case .mergeByPropertyObjectTrump:
-                        inserts[other].fate = .insert(values: Self.overlaySetValues(of: object, onto: otherValues))
-                    case .overwrite:
-                        inserts[other].fate = .insert(values: values)
-                    default:
-                        break
-                    }
-                }
-                inserts[index].fate = .mergedInto(index: other)
+                fold(index, into: other, policy: policy)
             }
         }
         return unresolved
+    }
+
+    /// Folds the insert at `index` into the insert at `other`, which keeps the row: under object
+    /// trump the other takes the values this one set, under overwrite all of them.
+    private mutating func fold(_ index: Int, into other: Int, policy: MergePolicy) {
+        let object = inserts[index].object
+        func merged(_ base: [AttributeValue]) -> [AttributeValue] {
+            switch policy {
+            case .mergeByPropertyObjectTrump: return Self.overlaySetValues(of: object, onto: base)
+            case .overwrite: return object.values
+            case .error, .mergeByPropertyStoreTrump, .rollback: return base
+            }
+        }
+        switch inserts[other].fate {
+        case .insert(let values): inserts[other].fate = .insert(values: merged(values))
+        case .upsert(let existing, let values): inserts[other].fate = .upsert(existing: existing, values: merged(values))
+        case .adopt, .mergedInto: break
+        }
+        inserts[index].fate = .mergedInto(index: other)
     }
 
     /// Resolves a version conflict of an update; false when the policy cannot.
@@ -127,6 +141,16 @@ extension SavePlan {
 }
 
 extension SavePlan.Insert {
+    /// Whether this insert writes over, or becomes, the row `rowID`.
+    func becomesRow(_ rowID: ObjectID) -> Bool {
+        switch fate {
+        case .upsert(let existing, _), .adopt(let existing):
+            return object.entity === rowID.entity && existing.primaryKey == rowID.key
+        case .insert, .mergedInto:
+            return false
+        }
+    }
+
     /// The row an upsert writes over, as an ID.
     var upsertTarget: ObjectID? {
         guard case .upsert(let existing, _) = fate else { return nil }
