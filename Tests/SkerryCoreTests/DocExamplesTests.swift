@@ -277,6 +277,29 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(row == ["Dune (new cover) 1965"])
     }
 
+    @Test func nestedContexts() throws {
+        let stack = try makeMemoryStack()
+        // doc: nested-stack
+        let persisting = stack.newBackgroundContext()           // writes to the store
+        let main = persisting.newChildContext(name: "main")     // the context the app reads
+        func save() throws {                                    // one save that saves both
+            try main.performAndWait { try main.save() }
+            try persisting.performAndWait { try persisting.save() }
+        }
+
+        let editor = main.newChildContext(name: "editor")       // a short-lived write context
+        try editor.performAndWait {
+            let book = try editor.insert(entityName: "Book")
+            try book.setValue("Dune", forKey: "title")
+            try editor.save()                                   // into main only
+        }
+        let seenByMain = try main.performAndWait { try main.count(for: FetchRequest(entityName: "Book")) }  // 1
+        try save()                                              // main -> persisting -> store
+        // doc: end
+        #expect(seenByMain == 1)
+        #expect(try stack.viewContext.performAndWait { try stack.viewContext.count(for: FetchRequest(entityName: "Book")) } == 1)
+    }
+
     @Test func migrationAndStores() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Library.sqlite")
