@@ -5,6 +5,7 @@ let package = Package(
     name: "Skerry",
     products: [
         .library(name: "SkerryCore", targets: ["SkerryCore"]),
+        .library(name: "Skerry", targets: ["Skerry"]),
         .executable(name: "skerry-example", targets: ["SkerryExample"]),
     ],
     targets: [
@@ -17,6 +18,10 @@ let package = Package(
             name: "SkerryCore",
             dependencies: ["CSQLite"]
         ),
+        .target(
+            name: "Skerry",
+            dependencies: ["SkerryCore"]
+        ),
         .executableTarget(
             name: "SkerryExample",
             dependencies: ["SkerryCore"]
@@ -24,6 +29,10 @@ let package = Package(
         .testTarget(
             name: "SkerryCoreTests",
             dependencies: ["SkerryCore"]
+        ),
+        .testTarget(
+            name: "SkerryTests",
+            dependencies: ["Skerry"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,96 @@
+import SkerryCore
+
+/// The context a ``PersistentContainer`` perform works in: Sworm's `ManagedObjectContext`, over an
+/// engine ``SkerryCore/ObjectContext``. Valid only inside the perform that received it.
+public final class ManagedObjectContext {
+    /// The engine context, for what the typed layer does not cover.
+    public let instance: ObjectContext
+
+    init(_ instance: ObjectContext) {
+        self.instance = instance
+    }
+
+    /// Inserts a new object with the values of `value`.
+    @discardableResult
+    public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws(SkerryError) -> ManagedObject<PlainObject> {
+        let object = ManagedObject<PlainObject>(instance: try instance.insert(entityName: PlainObject.entityName))
+        return try object.encode(value)
+    }
+
+    /// Deletes an object at the next save.
+    public func delete<PlainObject: ManagedObjectConvertible>(_ object: ManagedObject<PlainObject>) throws(SkerryError) {
+        try instance.delete(object.instance)
+    }
+
+    /// Deletes every object the request matches, at the next save (loading them, so that the
+    /// context's pending changes and other contexts see the deletes; see ``batchDelete(_:)``).
+    public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) {
+        for object in try instance.fetch(try request.fetchRequest()) {
+            try instance.delete(object)
+        }
+    }
+
+    /// Deletes every object the request matches in the store now, without loading them; live
+    /// contexts see it once the IDs are merged (`ObjectContext.mergeChanges(_:)`).
+    /// - Returns: how many objects were deleted.
+    @discardableResult
+    public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> Int {
+        let fetchRequest = try request.fetchRequest()
+        let result = try instance.execute(BatchDeleteRequest(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate))
+        instance.mergeChanges(result.changes)
+        return result.count
+    }
+
+    /// How many objects the request matches.
+    public func count<PlainObject: ManagedObjectConvertible>(of request: Request<PlainObject>) throws(SkerryError) -> Int {
+        try instance.count(for: try request.fetchRequest())
+    }
+
+    /// The objects the request matches.
+    public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> [ManagedObject<PlainObject>] {
+        var objects: [ManagedObject<PlainObject>] = []
+        for object in try instance.fetch(try request.fetchRequest()) { objects.append(ManagedObject(instance: object)) }
+        return objects
+    }
+
+    /// One attribute's values of the objects the request matches.
+    public func fetch<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
+        _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value>
+    ) throws(SkerryError) -> [Value] {
+        var values: [Value] = []
+        for object in try fetch(request) { values.append(try object.decode(keyPath)) }
+        return values
+    }
+
+    /// One optional attribute's values of the objects the request matches.
+    public func fetch<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
+        _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value?>
+    ) throws(SkerryError) -> [Value?] {
+        var values: [Value?] = []
+        for object in try fetch(request) { values.append(try object.decode(keyPath)) }
+        return values
+    }
+
+    /// The first object the request matches, or nil.
+    public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> ManagedObject<PlainObject>? {
+        try fetch(request.limit(1)).first
+    }
+
+    /// One attribute of the first object the request matches, or nil.
+    public func fetchOne<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
+        _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value>
+    ) throws(SkerryError) -> Value? {
+        try fetch(request.limit(1), keyPath).first
+    }
+
+    /// One optional attribute of the first object the request matches, or nil.
+    public func fetchOne<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
+        _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value?>
+    ) throws(SkerryError) -> Value? {
+        try fetch(request.limit(1), keyPath).first ?? nil
+    }
+}
+
+/// A typed context is valid only inside the perform that received it.
+@available(*, unavailable, message: "A ManagedObjectContext is valid only inside the perform that received it.")
+extension ManagedObjectContext: @unchecked Sendable {}

@@ -1,0 +1,98 @@
+import SkerryCore
+
+/// Runs work against contexts from a factory, saves it, and (by default) forgets every object
+/// afterwards: Sworm's `PersistentContainer`.
+///
+/// ```swift
+/// let container = PersistentContainer(
+///     managedObjectContext: { stack.newBackgroundContext() },
+///     logError: { error in print(error) },
+///     cleanUpAfterExecution: true)
+/// let titles = try container.perform { context in
+///     try context.insert(Book(title: "Dune", year: 1965))
+///     return try context.fetch(Book.all.sort(\Book.title)).map { try $0.decode().title }
+/// }
+/// ```
+///
+/// `cleanUpAfterExecution` trades memory for disk I/O: with it (the default) the context is reset
+/// after each perform, so no object outlives the perform and nothing grows; without it a context
+/// the factory hands out again keeps its objects as a cache, and reading them again costs no I/O.
+public final class PersistentContainer: Sendable {
+    private let managedObjectContext: @Sendable () throws -> ObjectContext
+    private let logError: (@Sendable (any Error) -> Void)?
+    private let cleanUpAfterExecution: Bool
+
+    /// Creates a container.
+    /// - Parameters:
+    ///   - managedObjectContext: called for every perform: the view context, a new background
+    ///     context, a choice by thread, a child context — or a closure that throws until the stores
+    ///     are loaded.
+    ///   - logError: receives every error of a perform (from the factory, the work or the save)
+    ///     once, before it is rethrown; cancellation is not logged.
+    ///   - cleanUpAfterExecution: whether the context is reset after each perform. Default true.
+    public init(managedObjectContext: @escaping @Sendable () throws -> ObjectContext,
+                logError: (@Sendable (any Error) -> Void)? = nil,
+                cleanUpAfterExecution: Bool = true) {
+        self.managedObjectContext = managedObjectContext
+        self.logError = logError
+        self.cleanUpAfterExecution = cleanUpAfterExecution
+    }
+
+    /// Runs `action` on a context from the factory, on that context's queue, and waits: saves the
+    /// context if `action` left changes, and resets it afterwards when cleaning up.
+    /// - Parameter action: the work; it receives the context and returns a value.
+    /// - Returns: what `action` returned.
+    /// - Throws: what the factory, `action` or the save threw (after logging it).
+    @discardableResult
+    public func perform<T>(action: (ManagedObjectContext) throws -> T) throws -> T {
+        do {
+            let context = try managedObjectContext()
+            return try context.performAndWait { try execute(action, on: context) }
+        } catch {
+            log(error)
+            throw error
+        }
+    }
+
+    /// The asynchronous form of ``perform(action:)`` (Sworm's name): suspends instead of blocking.
+    /// - Parameter action: the work; it returns a `Sendable` value (plain values, never objects).
+    /// - Returns: what `action` returned.
+    /// - Throws: `CancellationError` (not logged) when the task is cancelled before the work
+    ///   starts; otherwise as ``perform(action:)``.
+    @discardableResult
+    public func schedule<T: Sendable>(action: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let context: ObjectContext
+        do {
+            context = try managedObjectContext()
+        } catch {
+            log(error)
+            throw error
+        }
+        do {
+            return try await context.perform { try self.execute(action, on: context) }
+        } catch {
+            log(error)
+            throw error
+        }
+    }
+
+    /// The work of one perform, on the context's queue.
+    private func execute<T>(_ action: (ManagedObjectContext) throws -> T, on context: ObjectContext) throws -> T {
+        defer { if cleanUpAfterExecution { context.reset() } }
+        do {
+            let result = try action(ManagedObjectContext(context))
+            if context.hasChanges { try context.save() }
+            return result
+        } catch {
+            // A context kept as a cache must not save half of a failed perform later.
+            if !cleanUpAfterExecution { context.rollback() }
+            throw error
+        }
+    }
+
+    private func log(_ error: any Error) {
+        if error is CancellationError { return }
+        logError?(error)
+    }
+}
