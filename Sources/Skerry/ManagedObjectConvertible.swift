@@ -86,9 +86,18 @@ public struct EntityOptions<PlainObject: ManagedObjectConvertible>: @unchecked S
         return copy
     }
 
+    /// Sets the default value of an optional property; see ``defaultValue(_:_:)-(KeyPath<PlainObject,Value>,_)``.
+    public func defaultValue<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>, _ value: Value) -> Self {
+        encodedDefault(keyPath, value)
+    }
+
     /// Sets the default value of a property: new objects inserted through the engine start with it,
     /// and a store that gains the attribute gives existing rows this value.
     public func defaultValue<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Self {
+        encodedDefault(keyPath, value)
+    }
+
+    private func encodedDefault<Value: SupportedAttributeType>(_ keyPath: PartialKeyPath<PlainObject>, _ value: Value) -> Self {
         var copy = self
         do {
             copy.defaults.append((keyPath, try value.encodePrimitiveValue().attributeValue))

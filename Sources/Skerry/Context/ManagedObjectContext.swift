@@ -10,11 +10,17 @@ public final class ManagedObjectContext {
         self.instance = instance
     }
 
-    /// Inserts a new object with the values of `value`.
+    /// Inserts a new object with the values of `value`. When a value cannot be stored, nothing is
+    /// inserted.
     @discardableResult
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws(SkerryError) -> ManagedObject<PlainObject> {
         let object = ManagedObject<PlainObject>(instance: try instance.insert(entityName: PlainObject.entityName))
-        return try object.encode(value)
+        do {
+            return try object.encode(value)
+        } catch {
+            try? instance.delete(object.instance)     // no half-written object stays behind
+            throw error
+        }
     }
 
     /// Deletes an object at the next save.
@@ -30,12 +36,19 @@ public final class ManagedObjectContext {
         }
     }
 
-    /// Deletes every object the request matches in the store now, without loading them; live
-    /// contexts see it once the IDs are merged (`ObjectContext.mergeChanges(_:)`).
+    /// Deletes every object the request matches in the store now, without loading them, and
+    /// removes them from this context; other live contexts see it once the IDs are merged
+    /// (`ObjectContext.mergeChanges(_:)`).
     /// - Returns: how many objects were deleted.
+    /// - Throws: ``SkerryCore/SkerryError/Code/invalidArgument`` for a request with a limit or an
+    ///   offset (a batch delete takes every match; use ``delete(_:)-(Request<PlainObject>)`` for those).
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> Int {
         let fetchRequest = try request.fetchRequest()
+        guard fetchRequest.fetchLimit == 0, fetchRequest.fetchOffset == 0 else {
+            throw SkerryError(.invalidArgument, "A batch delete takes every object the request matches; it cannot honour a limit or an offset. Use delete(_:) for those.",
+                              entityName: PlainObject.entityName)
+        }
         let result = try instance.execute(BatchDeleteRequest(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate))
         instance.mergeChanges(result.changes)
         return result.count

@@ -1,0 +1,50 @@
+import SkerryCore
+
+/// Skopelos's CRUD helpers, always explicit about the context (the one a read or write block
+/// received).
+extension ManagedObjectConvertible {
+    /// Inserts a new object with the type's default values (`Self()`).
+    @discardableResult
+    public static func create(in context: ManagedObjectContext) throws(SkerryError) -> ManagedObject<Self> {
+        try context.insert(Self())
+    }
+
+    /// Every object of the type.
+    public static func all(in context: ManagedObjectContext) throws(SkerryError) -> [ManagedObject<Self>] {
+        try context.fetch(all)
+    }
+
+    /// The objects for which `predicate` holds.
+    public static func all(matching predicate: Predicate, in context: ManagedObjectContext) throws(SkerryError) -> [ManagedObject<Self>] {
+        try context.fetch(all.where(predicate))
+    }
+
+    /// The first object of the type (in store order), or nil.
+    public static func first(in context: ManagedObjectContext) throws(SkerryError) -> ManagedObject<Self>? {
+        try context.fetchOne(all)
+    }
+
+    /// How many objects of the type there are.
+    public static func count(in context: ManagedObjectContext) throws(SkerryError) -> Int {
+        try context.count(of: all)
+    }
+
+    /// Deletes every object of the type at the next save.
+    public static func removeAll(in context: ManagedObjectContext) throws(SkerryError) {
+        try context.delete(all)
+    }
+}
+
+extension ManagedObject {
+    /// Deletes the object at the next save of `context`.
+    public func remove(in context: ManagedObjectContext) throws(SkerryError) {
+        try context.delete(self)
+    }
+
+    /// The same object in another context (of another read or write block), or nil when it does
+    /// not exist there.
+    public func inContext(_ context: ManagedObjectContext) -> ManagedObject<PlainObject>? {
+        guard let object = try? context.instance.existingObject(with: instance.objectID) else { return nil }
+        return ManagedObject(instance: object)
+    }
+}
