@@ -25,7 +25,8 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(FileManager.default.fileExists(atPath: expected.path))
     }
 
-    /// Every `// doc:` block of this file appears verbatim (dedented) in some guide of docs/.
+    /// Every `// doc:` block of this file and of SkerryTests/DocExamplesTests.swift appears
+    /// verbatim (dedented) in some guide of docs/.
     @Test func guidesQuoteTheseExamples() throws {
         let thisFile = URL(fileURLWithPath: #filePath)
         let root = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -34,7 +35,10 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             .filter { $0.hasSuffix(".md") }
             .map { try String(contentsOf: docsFolder.appendingPathComponent($0), encoding: .utf8) }
             .joined(separator: "\n")
-        let lines = try String(contentsOf: thisFile, encoding: .utf8).components(separatedBy: "\n")
+        let typedExamples = root.appendingPathComponent("Tests/SkerryTests/DocExamplesTests.swift")
+        let lines = try [thisFile, typedExamples].flatMap {
+            try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n")
+        }
         var blocks: [String: [String]] = [:]
         var current: (name: String, lines: [String])?
         for line in lines {
@@ -47,7 +51,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
                 current!.lines.append(line)
             }
         }
-        #expect(blocks.count >= 7)
+        #expect(blocks.count >= 16)
         for (name, block) in blocks {
             let indent = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 .map { $0.prefix { $0 == " " }.count }.min() ?? 0
