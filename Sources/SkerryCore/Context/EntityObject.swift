@@ -1,3 +1,28 @@
+/// The value of one relationship of an object: the related objects' IDs, once loaded.
+enum RelationshipValue: Equatable, Sendable {
+    case notLoaded
+    case toOne(ObjectID?)
+    case toMany([ObjectID])
+
+    /// The related IDs (empty when not loaded).
+    var objectIDs: [ObjectID] {
+        switch self {
+        case .notLoaded: return []
+        case .toOne(let id): return id.map { [$0] } ?? []
+        case .toMany(let ids): return ids
+        }
+    }
+
+    /// The value with every ID replaced by `mapping[id]` where it has one.
+    func mapped(_ mapping: [ObjectID: ObjectID]) -> RelationshipValue {
+        switch self {
+        case .notLoaded: return self
+        case .toOne(let id): return .toOne(id.map { mapping[$0] ?? $0 })
+        case .toMany(let ids): return .toMany(ids.map { mapping[$0] ?? $0 })
+        }
+    }
+}
+
 /// A group of objects fetched with a batch size, whose values load together the first time any
 /// of them is read.
 final class FaultBatch {
@@ -45,6 +70,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// The values last read from or written to the store, captured on the first change of a
     /// saved object; nil while the object has no pending change.
     var committedValues: [AttributeValue]?
+    /// The relationships, indexed like `entity.relationships`.
+    var relationshipValues: [RelationshipValue]
+    /// The relationships as committed, captured with `committedValues`.
+    var committedRelationships: [RelationshipValue]?
     /// The row version last read from or written to the store (optimistic locking).
     var version: Int64
     /// Whether the values are not loaded yet.
@@ -55,11 +84,12 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     var faultBatch: FaultBatch?
 
     init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
-         version: Int64, isFault: Bool) {
+         version: Int64, isFault: Bool, relationships: [RelationshipValue]? = nil) {
         self.entity = entity
         self.objectID = objectID
         self.owner = context
         self.values = values
+        self.relationshipValues = relationships ?? Array(repeating: .notLoaded, count: entity.relationships.count)
         self.version = version
         self.isFaultFlag = isFault
     }
@@ -75,7 +105,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// Whether a saved object has values that differ from the store's.
     public var isUpdated: Bool {
         guard let committedValues, !isInsertedFlag else { return false }
-        return committedValues != values
+        return committedValues != values || committedRelationships != relationshipValues
     }
     /// Whether the object has unsaved changes: inserted, deleted or updated.
     public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || isUpdated }
@@ -207,6 +237,8 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         isRegistered = false
         values = []
         committedValues = nil
+        relationshipValues = []
+        committedRelationships = nil
         isFaultFlag = true
         isInsertedFlag = false
         isDeletedFlag = false

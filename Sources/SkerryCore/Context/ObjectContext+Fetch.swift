@@ -169,9 +169,11 @@ extension ObjectContext {
             if object.isFaultFlag || (!object.isUpdated && !object.isDeletedFlag) {
                 if object.committedValues != nil {
                     object.committedValues = nil
+                    object.committedRelationships = nil
                     changedObjects.remove(object)
                 }
                 object.values = row.values
+                object.relationshipValues = row.relationships
                 object.version = row.version
                 object.isFaultFlag = false
                 object.faultBatch = nil
@@ -179,7 +181,7 @@ extension ObjectContext {
             return object
         }
         let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: row.values,
-                                  version: row.version, isFault: false)
+                                  version: row.version, isFault: false, relationships: row.relationships)
         registry[objectID] = object
         return object
     }

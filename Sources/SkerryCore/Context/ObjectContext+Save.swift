@@ -22,6 +22,9 @@ extension ObjectContext {
         let updated = changedObjects.filter { $0.isUpdated && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
         let deleted = deletedSet.sorted { $0.objectID.key < $1.objectID.key }
         try validateRequiredValues(inserted + updated)
+        if coordinator.model.hasRelationships {
+            try validateRelationships(saving: inserted + updated, deleting: deleted)
+        }
         if let parent {
             return try save(into: parent, inserted: inserted, updated: updated, deleted: deleted)
         }
@@ -30,7 +33,7 @@ extension ObjectContext {
         var plan = SavePlan(inserted: inserted, updated: updated, deleted: deleted)
         let stores = coordinator.loadedStores
         for attempt in 1...Self.maximumSaveAttempts {
-            let parts = try plan.parts(storeOrder: stores)
+            let parts = try plan.parts(storeOrder: stores, model: coordinator.model)
             do {
                 let keys = try Self.write(parts, from: 0)
                 return apply(plan, parts: parts, insertedKeys: keys)
@@ -118,9 +121,13 @@ extension ObjectContext {
                 continue
             }
             object.committedValues = nil
+            object.committedRelationships = nil
             changedObjects.remove(object)
         }
-        for object in changedObjects { object.committedValues = nil }
+        for object in changedObjects {
+            object.committedValues = nil
+            object.committedRelationships = nil
+        }
         changedObjects.removeAll()
         for (index, insert) in plan.inserts.enumerated() {
             let object = insert.object
@@ -146,6 +153,9 @@ extension ObjectContext {
             }
         }
         insertedList.removeAll()
+        if !permanentIDs.isEmpty && coordinator.model.hasRelationships {
+            for object in registry.values { object.relationshipValues = object.relationshipValues.map { $0.mapped(permanentIDs) } }
+        }
         permanentIDsOfSavedObjects.merge(permanentIDs) { _, new in new }
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes, permanentIDs: permanentIDs))
         return changes
@@ -157,14 +167,25 @@ extension ObjectContext {
     /// changes until it saves. Nothing in either context changes when the parent refuses them.
     private func save(into parent: ObjectContext, inserted: [EntityObject], updated: [EntityObject],
                       deleted: [EntityObject]) throws(SkerryError) -> StoreChanges {
-        let inserts = inserted.map { ($0.objectID, $0.values) }
-        let updates = updated.map { ($0.objectID, $0.values) }
+        func changedRelationships(_ object: EntityObject) -> [Int: RelationshipValue] {
+            var changed: [Int: RelationshipValue] = [:]
+            for (index, value) in object.relationshipValues.enumerated() {
+                if case .notLoaded = value { continue }
+                if object.isInsertedFlag || object.committedRelationships?[index] != value { changed[index] = value }
+            }
+            return changed
+        }
+        let inserts = inserted.map { ChildChange(objectID: $0.objectID, values: $0.values, relationships: changedRelationships($0)) }
+        let updates = updated.map { ChildChange(objectID: $0.objectID, values: $0.values, relationships: changedRelationships($0)) }
         let deletes = deleted.map(\.objectID)
         try Self.onParent(parent) { try parent.absorbChildChanges(inserts: inserts, updates: updates, deletes: deletes) }
 
-        let changes = StoreChanges(inserted: Set(inserts.map(\.0)), updated: Set(updates.map(\.0)), deleted: Set(deletes))
+        let changes = StoreChanges(inserted: Set(inserts.map(\.objectID)), updated: Set(updates.map(\.objectID)), deleted: Set(deletes))
         for object in deleted { unregister(object) }
-        for object in changedObjects { object.committedValues = nil }
+        for object in changedObjects {
+            object.committedValues = nil
+            object.committedRelationships = nil
+        }
         changedObjects.removeAll()
         for object in inserted { object.isInsertedFlag = false }   // the parent holds the insert now
         insertedList.removeAll()
@@ -172,34 +193,54 @@ extension ObjectContext {
         return changes
     }
 
+    /// One object's changes, as a child saves them into its parent.
+    struct ChildChange: Sendable {
+        let objectID: ObjectID
+        let values: [AttributeValue]
+        /// The relationships the child changed (all loaded ones, for an insert), by index.
+        let relationships: [Int: RelationshipValue]
+    }
+
     /// Takes a child's saved changes as this context's own pending changes. Every object concerned
-    /// is found first, so that a change that cannot be applied changes nothing.
-    func absorbChildChanges(inserts: [(ObjectID, [AttributeValue])], updates: [(ObjectID, [AttributeValue])],
-                            deletes: [ObjectID]) throws(SkerryError) {
-        var updatedObjects: [(EntityObject, [AttributeValue])] = []
-        for (objectID, values) in updates {
-            updatedObjects.append((try existingObject(with: resolvedID(objectID)), values))
+    /// is found first, so that a change that cannot be applied changes nothing. Inverses need no
+    /// upkeep here: the child kept them in sync, and saves both sides.
+    func absorbChildChanges(inserts: [ChildChange], updates: [ChildChange], deletes: [ObjectID]) throws(SkerryError) {
+        var updatedObjects: [(EntityObject, ChildChange)] = []
+        for change in updates {
+            updatedObjects.append((try existingObject(with: resolvedID(change.objectID)), change))
         }
         var deletedObjects: [EntityObject] = []
         for objectID in deletes {
             deletedObjects.append(try existingObject(with: resolvedID(objectID)))
         }
-        for (objectID, values) in inserts {
-            if let object = registry[resolvedID(objectID)] {
-                updatedObjects.append((object, values))      // pushed before, by a child save
+        for change in inserts {
+            if let object = registry[resolvedID(change.objectID)] {
+                updatedObjects.append((object, change))      // pushed before, by a child save
                 continue
             }
-            let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: values,
-                                      version: 0, isFault: false)
+            let entity = change.objectID.entity
+            let object = EntityObject(entity: entity, objectID: change.objectID, context: self, values: change.values,
+                                      version: 0, isFault: false,
+                                      relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
+            for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(permanentIDsOfSavedObjects) }
             object.isInsertedFlag = true
-            registry[objectID] = object
+            registry[change.objectID] = object
             insertedList.append(object)
         }
-        for (object, values) in updatedObjects {
+        for (object, change) in updatedObjects {
             willChange(object)
-            object.values = values
+            object.values = change.values
+            for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(permanentIDsOfSavedObjects) }
         }
-        for object in deletedObjects { try delete(object) }
+        for object in deletedObjects where !object.isDeletedFlag {
+            object.isDeletedFlag = true                       // the child applied the delete rules
+            if object.isInsertedFlag {
+                insertedList.removeAll { $0 === object }
+                unregister(object)
+            } else {
+                deletedSet.insert(object)
+            }
+        }
     }
 
     /// Gives a saved inserted object its row's ID. An object already registered for that row (an
@@ -237,7 +278,9 @@ extension ObjectContext {
         insertedList.removeAll()
         for object in changedObjects {
             if let committed = object.committedValues { object.values = committed }
+            if let committed = object.committedRelationships { object.relationshipValues = committed }
             object.committedValues = nil
+            object.committedRelationships = nil
         }
         changedObjects.removeAll()
         for object in deletedSet { object.isDeletedFlag = false }
@@ -275,6 +318,8 @@ extension ObjectContext {
         guard mergeChanges else {
             changedObjects.remove(object)
             object.committedValues = nil
+            object.committedRelationships = nil
+            object.relationshipValues = Array(repeating: .notLoaded, count: object.entity.relationships.count)
             object.values = []
             object.isFaultFlag = true
             object.faultBatch = nil
@@ -291,8 +336,17 @@ extension ObjectContext {
             }
             object.values = merged
             object.committedValues = row.values
+            // Relationships changed here stay; the others take the row's value (or load again).
+            let committedRelationships = object.committedRelationships ?? object.relationshipValues
+            var relationships = row.relationships
+            for index in relationships.indices where committedRelationships[index] != object.relationshipValues[index] {
+                relationships[index] = object.relationshipValues[index]
+            }
+            object.relationshipValues = relationships
+            object.committedRelationships = row.relationships
         } else {
             object.values = row.values
+            object.relationshipValues = row.relationships
         }
         object.version = row.version
         object.isFaultFlag = false

@@ -5,6 +5,8 @@ struct ObjectSnapshot: Sendable {
     /// version of the parent's object.
     let version: Int64
     let values: [AttributeValue]
+    /// The relationships as far as the row says (foreign keys; the rest not loaded).
+    let relationships: [RelationshipValue]
 }
 
 /// Where a context reads rows: the one mechanism behind fetches, faults, look-ups and refreshes.
@@ -18,8 +20,7 @@ extension ObjectContext {
         guard let parent else {
             let store = try coordinator.store(for: query.entity)
             return try store.fetchRows(query).map {
-                ObjectSnapshot(objectID: ObjectID(store: store.identity, entity: query.entity, primaryKey: $0.primaryKey),
-                               version: $0.version, values: $0.values)
+                snapshot($0, store: store, entity: query.entity)
             }
         }
         var parentRequest = Self.requestForParent(request)
@@ -53,13 +54,27 @@ extension ObjectContext {
             guard !first.isTemporary, let store = coordinator.store(with: first.store) else { return [] }
             let keys = objectIDs.filter { !$0.isTemporary && $0.store === first.store }.map(\.key)
             return try store.fetchRows(first.entity, primaryKeys: keys).map {
-                ObjectSnapshot(objectID: ObjectID(store: store.identity, entity: first.entity, primaryKey: $0.primaryKey),
-                               version: $0.version, values: $0.values)
+                snapshot($0, store: store, entity: first.entity)
             }
         }
         return try Self.onParent(parent) {
             objectIDs.compactMap { id in (try? parent.existingObject(with: parent.resolvedID(id)))?.snapshot }
         }
+    }
+
+    /// A store row as a snapshot: foreign keys become to-one relationships, the other relationships
+    /// are not loaded.
+    func snapshot(_ row: RowSnapshot, store: any ObjectStore, entity: EntityDescription) -> ObjectSnapshot {
+        var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
+        let model = coordinator.model.relationships(of: entity)
+        for (position, index) in model.foreignKeyIndexes.enumerated() where position < row.foreignKeys.count {
+            let destination = coordinator.model.entity(named: entity.relationships[index].destinationEntityName) ?? entity
+            relationships[index] = .toOne(row.foreignKeys[position].map {
+                ObjectID(store: store.identity, entity: destination, primaryKey: $0)
+            })
+        }
+        return ObjectSnapshot(objectID: ObjectID(store: store.identity, entity: entity, primaryKey: row.primaryKey),
+                              version: row.version, values: row.values, relationships: relationships)
     }
 
     /// The request a child asks its parent: the parent's own pending changes always take part.
@@ -83,6 +98,6 @@ extension ObjectContext {
 extension EntityObject {
     /// The object's current state, as a child context reads it.
     var snapshot: ObjectSnapshot {
-        ObjectSnapshot(objectID: objectID, version: version, values: values)
+        ObjectSnapshot(objectID: objectID, version: version, values: values, relationships: relationshipValues)
     }
 }

@@ -173,15 +173,16 @@ public final class ObjectContext: @unchecked Sendable {
         let store = try coordinator.store(for: entity)
         let objectID = ObjectID.temporary(store: store.identity, entity: entity)
         let object = EntityObject(entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
-                                  version: 0, isFault: false)
+                                  version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
         object.isInsertedFlag = true
         registry[objectID] = object
         insertedList.append(object)
         return object
     }
 
-    /// Marks `object` for deletion at the next save. Deleting an object inserted and not saved
-    /// yet simply removes it.
+    /// Marks `object` for deletion at the next save, applying its relationships' delete rules
+    /// (nullify: related objects forget it; cascade: they are deleted too). Deleting an object
+    /// inserted and not saved yet simply removes it.
     /// - Throws: ``SkerryError/Code/objectNotInContext`` when `object` is not registered here.
     public func delete(_ object: EntityObject) throws(SkerryError) {
         assertOnQueue()
@@ -189,11 +190,14 @@ public final class ObjectContext: @unchecked Sendable {
             throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context.",
                               entityName: object.entity.name, objectID: object.objectID)
         }
+        guard !object.isDeletedFlag else { return }
+        // Marked first, so that a cascade that comes back to this object stops here.
+        object.isDeletedFlag = true
+        if !object.entity.relationships.isEmpty { try applyDeleteRules(object) }
         if object.isInsertedFlag {
             insertedList.removeAll { $0 === object }
             unregister(object)
         } else {
-            object.isDeletedFlag = true
             deletedSet.insert(object)
         }
     }
@@ -202,6 +206,7 @@ public final class ObjectContext: @unchecked Sendable {
     func willChange(_ object: EntityObject) {
         if !object.isInsertedFlag && object.committedValues == nil {
             object.committedValues = object.values
+            object.committedRelationships = object.relationshipValues
             changedObjects.insert(object)
         }
     }

@@ -62,9 +62,31 @@ struct SavePlan {
         var insertOrigins: [Int] = []
     }
 
+    /// The foreign keys of `object` for an insert, per `EntityRelationships.foreignKeyIndexes`.
+    private static func foreignKeys(_ object: EntityObject, _ relationships: EntityRelationships) -> [ObjectID?] {
+        relationships.foreignKeyIndexes.map {
+            if case .toOne(let id) = object.relationshipValues[$0] { return id }
+            return nil
+        }
+    }
+
+    /// The relationship writes of `object`: every to-many relationship this side stores whose
+    /// members changed (all non-empty ones, for a new object).
+    private static func relationshipWrites(_ object: EntityObject, _ relationships: EntityRelationships,
+                                           source: ObjectID) -> [RelationshipWrite] {
+        object.relationshipValues.indices.compactMap { index in
+            guard case .toMany(let members) = object.relationshipValues[index],
+                  relationships.storage[index].isWrittenBySource else { return nil }
+            if object.isInsertedFlag ? members.isEmpty : object.committedRelationships?[index] == object.relationshipValues[index] {
+                return nil
+            }
+            return RelationshipWrite(source: source, relationship: index, members: members)
+        }
+    }
+
     /// The writes, one per store, in `storeOrder` (the coordinator's order, so that saves spanning
     /// stores always lock them in the same order).
-    func parts(storeOrder: [any ObjectStore]) throws(SkerryError) -> [StorePart] {
+    func parts(storeOrder: [any ObjectStore], model: ObjectModel) throws(SkerryError) -> [StorePart] {
         var parts: [StorePart] = []
         func part(_ identity: StoreIdentity) throws(SkerryError) -> Int {
             if let index = parts.firstIndex(where: { $0.store.identity === identity }) { return index }
@@ -79,26 +101,46 @@ struct SavePlan {
         }
         for update in updates {
             guard case .write = update.fate else { continue }
+            let object = update.object
+            let relationships = model.relationships(of: object.entity)
             let changes = update.values.indices.filter { update.values[$0] != update.base[$0] }.map { ($0, update.values[$0]) }
-            guard !changes.isEmpty else { continue }
-            parts[try part(update.object.objectID.store)].write.updates.append(
-                RowUpdate(objectID: update.object.objectID, expectedVersion: update.expectedVersion, changes: changes))
+            let foreignKeyChanges: [(relationship: Int, target: ObjectID?)] = relationships.foreignKeyIndexes.compactMap { index in
+                guard case .toOne(let id) = object.relationshipValues[index],
+                      object.committedRelationships?[index] != object.relationshipValues[index] else { return nil }
+                return (index, id)
+            }
+            let writes = Self.relationshipWrites(object, relationships, source: object.objectID)
+            guard !changes.isEmpty || !foreignKeyChanges.isEmpty || !writes.isEmpty else { continue }
+            let slot = try part(object.objectID.store)
+            parts[slot].write.updates.append(RowUpdate(objectID: object.objectID, expectedVersion: update.expectedVersion,
+                                                       changes: changes, foreignKeyChanges: foreignKeyChanges))
+            parts[slot].write.relationshipWrites += writes
         }
         for (index, insert) in inserts.enumerated() {
             let objectID = insert.object.objectID
+            let relationships = model.relationships(of: insert.object.entity)
+            let slot = try part(objectID.store)
             switch insert.fate {
             case .insert(let values):
-                let slot = try part(objectID.store)
-                parts[slot].write.inserts.append((objectID, values))
+                parts[slot].write.inserts.append(RowInsert(objectID: objectID, values: values,
+                                                           foreignKeys: Self.foreignKeys(insert.object, relationships)))
                 parts[slot].insertOrigins.append(index)
+                parts[slot].write.relationshipWrites += Self.relationshipWrites(insert.object, relationships, source: objectID)
             case .upsert(let existing, let values):
-                let changes = values.indices.filter { values[$0] != existing.values[$0] }.map { ($0, values[$0]) }
-                guard !changes.isEmpty else { continue }
                 let rowID = ObjectID(store: objectID.store, entity: objectID.entity, primaryKey: existing.primaryKey)
-                parts[try part(objectID.store)].write.updates.append(
-                    RowUpdate(objectID: rowID, expectedVersion: existing.version, changes: changes))
-            case .adopt, .mergedInto:
-                continue
+                parts[slot].write.aliases[objectID] = rowID
+                let changes = values.indices.filter { values[$0] != existing.values[$0] }.map { ($0, values[$0]) }
+                let foreignKeyChanges = zip(relationships.foreignKeyIndexes, Self.foreignKeys(insert.object, relationships))
+                    .filter { $0.1 != nil }.map { (relationship: $0.0, target: $0.1) }
+                parts[slot].write.relationshipWrites += Self.relationshipWrites(insert.object, relationships, source: rowID)
+                guard !changes.isEmpty || !foreignKeyChanges.isEmpty else { continue }
+                parts[slot].write.updates.append(RowUpdate(objectID: rowID, expectedVersion: existing.version,
+                                                           changes: changes, foreignKeyChanges: foreignKeyChanges))
+            case .adopt(let existing):
+                parts[slot].write.aliases[objectID] = ObjectID(store: objectID.store, entity: objectID.entity,
+                                                               primaryKey: existing.primaryKey)
+            case .mergedInto(let other):
+                parts[slot].write.aliases[objectID] = inserts[other].object.objectID
             }
         }
         let order = storeOrder.map { ObjectIdentifier($0.identity) }

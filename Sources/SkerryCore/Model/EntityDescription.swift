@@ -62,6 +62,20 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         relationships.first { $0.name == name }
     }
 
+    /// The position of the relationship named `name` in ``relationships``, or nil.
+    public func relationshipIndex(named name: String) -> Int? {
+        relationships.firstIndex { $0.name == name }
+    }
+
+    /// The position of `name`, or an ``SkerryError/Code/unknownAttribute`` error.
+    func requireRelationshipIndex(_ name: String) throws(SkerryError) -> Int {
+        guard let index = relationshipIndex(named: name) else {
+            throw SkerryError(.unknownAttribute, "Entity '\(self.name)' has no relationship '\(name)'.",
+                              entityName: self.name, key: name)
+        }
+        return index
+    }
+
     /// The position of `name`, or an ``SkerryError/Code/unknownAttribute`` error.
     func requireAttributeIndex(_ name: String) throws(SkerryError) -> Int {
         guard let index = attributeIndexByName[name] else {

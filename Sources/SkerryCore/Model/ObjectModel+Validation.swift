@@ -61,6 +61,9 @@ extension ObjectModel {
                     throw fail("The relationship \(here) has an invalid count range.", entity.name, relationship.name)
                 }
                 guard let inverseName = relationship.inverseName else { continue }
+                if inverseName == relationship.name && destination === entity {
+                    throw fail("The relationship \(here) is its own inverse, which Skerry does not support; use two relationships.", entity.name, relationship.name)
+                }
                 guard let inverse = destination.relationship(named: inverseName) else {
                     throw fail("The inverse '\(inverseName)' of \(here) is not a relationship of '\(destination.name)'.", entity.name, relationship.name)
                 }

@@ -4,6 +4,9 @@ struct RowSnapshot: Sendable {
     let primaryKey: Int64
     let version: Int64
     let values: [AttributeValue]
+    /// The keys in the row's foreign-key columns, one per relationship of
+    /// `EntityRelationships.foreignKeyIndexes`.
+    var foreignKeys: [Int64?] = []
 }
 
 /// A query on one entity, already resolved against it.
@@ -17,17 +20,40 @@ struct StoreQuery: Sendable {
     var offset: Int = 0
 }
 
-/// An update of one row: the changed attributes only, guarded by the version the context read.
+/// An update of one row: the changed attributes and foreign keys only, guarded by the version the
+/// context read.
 struct RowUpdate {
     let objectID: ObjectID
     let expectedVersion: Int64
     let changes: [(index: Int, value: AttributeValue)]
+    /// Changed foreign keys, by relationship index.
+    var foreignKeyChanges: [(relationship: Int, target: ObjectID?)] = []
+}
+
+/// A new row: its attribute values and, per `EntityRelationships.foreignKeyIndexes`, the objects
+/// its foreign keys point at (possibly other inserts of the same write).
+struct RowInsert {
+    let objectID: ObjectID
+    let values: [AttributeValue]
+    var foreignKeys: [ObjectID?] = []
+}
+
+/// The members of a to-many relationship, written in full for the side that stores it (a join
+/// table's owner, or an ordered relationship's order column).
+struct RelationshipWrite {
+    let source: ObjectID
+    let relationship: Int
+    let members: [ObjectID]
 }
 
 /// Everything one save writes to one store.
 struct StoreWrite {
-    var inserts: [(objectID: ObjectID, values: [AttributeValue])] = []
+    var inserts: [RowInsert] = []
     var updates: [RowUpdate] = []
+    var relationshipWrites: [RelationshipWrite] = []
+    /// Temporary IDs that name another object of the save (an insert folded into another, or one
+    /// that became an existing row), so that references to them resolve.
+    var aliases: [ObjectID: ObjectID] = [:]
     /// Deleted rows, each with the version the context read (nil when it never read the row).
     var deletes: [(objectID: ObjectID, expectedVersion: Int64?)] = []
 }
@@ -70,6 +96,9 @@ protocol ObjectStore: AnyObject, Sendable {
     func count(_ query: StoreQuery) throws(SkerryError) -> Int
     /// The rows of `entity` with these primary keys that still exist, in no particular order.
     func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot]
+    /// The keys of the objects related to each of `sourceKeys` through the relationship at
+    /// `relationship` of `entity`, in the relationship's order.
+    func fetchRelatedKeys(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [Int64]]
     /// The values of the attributes at `attributeIndexes` of the rows matching `query`.
     func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]]
     /// Writes `changes` in one transaction and, before committing, runs `next` (the next store's

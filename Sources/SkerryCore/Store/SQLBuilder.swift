@@ -31,9 +31,9 @@ enum SQLBuilder {
         return value
     }
 
-    /// `SELECT _pk, _version, <every attribute> FROM <entity>`.
-    static func selectRows(_ entity: EntityDescription) -> String {
-        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name)
+    /// `SELECT _pk, _version, <every attribute>, <foreign keys> FROM <entity>`.
+    static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
+        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
         return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
     }
 
@@ -107,17 +107,17 @@ enum SQLBuilder {
         sql.text += ")"
     }
 
-    /// `INSERT INTO <entity> (_pk, _version, <every attribute>) VALUES (?, 1, ?, …)`.
-    static func insert(_ entity: EntityDescription) -> String {
-        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name)
-        let values = ["?", "1"] + Array(repeating: "?", count: entity.attributes.count)
+    /// `INSERT INTO <entity> (_pk, _version, <every attribute>, <foreign keys>) VALUES (?, 1, ?, …)`.
+    static func insert(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
+        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
+        let values = ["?", "1"] + Array(repeating: "?", count: entity.attributes.count + foreignKeyColumns.count)
         return "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
     }
 
     /// `UPDATE … SET _version = _version + 1, <changed columns> WHERE _pk = ? AND _version = ?`.
-    static func update(_ entity: EntityDescription, changedIndexes: [Int]) -> String {
+    static func update(_ entity: EntityDescription, changedColumns: [String]) -> String {
         let assignments = ["\(quote(versionColumn)) = \(quote(versionColumn)) + 1"]
-            + changedIndexes.map { "\(quote(entity.attributes[$0].name)) = ?" }
+            + changedColumns.map { "\(quote($0)) = ?" }
         return "UPDATE \(quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quote(primaryKeyColumn)) = ? AND \(quote(versionColumn)) = ?"
     }
 
@@ -132,9 +132,14 @@ enum SQLBuilder {
         "SELECT 1 FROM \(quote(entity.name)) WHERE \(quote(primaryKeyColumn)) = ?"
     }
 
-    /// The rows with the primary keys in a JSON array bound as the one parameter, so that one
+    /// `column IN (…)` for the keys of a JSON array bound as the one parameter, so that one
     /// prepared statement serves any number of keys.
-    static func selectRowsByKeys(_ entity: EntityDescription) -> String {
-        selectRows(entity) + " WHERE \(quote(primaryKeyColumn)) IN (SELECT value FROM json_each(?))"
+    static func inKeys(_ column: String) -> String {
+        "\(quote(column)) IN (SELECT value FROM json_each(?))"
+    }
+
+    /// The keys as the JSON array ``inKeys(_:)`` binds.
+    static func jsonKeys(_ keys: [Int64]) -> AttributeValue {
+        .string("[" + keys.map(String.init).joined(separator: ",") + "]")
     }
 }

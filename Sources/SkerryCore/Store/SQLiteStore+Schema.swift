@@ -43,8 +43,12 @@ extension SQLiteStore {
         }
         try connection.execute("CREATE TABLE \(SQLBuilder.quote(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)")
         try connection.execute("CREATE TABLE \(SQLBuilder.quote(keysTable)) (\"entity\" TEXT PRIMARY KEY NOT NULL, \"next\" INTEGER NOT NULL)")
+        let layout = RelationshipLayout(entities: entities)
         for entity in entities {
-            try createTable(entity, connection)
+            try createTable(entity, extraColumns: layout.extraColumns[entity.name] ?? [], connection)
+        }
+        for table in layout.joinTables.sorted() {
+            try createJoinTable(table, connection)
         }
         let identifier = UUID().uuidString
         try writeMetadata(["formatVersion": formatVersion, "storeIdentifier": identifier], connection)
@@ -52,18 +56,35 @@ extension SQLiteStore {
         return identifier
     }
 
-    private static func createTable(_ entity: EntityDescription, _ connection: SQLiteConnection) throws {
+    /// Creates an entity's table: key, version, attributes, and the relationship columns the
+    /// layout puts in it (foreign keys, indexed, and order columns).
+    private static func createTable(_ entity: EntityDescription, extraColumns: Set<String>,
+                                    _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY",
                        "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1"]
         columns += entity.attributes.map { "\(q($0.name)) \(columnType($0.type))" }
+        columns += extraColumns.sorted().map { "\(q($0)) INTEGER" }
         try connection.execute("CREATE TABLE \(q(entity.name)) (\(columns.joined(separator: ", ")))")
+        for column in extraColumns.sorted() where !column.hasPrefix("_") {
+            try createIndex(entity.name, [column], unique: false, connection)
+        }
         for constraint in entity.uniquenessConstraints {
             try createIndex(entity.name, constraint, unique: true, connection)
         }
         for index in entity.indexes {
             try createIndex(entity.name, index.attributeNames, unique: false, connection)
         }
+    }
+
+    /// Creates the join table of a to-many relationship pair.
+    private static func createJoinTable(_ table: String, _ connection: SQLiteConnection) throws {
+        let q = SQLBuilder.quote
+        try connection.execute("""
+            CREATE TABLE \(q(table)) ("source" INTEGER NOT NULL, "target" INTEGER NOT NULL, \
+            "source_order" INTEGER, "target_order" INTEGER, PRIMARY KEY ("source", "target")) WITHOUT ROWID
+            """)
+        try connection.execute("CREATE INDEX \(q(table + "__target")) ON \(q(table)) (\"target\")")
     }
 
     /// The column type, which sets SQLite's type affinity for the attribute's storage form.
@@ -132,13 +153,25 @@ extension SQLiteStore {
                               "\(description) was written with a model that cannot be migrated automatically to this one: "
                                 + migration.incompatibilities.joined(separator: "; ") + ". The store was left untouched.")
         }
-        if !description.shouldMigrateAutomatically && !migration.isEmpty {
+        let layoutChanged = RelationshipLayout(schema: stored).storage != RelationshipLayout(entities: entities).storage
+        if !description.shouldMigrateAutomatically && (!migration.isEmpty || layoutChanged) {
             throw SkerryError(.modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
         }
+        let oldLayout = RelationshipLayout(schema: stored), newLayout = RelationshipLayout(entities: entities)
+        let newEntityNames = Set(migration.newEntities.map(\.name))
         for entity in migration.newEntities {
-            try createTable(entity, connection)
+            try createTable(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }
         let q = SQLBuilder.quote
+        for (table, columns) in newLayout.extraColumns.sorted(by: { $0.key < $1.key }) where !newEntityNames.contains(table) {
+            for column in columns.subtracting(oldLayout.extraColumns[table] ?? []).sorted() {
+                try connection.execute("ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) INTEGER")
+                if !column.hasPrefix("_") { try createIndex(table, [column], unique: false, connection) }
+            }
+        }
+        for table in newLayout.joinTables.subtracting(oldLayout.joinTables).sorted() {
+            try createJoinTable(table, connection)
+        }
         for (entity, attribute) in migration.newAttributes {
             try connection.execute("ALTER TABLE \(q(entity.name)) ADD COLUMN \(q(attribute.name)) \(columnType(attribute.type))")
             if !attribute.defaultValue.isNull {

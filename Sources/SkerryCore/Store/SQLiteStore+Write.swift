@@ -12,57 +12,107 @@ extension SQLiteStore {
     private func writeTransaction<T>(_ changes: StoreWrite, _ connection: SQLiteConnection,
                                      then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
-            // Deletes first, then updates, then inserts: a save that deletes a row and inserts
-            // another with the same unique value must not trip over its own old row.
+            // Keys first, so that any row may point at any insert. Then deletes, updates and
+            // inserts — deletes first, so that a save that deletes a row and inserts another with
+            // the same unique value does not trip over its own old row — then to-many members.
+            let keys = try allocateKeys(changes.inserts, connection)
+            let resolve = KeyResolver(allocated: Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)),
+                                      aliases: changes.aliases)
             var conflicts = StoreWriteConflicts()
-            try Self.writeDeletes(changes.deletes, connection, &conflicts)
-            try Self.writeUpdates(changes.updates, connection, &conflicts)
-            let insertedKeys = try Self.writeInserts(changes.inserts, connection, &conflicts)
+            try writeDeletes(changes.deletes, connection, &conflicts)
+            try writeUpdates(changes.updates, resolve, connection, &conflicts)
+            try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts)
+            try writeRelationships(changes.relationshipWrites, resolve, connection)
             if !conflicts.isEmpty {
                 conflicts.store = identity
                 throw conflicts
             }
-            return (insertedKeys, try next())
+            return (keys, try next())
         }
     }
 
+    /// Turns object IDs into keys: permanent IDs are keys; temporary ones name an insert of this
+    /// write, directly or through an alias.
+    struct KeyResolver {
+        let allocated: [ObjectID: Int64]
+        let aliases: [ObjectID: ObjectID]
+
+        func key(_ objectID: ObjectID?) -> AttributeValue {
+            guard var id = objectID else { return .null }
+            for _ in 0..<8 where id.isTemporary {
+                if let key = allocated[id] { return .int(key) }
+                guard let alias = aliases[id] else { break }
+                id = alias
+            }
+            return id.isTemporary ? .null : .int(id.key)
+        }
+    }
+
+    /// The next keys of each entity's sequence, one per insert, recorded as used.
+    private func allocateKeys(_ inserts: [RowInsert], _ connection: SQLiteConnection) throws -> [Int64] {
+        var next: [ObjectIdentifier: (entity: EntityDescription, key: Int64)] = [:]
+        var keys: [Int64] = []
+        keys.reserveCapacity(inserts.count)
+        for insert in inserts {
+            let entity = insert.objectID.entity
+            let key = try next[ObjectIdentifier(entity)]?.key ?? Self.nextPrimaryKey(entity, connection)
+            next[ObjectIdentifier(entity)] = (entity, key + 1)
+            keys.append(key)
+        }
+        let saveKey = try connection.cachedStatement(
+            "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
+        for (entity, key) in next.values {
+            try saveKey.run([.string(entity.name), .int(key)])
+        }
+        return keys
+    }
+
     /// The row with this key as it is now, or nil.
-    private static func currentRow(_ objectID: ObjectID, _ connection: SQLiteConnection) throws -> RowSnapshot? {
-        let statement = try connection.cachedStatement(SQLBuilder.selectRows(objectID.entity) + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
+    private func currentRow(_ objectID: ObjectID, _ connection: SQLiteConnection) throws -> RowSnapshot? {
+        let statement = try connection.cachedStatement(selectRows(objectID.entity) + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
         defer { statement.reset() }
         try statement.bind([.int(objectID.key)])
         return try statement.step() ? decodeRow(statement, objectID.entity) : nil
     }
 
-    /// Deletes rows; a row whose version changed since the context read it is a conflict (a row
-    /// already gone is not: the delete's aim is met).
-    private static func writeDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-                                     _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
+    /// Deletes rows, and the join-table rows they take part in; a row whose version changed
+    /// since the context read it is a conflict (a row already gone is not: the delete's aim is met).
+    private func writeDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
+                              _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
+        let q = SQLBuilder.quote
         for (objectID, expectedVersion) in deletes {
             let entity = objectID.entity
-            guard let expectedVersion else {
+            if let expectedVersion {
+                try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: true))
+                    .run([.int(objectID.key), .int(expectedVersion)])
+                if connection.changes == 0 {
+                    if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
+                    continue
+                }
+            } else {
                 try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: false)).run([.int(objectID.key)])
-                continue
             }
-            try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: true))
-                .run([.int(objectID.key), .int(expectedVersion)])
-            if connection.changes == 0, let stored = try currentRow(objectID, connection) {
-                conflicts.versionConflicts.append((objectID, stored))
+            for storage in model.relationships(of: entity).storage {
+                guard case .joinTable(let table, let source, _, _) = storage else { continue }
+                try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(source)) = ?").run([.int(objectID.key)])
             }
         }
     }
 
     /// Updates the changed columns of rows whose version is still the one read; the others
     /// (changed or deleted since) are conflicts.
-    private static func writeUpdates(_ updates: [RowUpdate], _ connection: SQLiteConnection,
-                                     _ conflicts: inout StoreWriteConflicts) throws {
+    private func writeUpdates(_ updates: [RowUpdate], _ resolve: KeyResolver, _ connection: SQLiteConnection,
+                              _ conflicts: inout StoreWriteConflicts) throws {
         for update in updates {
-            let sql = SQLBuilder.update(update.objectID.entity, changedIndexes: update.changes.map(\.index))
+            let entity = update.objectID.entity
+            let columns = update.changes.map { entity.attributes[$0.index].name }
+                + update.foreignKeyChanges.map { entity.relationships[$0.relationship].name }
+            let values = update.changes.map(\.value) + update.foreignKeyChanges.map { resolve.key($0.target) }
             do {
-                try connection.cachedStatement(sql).run(update.changes.map(\.value)
-                    + [.int(update.objectID.key), .int(update.expectedVersion)])
+                try connection.cachedStatement(SQLBuilder.update(entity, changedColumns: columns))
+                    .run(values + [.int(update.objectID.key), .int(update.expectedVersion)])
             } catch {
-                throw mapWriteError(error, update.objectID)
+                throw Self.mapWriteError(error, update.objectID)
             }
             if connection.changes == 0 {
                 conflicts.versionConflicts.append((update.objectID, try currentRow(update.objectID, connection)))
@@ -70,57 +120,72 @@ extension SQLiteStore {
         }
     }
 
-    /// Inserts rows with keys from each entity's sequence; returns the keys, in order. An insert
-    /// that violates a uniqueness constraint is a conflict, with the row it collides with.
-    private static func writeInserts(_ inserts: [(objectID: ObjectID, values: [AttributeValue])],
-                                     _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws -> [Int64] {
-        var insertedKeys: [Int64] = []
-        insertedKeys.reserveCapacity(inserts.count)
-        var nextKeys: [ObjectIdentifier: (entity: EntityDescription, next: Int64)] = [:]
+    /// Inserts rows under their allocated keys. An insert that violates a uniqueness constraint is
+    /// a conflict, with the row it collides with.
+    private func writeInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: KeyResolver,
+                              _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
         // The insert statement of the previous row's entity: saves rebuilding the SQL text for
         // every row of a bulk insert.
         var current: (entity: EntityDescription, statement: SQLiteStatement)?
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
-            let key = try nextKeys[ObjectIdentifier(entity)]?.next ?? nextPrimaryKey(entity, connection)
-            nextKeys[ObjectIdentifier(entity)] = (entity, key + 1)
-            insertedKeys.append(key)
             do {
                 if current?.entity !== entity {
-                    current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity)))
+                    current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity, foreignKeyColumns: foreignKeyColumns(entity))))
                 }
                 let statement = current!.statement
                 statement.reset()
-                try statement.bind(.int(key), at: 1)
+                try statement.bind(.int(keys[index]), at: 1)
                 try statement.bind(insert.values, from: 2)
+                try statement.bind(insert.foreignKeys.map(resolve.key), from: Int32(insert.values.count + 2))
                 while try statement.step() {}
             } catch {
                 guard error.isUniqueConstraintViolation,
                       let (constraint, row) = try collidingRow(entity, insert.values, connection) else {
-                    throw mapWriteError(error, insert.objectID)
+                    throw Self.mapWriteError(error, insert.objectID)
                 }
-                let earlier = (0..<index).first { insertedKeys[$0] == row.primaryKey && inserts[$0].objectID.entity === entity }
+                let earlier = (0..<index).first { keys[$0] == row.primaryKey && inserts[$0].objectID.entity === entity }
                 conflicts.uniquenessConflicts.append((index, constraint, earlier.map { .insert(index: $0) } ?? .row(row)))
             }
         }
-        let saveKey = try connection.cachedStatement(
-            "INSERT OR REPLACE INTO \(SQLBuilder.quote(keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
-        for (entity, next) in nextKeys.values {
-            try saveKey.run([.string(entity.name), .int(next)])
+    }
+
+    /// Writes the members of to-many relationships, in full, for the side that stores them.
+    private func writeRelationships(_ writes: [RelationshipWrite], _ resolve: KeyResolver, _ connection: SQLiteConnection) throws {
+        let q = SQLBuilder.quote
+        for write in writes {
+            guard case .int(let source) = resolve.key(write.source) else { continue }
+            let members = write.members.map(resolve.key)
+            switch model.relationships(of: write.source.entity).storage[write.relationship] {
+            case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
+                try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?").run([.int(source)])
+                let insert = try connection.cachedStatement(
+                    "INSERT OR REPLACE INTO \(q(table)) (\(q(sourceColumn)), \(q(targetColumn))\(orderColumn.map { ", \(q($0))" } ?? "")) VALUES (?, ?\(orderColumn == nil ? "" : ", ?"))")
+                for (position, member) in members.enumerated() where !member.isNull {
+                    try insert.run([.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]))
+                }
+            case .inverseForeignKey(let table, _, let orderColumn?):
+                let update = try connection.cachedStatement(
+                    "UPDATE \(q(table)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?")
+                for (position, member) in members.enumerated() where !member.isNull {
+                    try update.run([.int(Int64(position)), member])
+                }
+            default:
+                continue
+            }
         }
-        return insertedKeys
     }
 
     /// The first uniqueness constraint of `entity` that `values` collide with, and the row they
     /// collide with. A nil value never collides (SQLite treats NULLs in UNIQUE indexes as distinct).
-    private static func collidingRow(_ entity: EntityDescription, _ values: [AttributeValue],
-                                     _ connection: SQLiteConnection) throws -> (constraint: [String], row: RowSnapshot)? {
+    private func collidingRow(_ entity: EntityDescription, _ values: [AttributeValue],
+                              _ connection: SQLiteConnection) throws -> (constraint: [String], row: RowSnapshot)? {
         for constraint in entity.uniquenessConstraints {
             let indexes = constraint.compactMap { entity.attributeIndex(named: $0) }
             let bound = indexes.map { values[$0] }
             guard !bound.contains(where: \.isNull) else { continue }
             let condition = constraint.map { "\(SQLBuilder.quote($0)) = ?" }.joined(separator: " AND ")
-            let statement = try connection.cachedStatement(SQLBuilder.selectRows(entity) + " WHERE " + condition)
+            let statement = try connection.cachedStatement(selectRows(entity) + " WHERE " + condition)
             defer { statement.reset() }
             try statement.bind(bound)
             if try statement.step() { return (constraint, try decodeRow(statement, entity)) }

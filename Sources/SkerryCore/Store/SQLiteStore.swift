@@ -11,6 +11,8 @@ final class SQLiteStore: ObjectStore {
     let storeDescription: StoreDescription
     /// The entities this store holds.
     let entities: [EntityDescription]
+    /// The model, for where relationships live.
+    let model: ObjectModel
     let pool: ConnectionPool
 
     /// Opens (creating if needed) the store, creates or migrates its schema, and returns it.
@@ -24,6 +26,15 @@ final class SQLiteStore: ObjectStore {
     init(description: StoreDescription, model: ObjectModel, entities: [EntityDescription]) throws(SkerryError) {
         self.storeDescription = description
         self.entities = entities
+        self.model = model
+        let held = Set(entities.map(\.name))
+        for entity in entities {
+            for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
+                throw SkerryError(.storeLoadFailed,
+                                  "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
+                                  entityName: entity.name, key: relationship.name)
+            }
+        }
         let location: DatabaseLocation
         switch description.kind {
         case .inMemory:
@@ -77,9 +88,29 @@ final class SQLiteStore: ObjectStore {
 
     // MARK: Reading
 
-    /// Decodes the current row of a statement made by ``SQLBuilder/selectRows(_:)``.
+    /// The names of the foreign-key columns of `entity`'s table, in row order.
+    func foreignKeyColumns(_ entity: EntityDescription) -> [String] {
+        model.relationships(of: entity).foreignKeyIndexes.map { entity.relationships[$0].name }
+    }
+
+    /// `SELECT` of every column of `entity`'s rows.
+    func selectRows(_ entity: EntityDescription) -> String {
+        SQLBuilder.selectRows(entity, foreignKeyColumns: foreignKeyColumns(entity))
+    }
+
+    /// Decodes the current row of a statement made by ``selectRows(_:)``.
     /// Complexity: O(attributes).
-    static func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
+    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
+        var row = try Self.decodeAttributes(statement, entity)
+        let first = Int32(entity.attributes.count + 2)
+        let count = model.relationships(of: entity).foreignKeyIndexes.count
+        if count > 0 {
+            row.foreignKeys = (0..<Int32(count)).map { statement.isNull(at: first + $0) ? nil : statement.int64(at: first + $0) }
+        }
+        return row
+    }
+
+    static func decodeAttributes(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
         let types = entity.attributeTypes
         var values: [AttributeValue] = []
         values.reserveCapacity(types.count)
@@ -99,13 +130,13 @@ final class SQLiteStore: ObjectStore {
     }
 
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
-        let sql = SQLBuilder.query(SQLBuilder.selectRows(query.entity), query)
+        let sql = SQLBuilder.query(selectRows(query.entity), query)
         return try read(query.entity) { connection in
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var rows: [RowSnapshot] = []
             while try statement.step() {
-                rows.append(try Self.decodeRow(statement, query.entity))
+                rows.append(try decodeRow(statement, query.entity))
             }
             return rows
         }
@@ -113,16 +144,39 @@ final class SQLiteStore: ObjectStore {
 
     func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot] {
         guard !primaryKeys.isEmpty else { return [] }
-        let json = "[" + primaryKeys.map(String.init).joined(separator: ",") + "]"
         return try read(entity) { connection in
-            let statement = try connection.cachedStatement(SQLBuilder.selectRowsByKeys(entity))
-            try statement.bind([.string(json)])
+            let statement = try connection.cachedStatement(selectRows(entity) + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
+            try statement.bind([SQLBuilder.jsonKeys(primaryKeys)])
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(primaryKeys.count)
             while try statement.step() {
-                rows.append(try Self.decodeRow(statement, entity))
+                rows.append(try decodeRow(statement, entity))
             }
             return rows
+        }
+    }
+
+    func fetchRelatedKeys(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [Int64]] {
+        guard !sourceKeys.isEmpty else { return [:] }
+        let q = SQLBuilder.quote
+        let sql: String
+        switch model.relationships(of: entity).storage[relationship] {
+        case .foreignKey(let column):
+            sql = "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column)) FROM \(q(entity.name)) WHERE "
+                + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"
+        case .inverseForeignKey(let table, let column, let orderColumn):
+            sql = "SELECT \(q(column)), \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(column)
+                + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(SQLBuilder.primaryKeyColumn)
+        case .joinTable(let table, let source, let target, let orderColumn):
+            sql = "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(source)
+                + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
+        }
+        return try read(entity) { connection in
+            let statement = try connection.cachedStatement(sql)
+            try statement.bind([SQLBuilder.jsonKeys(sourceKeys)])
+            var related: [Int64: [Int64]] = [:]
+            while try statement.step() { related[statement.int64(at: 0), default: []].append(statement.int64(at: 1)) }
+            return related
         }
     }
 

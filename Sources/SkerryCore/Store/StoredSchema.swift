@@ -6,7 +6,7 @@ struct StoredSchema: Codable, Equatable {
         var type: AttributeType
         var isOptional: Bool
     }
-    struct Relationship: Codable, Equatable {
+    struct Relationship: Codable, Equatable, Sendable {
         var name: String
         var destination: String
         var inverse: String?
@@ -87,6 +87,19 @@ struct SchemaMigration {
                 }
                 if oldAttribute.isOptional && !attribute.isOptional {
                     incompatibilities.append("attribute \(here) changed from optional to required")
+                }
+            }
+            for oldRelationship in old.relationships {
+                let here = "'\(entity.name).\(oldRelationship.name)'"
+                guard let relationship = entity.relationship(named: oldRelationship.name) else {
+                    incompatibilities.append("relationship \(here) was removed")
+                    continue
+                }
+                let current = StoredSchema.Relationship(name: relationship.name, destination: relationship.destinationEntityName,
+                                           inverse: relationship.inverseName, isToMany: relationship.isToMany,
+                                           isOrdered: relationship.isOrdered)
+                if current != oldRelationship {
+                    incompatibilities.append("relationship \(here) changed (destination, inverse, to-many or ordering)")
                 }
             }
             if Set(old.uniquenessConstraints) != Set(entity.uniquenessConstraints) {

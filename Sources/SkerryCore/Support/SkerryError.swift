@@ -43,6 +43,8 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(rawValue: 14)
         /// A value read from the store does not have the form its attribute's type requires.
         public static let undecodableValue = Code(rawValue: 15)
+        /// A relationship's delete rule (deny) or member count limits would be violated.
+        public static let relationshipViolation = Code(rawValue: 16)
 
         public var description: String {
             switch self {
@@ -61,6 +63,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .noStore: return "noStore"
             case .invalidArgument: return "invalidArgument"
             case .undecodableValue: return "undecodableValue"
+            case .relationshipViolation: return "relationshipViolation"
             default: return "code \(rawValue)"
             }
         }

@@ -1,0 +1,208 @@
+/// Relationships: loading on first touch, changes with the inverse kept in sync, delete rules and
+/// validation.
+extension ObjectContext {
+    // MARK: Loading
+
+    /// The value of relationship `index` of `object`, loaded from the source the first time.
+    func relationshipValue(_ object: EntityObject, _ index: Int) throws(SkerryError) -> RelationshipValue {
+        if object.isFaultFlag { try fulfillFault(object) }
+        if case .notLoaded = object.relationshipValues[index] { try loadRelationship(object, index) }
+        return object.relationshipValues[index]
+    }
+
+    private func loadRelationship(_ object: EntityObject, _ index: Int) throws(SkerryError) {
+        let relationship = object.entity.relationships[index]
+        let objectID = object.objectID
+        var ids: [ObjectID] = []
+        if let parent {
+            ids = try Self.onParent(parent) {
+                try parent.relationshipValue(try parent.existingObject(with: parent.resolvedID(objectID)), index).objectIDs
+            }
+        } else if !objectID.isTemporary, let store = coordinator.store(with: objectID.store),
+                  let destination = coordinator.model.entity(named: relationship.destinationEntityName) {
+            let keys = try store.fetchRelatedKeys(object.entity, relationship: index, sourceKeys: [objectID.key])[objectID.key] ?? []
+            ids = keys.map { ObjectID(store: store.identity, entity: destination, primaryKey: $0) }
+        }
+        ids = reconcile(ids, of: object, index)
+        let value: RelationshipValue = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+        object.relationshipValues[index] = value
+        if object.committedRelationships?[index] == .notLoaded { object.committedRelationships?[index] = value }
+    }
+
+    /// What the source says, corrected by this context's unsaved changes: related objects that now
+    /// point elsewhere or are deleted leave, unsaved objects that now point here join.
+    private func reconcile(_ ids: [ObjectID], of object: EntityObject, _ index: Int) -> [ObjectID] {
+        guard let (inverseIndex, destination) = inverse(of: object.entity, index) else {
+            return ids.filter { registry[$0]?.isDeletedFlag != true }
+        }
+        func pointsHere(_ other: EntityObject) -> Bool? {
+            if case .notLoaded = other.relationshipValues[inverseIndex] { return nil }
+            return other.relationshipValues[inverseIndex].objectIDs.contains(object.objectID)
+        }
+        var result = ids.filter { id in
+            guard let other = registry[id] else { return true }
+            return !other.isDeletedFlag && pointsHere(other) != false
+        }
+        var present = Set(result)
+        for other in insertedList + changedObjects where other.entity === destination && !other.isDeletedFlag
+            && !present.contains(other.objectID) && pointsHere(other) == true {
+            result.append(other.objectID)
+            present.insert(other.objectID)
+        }
+        return result
+    }
+
+    /// The inverse of relationship `index` of `entity`: its index in the destination, and the destination.
+    func inverse(of entity: EntityDescription, _ index: Int) -> (index: Int, destination: EntityDescription)? {
+        let relationship = entity.relationships[index]
+        guard let name = relationship.inverseName,
+              let destination = coordinator.model.entity(named: relationship.destinationEntityName),
+              let inverseIndex = destination.relationshipIndex(named: name) else { return nil }
+        return (inverseIndex, destination)
+    }
+
+    /// The object for a related ID: registered, or a fault.
+    func relatedObject(_ objectID: ObjectID) -> EntityObject? {
+        if let object = registry[resolvedID(objectID)] { return object }
+        let object = self.object(with: objectID)
+        return object.context == nil ? nil : object
+    }
+
+    // MARK: Changing
+
+    /// Sets a to-one relationship; the old and new destinations' inverses follow.
+    func setRelated(_ object: EntityObject, _ index: Int, to target: EntityObject?) throws(SkerryError) {
+        guard case .toOne(let oldID) = try relationshipValue(object, index) else { return }
+        guard oldID != target?.objectID else { return }
+        if let oldID, let old = relatedObject(oldID) { try unlinkInverse(object, index, old) }
+        willChange(object)
+        object.relationshipValues[index] = .toOne(target?.objectID)
+        if let target { try linkInverse(object, index, target) }
+    }
+
+    /// Adds `target` to a to-many relationship (at `position` for an ordered one, else at the end);
+    /// for a member already there, moves it to `position`.
+    func insertRelated(_ object: EntityObject, _ index: Int, _ target: EntityObject, at position: Int?) throws(SkerryError) {
+        guard case .toMany(var ids) = try relationshipValue(object, index) else { return }
+        if let existing = ids.firstIndex(of: target.objectID) {
+            guard let position, position != existing else { return }
+            willChange(object)
+            ids.remove(at: existing)
+            ids.insert(target.objectID, at: min(max(position, 0), ids.count))
+            object.relationshipValues[index] = .toMany(ids)
+            return
+        }
+        willChange(object)
+        ids.insert(target.objectID, at: min(max(position ?? ids.count, 0), ids.count))
+        object.relationshipValues[index] = .toMany(ids)
+        try linkInverse(object, index, target)
+    }
+
+    /// Removes `target` from a to-many relationship; its inverse follows.
+    func removeRelated(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
+        guard case .toMany(var ids) = try relationshipValue(object, index),
+              let position = ids.firstIndex(of: target.objectID) else { return }
+        willChange(object)
+        ids.remove(at: position)
+        object.relationshipValues[index] = .toMany(ids)
+        try unlinkInverse(object, index, target)
+    }
+
+    /// Makes `target`'s inverse of relationship `index` point at `object`.
+    private func linkInverse(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
+        guard let (inverseIndex, _) = inverse(of: object.entity, index) else { return }
+        switch try relationshipValue(target, inverseIndex) {
+        case .toMany(var ids):
+            guard !ids.contains(object.objectID) else { return }
+            willChange(target)
+            ids.append(object.objectID)
+            target.relationshipValues[inverseIndex] = .toMany(ids)
+        case .toOne(let previous):
+            guard previous != object.objectID else { return }
+            // The target leaves the relationship of the object it pointed at before.
+            if let previous, let holder = relatedObject(previous) {
+                try removeOneSide(holder, index, target.objectID)
+            }
+            willChange(target)
+            target.relationshipValues[inverseIndex] = .toOne(object.objectID)
+        case .notLoaded:
+            return
+        }
+    }
+
+    /// Makes `target`'s inverse of relationship `index` stop pointing at `object`.
+    private func unlinkInverse(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
+        guard let (inverseIndex, _) = inverse(of: object.entity, index) else { return }
+        try removeOneSide(target, inverseIndex, object.objectID)
+    }
+
+    /// Removes `objectID` from relationship `index` of `holder`, without touching inverses.
+    private func removeOneSide(_ holder: EntityObject, _ index: Int, _ objectID: ObjectID) throws(SkerryError) {
+        switch try relationshipValue(holder, index) {
+        case .toOne(let current) where current == objectID:
+            willChange(holder)
+            holder.relationshipValues[index] = .toOne(nil)
+        case .toMany(var ids):
+            guard let position = ids.firstIndex(of: objectID) else { return }
+            willChange(holder)
+            ids.remove(at: position)
+            holder.relationshipValues[index] = .toMany(ids)
+        default:
+            return
+        }
+    }
+
+    // MARK: Delete rules and validation
+
+    /// Applies the delete rules of a deleted object's relationships: nullify removes it from its
+    /// related objects' inverses, cascade deletes them too; deny is checked at save.
+    func applyDeleteRules(_ object: EntityObject) throws(SkerryError) {
+        for (index, relationship) in object.entity.relationships.enumerated() {
+            guard relationship.deleteRule == .nullify || relationship.deleteRule == .cascade else { continue }
+            for id in try relationshipValue(object, index).objectIDs {
+                guard let target = relatedObject(id) else { continue }
+                if relationship.deleteRule == .cascade {
+                    if !target.isDeletedFlag { try delete(target) }
+                } else {
+                    try unlinkInverse(object, index, target)
+                }
+            }
+        }
+    }
+
+    /// Checks the relationships of the objects being saved: deny rules of deleted objects,
+    /// required to-one relationships, and to-many counts.
+    func validateRelationships(saving objects: [EntityObject], deleting deleted: [EntityObject]) throws(SkerryError) {
+        for object in deleted {
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny {
+                let remaining = try relationshipValue(object, index).objectIDs.filter { relatedObject($0)?.isDeletedFlag != true }
+                if !remaining.isEmpty {
+                    throw SkerryError(.relationshipViolation,
+                                      "\(object.objectID) cannot be deleted: its relationship '\(relationship.name)' denies it while it has \(remaining.count) related object(s). Nothing was saved.",
+                                      entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
+                }
+            }
+        }
+        for object in objects {
+            for (index, relationship) in object.entity.relationships.enumerated() {
+                let value = object.relationshipValues[index]
+                if case .notLoaded = value { continue }
+                let count = value.objectIDs.count
+                if !relationship.isToMany {
+                    if !relationship.isOptional && count == 0 {
+                        throw SkerryError(.missingRequiredValue,
+                                          "The required relationship '\(object.entity.name).\(relationship.name)' of \(object.objectID) is empty. Nothing was saved.",
+                                          entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
+                    }
+                    continue
+                }
+                let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+                if count < minimum || (relationship.maxCount > 0 && count > relationship.maxCount) {
+                    throw SkerryError(.relationshipViolation,
+                                      "The relationship '\(object.entity.name).\(relationship.name)' of \(object.objectID) has \(count) member(s); it needs \(minimum)\(relationship.maxCount > 0 ? " to \(relationship.maxCount)" : " or more"). Nothing was saved.",
+                                      entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
+                }
+            }
+        }
+    }
+}
