@@ -51,7 +51,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
                 current!.lines.append(line)
             }
         }
-        #expect(blocks.count >= 16)
+        #expect(blocks.count >= 17)
         for (name, block) in blocks {
             let indent = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 .map { $0.prefix { $0 == " " }.count }.min() ?? 0
@@ -302,6 +302,39 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         // doc: end
         #expect(seenByMain == 1)
         #expect(try stack.viewContext.performAndWait { try stack.viewContext.count(for: FetchRequest(entityName: "Book")) } == 1)
+    }
+
+    @Test func relationships() throws {
+        // doc: relationships
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
+                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
+            ]),
+            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
+                RelationshipDescription("author", destination: "Author", inverse: "books"),
+            ]),
+        ])
+        let stack = PersistentStack(name: "Library", model: model)
+        stack.persistentStoreDescriptions = [.inMemory()]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        let (titles, booksLeft) = try context.performAndWait {
+            let herbert = try context.insert(entityName: "Author")
+            try herbert.setValue("Frank Herbert", forKey: "name")
+            for title in ["Dune", "Dune Messiah"] {
+                let book = try context.insert(entityName: "Book")
+                try book.setValue(title, forKey: "title")
+                try book.setRelatedObject(herbert, forKey: "author")   // herbert's "books" follows
+            }
+            try context.save()
+            let titles = try herbert.relatedObjects(forKey: "books").map { try $0.value(forKey: "title", as: String.self) }
+            try context.delete(herbert)                                 // cascade: the books go too
+            try context.save()
+            return (titles, try context.count(for: FetchRequest(entityName: "Book")))
+        }
+        // titles == ["Dune", "Dune Messiah"], booksLeft == 0
+        // doc: end
+        #expect(titles == ["Dune", "Dune Messiah"] && booksLeft == 0)
     }
 
     @Test func migrationAndStores() throws {

@@ -6,8 +6,8 @@ extension ObjectContext {
             throw SkerryError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative.", entityName: entity.name)
         }
         var sortKeys: [ResolvedSortKey] = []
-        for sortKey in request.sortKeys { sortKeys.append(try sortKey.resolved(for: entity)) }
-        return StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity),
+        for sortKey in request.sortKeys { sortKeys.append(try sortKey.resolved(for: entity, in: coordinator.model)) }
+        return StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model),
                           sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
     }
 
@@ -43,7 +43,7 @@ extension ObjectContext {
         let entity = query.entity
         let rows = try sourceRows(request, query, unlimited: true)
         func matches(_ object: EntityObject) -> Bool {
-            query.predicate?.evaluate(object.values) ?? true
+            query.predicate?.evaluate(ObjectSubject(object: object, context: self)) ?? true
         }
         var result: [EntityObject] = []
         var included = Set<ObjectIdentifier>()

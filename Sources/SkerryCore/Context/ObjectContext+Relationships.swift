@@ -206,3 +206,32 @@ extension ObjectContext {
         }
     }
 }
+
+/// An object of a context as a predicate subject: relationships are followed (and loaded) as the
+/// predicate needs. An object or relationship that cannot be loaded counts as empty.
+struct ObjectSubject: PredicateSubject {
+    let object: EntityObject
+    let context: ObjectContext
+
+    func value(_ key: ResolvedKey) -> AttributeValue {
+        var current = object
+        for hop in key.path {
+            guard case .toOne(let id?)? = try? context.relationshipValue(current, hop.index),
+                  let next = context.relatedObject(id) else { return .null }
+            if next.isFaultFlag { try? context.fulfillFault(next) }
+            guard !next.isFaultFlag else { return .null }
+            current = next
+        }
+        if current.isFaultFlag { try? context.fulfillFault(current) }
+        return current.isFaultFlag ? .null : current.values[key.index]
+    }
+
+    func members(_ relationship: ResolvedRelationship) -> [ObjectSubject] {
+        guard let ids = try? context.relationshipValue(object, relationship.index).objectIDs else { return [] }
+        return ids.compactMap { id in
+            guard let member = context.relatedObject(id), !member.isDeletedFlag else { return nil }
+            if member.isFaultFlag { try? context.fulfillFault(member) }
+            return member.isFaultFlag ? nil : ObjectSubject(object: member, context: context)
+        }
+    }
+}

@@ -384,7 +384,7 @@ extension ObjectContext {
         assertOnQueue()
         let entity = try coordinator.entity(named: request.entityName)
         let store = try coordinator.store(for: entity)
-        let keys = try store.batchDelete(entity, predicate: try request.predicate?.resolved(for: entity))
+        let keys = try store.batchDelete(entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model))
         return BatchDeleteResult(deletedObjectIDs: keys.map { ObjectID(store: store.identity, entity: entity, primaryKey: $0) })
     }
 }

@@ -16,6 +16,9 @@ public enum ComparisonOperator: String, Sendable, Hashable {
 /// let recent = AttributeKey("year") >= 1960 && AttributeKey("title").beginsWith("d", options: .caseInsensitive)
 /// ```
 ///
+/// Keys may be key paths through to-one relationships (`"author.name"`); ``RelationshipKey``
+/// builds conditions on the members of to-many ones.
+///
 /// It compiles to SQL whose values are all bound parameters, and it evaluates in memory with the
 /// same answers, so that a fetch that includes a context's unsaved changes returns what the same
 /// fetch would return after a save. Comparisons follow SQLite's rules: a comparison with a nil
@@ -38,6 +41,13 @@ public indirect enum FetchPredicate: Sendable, Hashable {
     case or([FetchPredicate])
     /// The predicate does not hold.
     case not(FetchPredicate)
+    /// Some member of a to-many relationship matches `predicate` (Core Data's `ANY`).
+    case any(relationship: String, FetchPredicate)
+    /// Every member of a to-many relationship matches `predicate` (Core Data's `ALL`); true when
+    /// there are none.
+    case all(relationship: String, FetchPredicate)
+    /// The number of members of a to-many relationship compared with `count` (`@count`).
+    case count(relationship: String, ComparisonOperator, Int)
 
     /// Both predicates hold.
     public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
@@ -131,6 +141,49 @@ public struct AttributeKey: Sendable, Hashable, ExpressibleByStringLiteral {
     public static func >= (key: AttributeKey, value: some AttributeValueConvertible) -> FetchPredicate {
         .comparison(key: key.name, .greaterThanOrEqual, value.attributeValue)
     }
+}
+
+/// A to-many relationship named in a predicate, with the conditions on its members:
+///
+/// ```swift
+/// RelationshipKey("books").any(AttributeKey("year") < 1970)
+/// RelationshipKey("books").all(AttributeKey("inPrint") == true)
+/// RelationshipKey("books").count >= 2
+/// ```
+public struct RelationshipKey: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// The relationship's name (or a key path through to-one relationships ending in it).
+    public let name: String
+
+    /// Names a relationship.
+    public init(_ name: String) { self.name = name }
+
+    /// Names a relationship with a string literal.
+    public init(stringLiteral value: String) { self.name = value }
+
+    /// Some member matches `predicate`.
+    public func any(_ predicate: FetchPredicate) -> FetchPredicate { .any(relationship: name, predicate) }
+    /// Every member matches `predicate` (true when there are none).
+    public func all(_ predicate: FetchPredicate) -> FetchPredicate { .all(relationship: name, predicate) }
+    /// The number of members, to compare with an integer.
+    public var count: RelationshipCount { RelationshipCount(name: name) }
+}
+
+/// The number of members of a to-many relationship, compared with an integer to make a predicate.
+public struct RelationshipCount: Sendable, Hashable {
+    let name: String
+
+    /// The count equals `value`.
+    public static func == (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .equal, value) }
+    /// The count differs from `value`.
+    public static func != (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .notEqual, value) }
+    /// The count is less than `value`.
+    public static func < (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .lessThan, value) }
+    /// The count is at most `value`.
+    public static func <= (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .lessThanOrEqual, value) }
+    /// The count is greater than `value`.
+    public static func > (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .greaterThan, value) }
+    /// The count is at least `value`.
+    public static func >= (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .greaterThanOrEqual, value) }
 }
 
 /// One key of a sort: an attribute and a direction.

@@ -1,13 +1,34 @@
+/// What a predicate is evaluated on in memory: something that can give an attribute's value
+/// (through the key's to-one relationships) and a to-many relationship's members.
+protocol PredicateSubject {
+    /// The value of `key`; nil-valued (`.null`) when a relationship on its path is empty.
+    func value(_ key: ResolvedKey) -> AttributeValue
+    /// The members of a to-many relationship.
+    func members(_ relationship: ResolvedRelationship) -> [Self]
+}
+
+/// A row's attribute values alone: enough for predicates without relationships.
+struct ValuesSubject: PredicateSubject {
+    let values: [AttributeValue]
+    func value(_ key: ResolvedKey) -> AttributeValue { key.path.isEmpty ? values[key.index] : .null }
+    func members(_ relationship: ResolvedRelationship) -> [ValuesSubject] { [] }
+}
+
 extension ResolvedPredicate {
     /// Evaluates the predicate on one object's attribute values, as SQLite would on its row.
     ///
     /// - Parameter values: the object's values, indexed like the entity's attributes.
     func evaluate(_ values: [AttributeValue]) -> Bool {
+        evaluate(ValuesSubject(values: values))
+    }
+
+    /// Evaluates the predicate on `subject`, as SQLite would on its row.
+    func evaluate<Subject: PredicateSubject>(_ subject: Subject) -> Bool {
         switch self {
         case .constant(let value):
             return value
         case .comparison(let key, let op, let operand):
-            let value = values[key.index]
+            let value = subject.value(key)
             switch op {
             case .equal: return Self.isSame(value, operand, key)
             case .notEqual: return !Self.isSame(value, operand, key)
@@ -17,28 +38,42 @@ extension ResolvedPredicate {
             case .greaterThanOrEqual: return Self.compare(value, operand, key).map { $0 >= 0 } ?? false
             }
         case .isIn(let key, let candidates):
-            let value = values[key.index]
+            let value = subject.value(key)
             return candidates.contains { Self.compare(value, $0, key) == 0 }
         case .between(let key, let lower, let upper):
-            let value = values[key.index]
+            let value = subject.value(key)
             guard let low = Self.compare(value, lower, key), let high = Self.compare(value, upper, key) else {
                 return false
             }
             return low >= 0 && high <= 0
         case .string(let key, let op, let pattern, let options):
             let text: String
-            switch values[key.index] {
+            switch subject.value(key) {
             case .string(let v): text = v
             case .url(let v): text = v.absoluteString
             default: return false
             }
             return StringMatching.matches(text, op, pattern, options)
         case .and(let predicates):
-            return predicates.allSatisfy { $0.evaluate(values) }
+            return predicates.allSatisfy { $0.evaluate(subject) }
         case .or(let predicates):
-            return predicates.contains { $0.evaluate(values) }
+            return predicates.contains { $0.evaluate(subject) }
         case .not(let predicate):
-            return !predicate.evaluate(values)
+            return !predicate.evaluate(subject)
+        case .any(let relationship, let inner):
+            return subject.members(relationship).contains { inner.evaluate($0) }
+        case .all(let relationship, let inner):
+            return subject.members(relationship).allSatisfy { inner.evaluate($0) }
+        case .count(let relationship, let op, let value):
+            let count = subject.members(relationship).count
+            switch op {
+            case .equal: return count == value
+            case .notEqual: return count != value
+            case .lessThan: return count < value
+            case .lessThanOrEqual: return count <= value
+            case .greaterThan: return count > value
+            case .greaterThanOrEqual: return count >= value
+            }
         }
     }
 

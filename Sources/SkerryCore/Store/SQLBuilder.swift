@@ -18,11 +18,10 @@ enum SQLBuilder {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// The column expression for an attribute: decimals, stored as exact text, compare and sort
-    /// by numeric value.
-    static func columnExpression(_ key: ResolvedKey) -> String {
-        let column = quote(key.attribute.name)
-        return key.attribute.type == .decimal ? "CAST(\(column) AS REAL)" : column
+    /// `SELECT _pk, _version, <every attribute>, <foreign keys> FROM <entity>`.
+    static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
+        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
+        return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
     }
 
     /// The operand as bound for comparison with `key`'s column expression.
@@ -31,22 +30,20 @@ enum SQLBuilder {
         return value
     }
 
-    /// `SELECT _pk, _version, <every attribute>, <foreign keys> FROM <entity>`.
-    static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
-        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
-        return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
-    }
-
     /// A full query: `head`, then WHERE, ORDER BY (ties broken by primary key) and LIMIT/OFFSET.
+    /// Conditions qualify columns with the entity's table name, so that subqueries can refer to it.
     static func query(_ head: String, _ query: StoreQuery, ordered: Bool = true) -> BoundSQL {
         var sql = BoundSQL(text: head, bindings: [])
+        let table = quote(query.entity.name)
         if let predicate = query.predicate {
             sql.text += " WHERE "
-            appendCondition(predicate, to: &sql)
+            var compiler = ConditionCompiler()
+            compiler.append(predicate, alias: table, to: &sql)
         }
         if ordered {
-            let keys = query.sortKeys.map { columnExpression($0.key) + ($0.ascending ? " ASC" : " DESC") }
-            sql.text += " ORDER BY " + (keys + [quote(primaryKeyColumn)]).joined(separator: ", ")
+            var compiler = ConditionCompiler()
+            let keys = query.sortKeys.map { compiler.valueExpression($0.key, alias: table) + ($0.ascending ? " ASC" : " DESC") }
+            sql.text += " ORDER BY " + (keys + ["\(table).\(quote(primaryKeyColumn))"]).joined(separator: ", ")
         }
         if query.limit > 0 || query.offset > 0 {
             sql.text += " LIMIT ? OFFSET ?"
@@ -56,55 +53,107 @@ enum SQLBuilder {
         return sql
     }
 
-    /// Appends `predicate` as an SQL condition. The result is never NULL where it matters: the
-    /// operand of NOT is wrapped in `coalesce(…, 0)`, so that a comparison with NULL counts as
-    /// false everywhere, as in-memory evaluation has it.
-    static func appendCondition(_ predicate: ResolvedPredicate, to sql: inout BoundSQL) {
-        switch predicate {
-        case .constant(let value):
-            sql.text += value ? "1" : "0"
-        case .comparison(let key, let op, let value):
-            let sqlOperator: String
-            switch op {
-            case .equal: sqlOperator = "IS"
-            case .notEqual: sqlOperator = "IS NOT"
-            case .lessThan: sqlOperator = "<"
-            case .lessThanOrEqual: sqlOperator = "<="
-            case .greaterThan: sqlOperator = ">"
-            case .greaterThanOrEqual: sqlOperator = ">="
-            }
-            sql.text += "\(columnExpression(key)) \(sqlOperator) ?"
-            sql.bindings.append(operand(value, for: key))
-        case .isIn(let key, let values):
-            guard !values.isEmpty else { sql.text += "0"; return }
-            sql.text += columnExpression(key) + " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
-            sql.bindings += values.map { operand($0, for: key) }
-        case .between(let key, let lower, let upper):
-            sql.text += "\(columnExpression(key)) BETWEEN ? AND ?"
-            sql.bindings += [operand(lower, for: key), operand(upper, for: key)]
-        case .string(let key, let op, let pattern, let options):
-            sql.text += "skerry_string_match(?, ?, \(quote(key.attribute.name)), ?)"
-            sql.bindings += [.int(Int64(op.rawValue)), .int(Int64(options.rawValue)), .string(pattern)]
-        case .and(let predicates):
-            appendJoined(predicates, separator: " AND ", empty: "1", to: &sql)
-        case .or(let predicates):
-            appendJoined(predicates, separator: " OR ", empty: "0", to: &sql)
-        case .not(let inner):
-            sql.text += "NOT coalesce(("
-            appendCondition(inner, to: &sql)
-            sql.text += "), 0)"
-        }
-    }
+    /// Compiles resolved predicates to SQL conditions, naming the tables of subqueries `t1`, `t2`…
+    struct ConditionCompiler {
+        private var aliases = 0
 
-    private static func appendJoined(_ predicates: [ResolvedPredicate], separator: String, empty: String,
-                                     to sql: inout BoundSQL) {
-        guard !predicates.isEmpty else { sql.text += empty; return }
-        sql.text += "("
-        for (offset, predicate) in predicates.enumerated() {
-            if offset > 0 { sql.text += separator }
-            appendCondition(predicate, to: &sql)
+        private mutating func newAlias() -> String {
+            aliases += 1
+            return "t\(aliases)"
         }
-        sql.text += ")"
+
+        /// The value of `key` for the row of `alias`: its column, or a scalar subquery through the
+        /// key's to-one relationships. Decimals, stored as exact text, compare and sort by value.
+        mutating func valueExpression(_ key: ResolvedKey, alias: String) -> String {
+            guard let hop = key.path.first else {
+                let column = "\(alias).\(quote(key.attribute.name))"
+                return key.attribute.type == .decimal ? "CAST(\(column) AS REAL)" : column
+            }
+            let next = newAlias()
+            var rest = key
+            rest.path.removeFirst()
+            let inner = valueExpression(rest, alias: next)
+            return "(SELECT \(inner) FROM \(quote(hop.destination.name)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
+        }
+
+        /// The condition that the row `to` is related to the row `from` through `relationship`.
+        private func join(_ relationship: ResolvedRelationship, from: String, to: String) -> String {
+            let key = quote(primaryKeyColumn)
+            switch relationship.storage {
+            case .foreignKey(let column):
+                return "\(to).\(key) = \(from).\(quote(column))"
+            case .inverseForeignKey(_, let column, _):
+                return "\(to).\(quote(column)) = \(from).\(key)"
+            case .joinTable(let table, let source, let target, _):
+                return "\(to).\(key) IN (SELECT \(quote(target)) FROM \(quote(table)) WHERE \(quote(source)) = \(from).\(key))"
+            }
+        }
+
+        /// Appends `predicate` as an SQL condition on the row of `alias`. The result is never NULL
+        /// where it matters: the operand of NOT is wrapped in `coalesce(…, 0)`, so that a comparison
+        /// with NULL counts as false everywhere, as in-memory evaluation has it.
+        mutating func append(_ predicate: ResolvedPredicate, alias: String, to sql: inout BoundSQL) {
+            switch predicate {
+            case .constant(let value):
+                sql.text += value ? "1" : "0"
+            case .comparison(let key, let op, let value):
+                let sqlOperator: String
+                switch op {
+                case .equal: sqlOperator = "IS"
+                case .notEqual: sqlOperator = "IS NOT"
+                case .lessThan: sqlOperator = "<"
+                case .lessThanOrEqual: sqlOperator = "<="
+                case .greaterThan: sqlOperator = ">"
+                case .greaterThanOrEqual: sqlOperator = ">="
+                }
+                sql.text += "\(valueExpression(key, alias: alias)) \(sqlOperator) ?"
+                sql.bindings.append(operand(value, for: key))
+            case .isIn(let key, let values):
+                guard !values.isEmpty else { sql.text += "0"; return }
+                sql.text += valueExpression(key, alias: alias) + " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
+                sql.bindings += values.map { operand($0, for: key) }
+            case .between(let key, let lower, let upper):
+                sql.text += "\(valueExpression(key, alias: alias)) BETWEEN ? AND ?"
+                sql.bindings += [operand(lower, for: key), operand(upper, for: key)]
+            case .string(let key, let op, let pattern, let options):
+                sql.text += "skerry_string_match(?, ?, \(valueExpression(key, alias: alias)), ?)"
+                sql.bindings += [.int(Int64(op.rawValue)), .int(Int64(options.rawValue)), .string(pattern)]
+            case .and(let predicates):
+                appendJoined(predicates, separator: " AND ", empty: "1", alias: alias, to: &sql)
+            case .or(let predicates):
+                appendJoined(predicates, separator: " OR ", empty: "0", alias: alias, to: &sql)
+            case .not(let inner):
+                sql.text += "NOT coalesce(("
+                append(inner, alias: alias, to: &sql)
+                sql.text += "), 0)"
+            case .any(let relationship, let inner):
+                let member = newAlias()
+                sql.text += "EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND ("
+                append(inner, alias: member, to: &sql)
+                sql.text += "))"
+            case .all(let relationship, let inner):
+                let member = newAlias()
+                sql.text += "NOT EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce(("
+                append(inner, alias: member, to: &sql)
+                sql.text += "), 0))"
+            case .count(let relationship, let op, let value):
+                let member = newAlias()
+                let sqlOperator = op == .equal ? "=" : (op == .notEqual ? "<>" : op.rawValue)
+                sql.text += "(SELECT count(*) FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member))) \(sqlOperator) ?"
+                sql.bindings.append(.int(Int64(value)))
+            }
+        }
+
+        private mutating func appendJoined(_ predicates: [ResolvedPredicate], separator: String, empty: String,
+                                           alias: String, to sql: inout BoundSQL) {
+            guard !predicates.isEmpty else { sql.text += empty; return }
+            sql.text += "("
+            for (offset, predicate) in predicates.enumerated() {
+                if offset > 0 { sql.text += separator }
+                append(predicate, alias: alias, to: &sql)
+            }
+            sql.text += ")"
+        }
     }
 
     /// `INSERT INTO <entity> (_pk, _version, <every attribute>, <foreign keys>) VALUES (?, 1, ?, …)`.

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+/// Predicates through relationships answer the same from SQL (saved data) and in memory
+/// (the same data unsaved).
+@Suite struct RelationshipPredicateTests {
+    /// Authors, books, tags and a publisher, inserted into `context` (not saved).
+    private func fill(_ context: ObjectContext) throws {
+        let tags = Dictionary(uniqueKeysWithValues: try ["sf", "classic", "unused"].map { ($0, try context.insertNamed("Tag", $0)) })
+        let publisher = try context.insertNamed("Publisher", "Ace")
+        let library: [(String, [(String, Int32, [String])])] = [
+            ("Herbert", [("Dune", 1965, ["sf"]), ("Dune Messiah", 1969, ["sf"])]),
+            ("Lem", [("Solaris", 1961, ["sf", "classic"])]),
+            ("Austen", [("Emma", 1815, ["classic"])]),
+            ("Nobody", []),
+        ]
+        for (name, books) in library {
+            let author = try context.insertNamed("Author", name)
+            if name == "Herbert" { try author.setRelatedObject(publisher, forKey: "publisher") }
+            for (title, _, tagNames) in books {
+                let book = try context.insertNamed("Book", title)
+                try book.setRelatedObject(author, forKey: "author")
+                for tag in tagNames { try book.addRelatedObject(tags[tag]!, forKey: "tags") }
+            }
+        }
+    }
+
+    private static let cases: [(String, String, FetchPredicate)] = [
+        ("Book", "author.name == Herbert", AttributeKey("author.name") == "Herbert"),
+        ("Book", "author.name != Herbert", AttributeKey("author.name") != "Herbert"),
+        ("Book", "author.publisher.name == Ace", AttributeKey("author.publisher.name") == "Ace"),
+        ("Book", "author.publisher.name is nil", AttributeKey("author.publisher.name").isNil),
+        ("Book", "author.name begins with he (c)", AttributeKey("author.name").beginsWith("he", options: .caseInsensitive)),
+        ("Book", "tags any classic", RelationshipKey("tags").any(AttributeKey("label") == "classic")),
+        ("Book", "tags count 2", RelationshipKey("tags").count == 2),
+        ("Author", "books any Dune*", RelationshipKey("books").any(AttributeKey("title").beginsWith("Dune"))),
+        ("Author", "books all not Emma", RelationshipKey("books").all(AttributeKey("title") != "Emma")),
+        ("Author", "books count >= 2", RelationshipKey("books").count >= 2),
+        ("Author", "books count == 0", RelationshipKey("books").count == 0),
+        ("Author", "not books any sf", !RelationshipKey("books").any(RelationshipKey("tags").any(AttributeKey("label") == "sf"))),
+        ("Tag", "books any author Lem", RelationshipKey("books").any(AttributeKey("author.name") == "Lem")),
+        ("Tag", "books count 0", RelationshipKey("books").count == 0),
+        ("Publisher", "authors any Herbert", RelationshipKey("authors").any(AttributeKey("name") == "Herbert")),
+    ]
+
+    private static let expected: [String: [String]] = [
+        "author.name == Herbert": ["Dune", "Dune Messiah"],
+        "author.name != Herbert": ["Emma", "Solaris"],
+        "author.publisher.name == Ace": ["Dune", "Dune Messiah"],
+        "author.publisher.name is nil": ["Emma", "Solaris"],
+        "author.name begins with he (c)": ["Dune", "Dune Messiah"],
+        "tags any classic": ["Emma", "Solaris"],
+        "tags count 2": ["Solaris"],
+        "books any Dune*": ["Herbert"],
+        "books all not Emma": ["Herbert", "Lem", "Nobody"],
+        "books count >= 2": ["Herbert"],
+        "books count == 0": ["Nobody"],
+        "not books any sf": ["Austen", "Nobody"],
+        "books any author Lem": ["classic", "sf"],
+        "books count 0": ["unused"],
+        "authors any Herbert": ["Ace"],
+    ]
+
+    private func labels(_ context: ObjectContext, _ entity: String, _ predicate: FetchPredicate) throws -> [String] {
+        try context.fetch(FetchRequest(entityName: entity, predicate: predicate)).map(\.label).sorted()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func sqlAndMemoryAgreeThroughRelationships(kind: StoreKind) throws {
+        let (saved, directory) = try makeStack(kind, model: GraphFixtures.model())
+        _ = directory
+        let savedContext = saved.newBackgroundContext()
+        try savedContext.performAndWait {
+            try fill(savedContext)
+            try savedContext.save()
+            savedContext.reset()                      // answers come from SQL
+        }
+        let unsaved = try makeMemoryStack(model: GraphFixtures.model())
+        let unsavedContext = unsaved.newBackgroundContext()
+        try unsavedContext.performAndWait { try fill(unsavedContext) }   // answers come from memory
+        for (entity, name, predicate) in Self.cases {
+            let fromSQL = try savedContext.performAndWait { try labels(savedContext, entity, predicate) }
+            let fromMemory = try unsavedContext.performAndWait { try labels(unsavedContext, entity, predicate) }
+            #expect(fromSQL == Self.expected[name], "SQL: \(name)")
+            #expect(fromMemory == Self.expected[name], "memory: \(name)")
+        }
+    }
+
+    @Test func badKeyPathsAreTypedErrors() throws {
+        let stack = try makeMemoryStack(model: GraphFixtures.model())
+        let context = stack.newBackgroundContext()
+        context.performAndWait {
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("author.nope") == "x")) }
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Author", predicate: AttributeKey("books.title") == "x")) }
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: RelationshipKey("author").count == 1)) }
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("author.name")])) }
+        }
+    }
+}
