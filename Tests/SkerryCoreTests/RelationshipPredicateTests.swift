@@ -98,3 +98,39 @@ import Testing
         }
     }
 }
+
+@Suite struct PrefetchTests {
+    @Test func prefetchedRelationshipsNeedNoFurtherReads() throws {
+        let directory = TemporaryDirectory()
+        let stack = try makeFileStack(directory, model: GraphFixtures.model(), name: "Graph")
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for name in ["Herbert", "Lem"] {
+                let author = try writer.insertNamed("Author", name)
+                for index in 1...3 { try writer.insertNamed("Book", "\(name) \(index)").setRelatedObject(author, forKey: "author") }
+            }
+            try writer.save()
+        }
+        let reader = stack.newBackgroundContext()
+        reader.automaticallyMergesChangesFromParent = false
+        let authors = try reader.performAndWait {
+            var request = FetchRequest(entityName: "Author", sortKeys: [SortKey("name")])
+            request.relationshipKeyPathsForPrefetching = ["books"]
+            let authors = try reader.fetch(request)
+            for author in authors {
+                guard case .toMany(let ids) = author.relationshipValues[0] else { Issue.record("books not loaded"); continue }
+                #expect(ids.count == 3)
+                #expect(ids.allSatisfy { reader.registeredObject(for: $0)?.isFault == false })
+            }
+            return authors.count
+        }
+        #expect(authors == 2)
+        // Behind the context's back: every book row goes. The prefetched objects still read.
+        try rawSQL(directory.file("Graph.sqlite"), "DELETE FROM Book")
+        let titles = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Author", predicate: nil, sortKeys: [SortKey("name")]))
+                .flatMap { try $0.relatedObjects(forKey: "books") }.map(\.label).sorted()
+        }
+        #expect(titles.count == 6)
+    }
+}

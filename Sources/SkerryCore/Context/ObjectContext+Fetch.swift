@@ -28,15 +28,47 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(SkerryError) -> [EntityObject] {
         assertOnQueue()
         let query = try prepare(request)
-        guard request.includesPendingChanges && hasPendingChanges(of: query.entity) else {
-            if request.fetchBatchSize > 0 {
-                return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize)
-            }
+        var prefetched: [Int] = []
+        for name in request.relationshipKeyPathsForPrefetching {
+            prefetched.append(try query.entity.requireRelationshipIndex(name))
+        }
+        let objects: [EntityObject]
+        if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
+            objects = try fetchIncludingPendingChanges(request, query)
+        } else if request.fetchBatchSize > 0 {
+            return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize)
+        } else {
             let rows = try sourceRows(request, query, unlimited: false)
             registry.reserveCapacity(registry.count + rows.count)
-            return rows.map(register)
+            objects = rows.map(register)
         }
-        return try fetchIncludingPendingChanges(request, query)
+        for index in prefetched { try prefetch(index, of: objects, entity: query.entity) }
+        return objects
+    }
+
+    /// Loads relationship `index` of `objects`, and the related objects, with one query each.
+    private func prefetch(_ index: Int, of objects: [EntityObject], entity: EntityDescription) throws(SkerryError) {
+        guard parent == nil, let first = objects.first(where: { !$0.objectID.isTemporary }),
+              let store = coordinator.store(with: first.objectID.store),
+              let destination = coordinator.model.entity(named: entity.relationships[index].destinationEntityName) else {
+            for object in objects { _ = try relationshipValue(object, index) }     // a child reads through its parent
+            return
+        }
+        let unloaded = objects.filter {
+            if case .notLoaded = $0.relationshipValues[index] { return !$0.objectID.isTemporary && !$0.isFaultFlag }
+            return false
+        }
+        if !unloaded.isEmpty {
+            let related = try store.fetchRelatedKeys(entity, relationship: index, sourceKeys: unloaded.map(\.objectID.key))
+            for object in unloaded {
+                let ids = (related[object.objectID.key] ?? []).map { ObjectID(store: store.identity, entity: destination, primaryKey: $0) }
+                setLoadedRelationship(object, index, ids)
+            }
+        }
+        let wanted = Set(objects.flatMap { $0.relationshipValues[index].objectIDs }).filter {
+            !$0.isTemporary && registry[$0].map(\.isFaultFlag) != false
+        }
+        for row in try sourceRows(for: Array(wanted)) { _ = register(row) }
     }
 
     private func fetchIncludingPendingChanges(_ request: FetchRequest, _ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
@@ -173,7 +205,15 @@ extension ObjectContext {
                     changedObjects.remove(object)
                 }
                 object.values = row.values
-                object.relationshipValues = row.relationships
+                if object.isFaultFlag {
+                    object.relationshipValues = row.relationships
+                } else {
+                    // What the row carries (foreign keys) is refreshed; relationships loaded
+                    // separately stay loaded, as Core Data keeps relationship faults fired.
+                    for (index, value) in row.relationships.enumerated() where value != .notLoaded {
+                        object.relationshipValues[index] = value
+                    }
+                }
                 object.version = row.version
                 object.isFaultFlag = false
                 object.faultBatch = nil

@@ -23,8 +23,14 @@ extension ObjectContext {
             let keys = try store.fetchRelatedKeys(object.entity, relationship: index, sourceKeys: [objectID.key])[objectID.key] ?? []
             ids = keys.map { ObjectID(store: store.identity, entity: destination, primaryKey: $0) }
         }
-        ids = reconcile(ids, of: object, index)
-        let value: RelationshipValue = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+        setLoadedRelationship(object, index, ids)
+    }
+
+    /// Records what the source says relationship `index` of `object` holds, corrected by this
+    /// context's unsaved changes.
+    func setLoadedRelationship(_ object: EntityObject, _ index: Int, _ ids: [ObjectID]) {
+        let reconciled = reconcile(ids, of: object, index)
+        let value: RelationshipValue = object.entity.relationships[index].isToMany ? .toMany(reconciled) : .toOne(reconciled.first)
         object.relationshipValues[index] = value
         if object.committedRelationships?[index] == .notLoaded { object.committedRelationships?[index] = value }
     }

@@ -30,6 +30,10 @@ public struct FetchRequest: Sendable, Hashable {
     public var includesPendingChanges: Bool = true
     /// For ``ObjectContext/fetchDictionaries(_:)``: the attributes to fetch; nil for all.
     public var propertiesToFetch: [String]?
+    /// Relationships of the fetched objects whose related objects are loaded with the fetch: one
+    /// query per relationship for all the objects, instead of one per object when each is first
+    /// read. Names of the entity's relationships (to-one or to-many).
+    public var relationshipKeyPathsForPrefetching: [String] = []
 
     /// Creates a request.
     /// - Parameters:
