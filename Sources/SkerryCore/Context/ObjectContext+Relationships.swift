@@ -26,13 +26,17 @@ extension ObjectContext {
         setLoadedRelationship(object, index, ids)
     }
 
-    /// Records what the source says relationship `index` of `object` holds, corrected by this
-    /// context's unsaved changes.
+    /// Records what the source says relationship `index` of `object` holds: that is its committed
+    /// value; corrected by this context's unsaved changes, its current one. Where the two differ,
+    /// the object has a pending change (so that the save writes it).
     func setLoadedRelationship(_ object: EntityObject, _ index: Int, _ ids: [ObjectID]) {
-        let reconciled = reconcile(ids, of: object, index)
-        let value: RelationshipValue = object.entity.relationships[index].isToMany ? .toMany(reconciled) : .toOne(reconciled.first)
-        object.relationshipValues[index] = value
-        if object.committedRelationships?[index] == .notLoaded { object.committedRelationships?[index] = value }
+        let isToMany = object.entity.relationships[index].isToMany
+        func value(_ ids: [ObjectID]) -> RelationshipValue { isToMany ? .toMany(ids) : .toOne(ids.first) }
+        let stored = value(ids)
+        let current = value(reconcile(ids, of: object, index))
+        if current != stored { willChange(object) }
+        object.relationshipValues[index] = current
+        if object.committedRelationships?[index] == .notLoaded { object.committedRelationships?[index] = stored }
     }
 
     /// What the source says, corrected by this context's unsaved changes: related objects that now

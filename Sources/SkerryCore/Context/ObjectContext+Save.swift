@@ -110,9 +110,10 @@ extension ObjectContext {
             switch update.fate {
             case .write:
                 object.values = update.values
-                let written = update.values != update.base
-                object.version = update.expectedVersion + (written ? 1 : 0)
-                if written { changes.updated.insert(object.objectID) }
+                // The version the store now has: bumped by the write, or the one a resolved
+                // conflict read.
+                object.version = update.expectedVersion + (update.touchesRow ? 1 : 0)
+                if update.touchesRow { changes.updated.insert(object.objectID) }
             case .takeStore(let stored):
                 object.values = stored.values
                 object.version = stored.version

@@ -109,8 +109,8 @@ struct SavePlan {
                       object.committedRelationships?[index] != object.relationshipValues[index] else { return nil }
                 return (index, id)
             }
+            guard update.touchesRow else { continue }
             let writes = Self.relationshipWrites(object, relationships, source: object.objectID)
-            guard !changes.isEmpty || !foreignKeyChanges.isEmpty || !writes.isEmpty else { continue }
             let slot = try part(object.objectID.store)
             parts[slot].write.updates.append(RowUpdate(objectID: object.objectID, expectedVersion: update.expectedVersion,
                                                        changes: changes, foreignKeyChanges: foreignKeyChanges))
@@ -148,5 +148,17 @@ struct SavePlan {
             (order.firstIndex(of: ObjectIdentifier($0.store.identity)) ?? .max)
                 < (order.firstIndex(of: ObjectIdentifier($1.store.identity)) ?? .max)
         }
+    }
+}
+
+extension SavePlan.Update {
+    /// Whether the save writes this object's row: when an attribute differs from the store, or any
+    /// relationship changed. Even with no column to change (only a relationship stored elsewhere
+    /// changed), the row is touched under the version check: its version stays right, other
+    /// contexts hear of the change, and a row deleted meanwhile is a conflict rather than the
+    /// target of a dangling reference.
+    var touchesRow: Bool {
+        guard case .write = fate else { return false }
+        return values != base || object.committedRelationships != object.relationshipValues
     }
 }
