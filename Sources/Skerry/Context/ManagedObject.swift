@@ -4,6 +4,7 @@ import SkerryCore
 /// `ManagedObject`. Read it as a plain value with ``decode()``, change it with ``encode(_:)``.
 ///
 /// Like the object it wraps, it belongs to its context's queue and is not `Sendable`.
+@dynamicMemberLookup
 public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The engine object.
     public let instance: EntityObject

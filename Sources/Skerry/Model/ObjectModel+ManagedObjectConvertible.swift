@@ -20,7 +20,7 @@ extension ManagedObjectConvertible {
         for constraint in options.uniquenessConstraints { constraints.append(try names(constraint)) }
         var indexes: [IndexDescription] = []
         for index in options.indexes { indexes.append(IndexDescription(try names(index))) }
-        return EntityDescription(name: entityName, attributes: descriptions,
+        return EntityDescription(name: entityName, attributes: descriptions, relationships: relationshipDescriptions,
                                  uniquenessConstraints: constraints, indexes: indexes)
     }
 }
