@@ -455,3 +455,17 @@ private struct Library {
         #expect(titles == ["Foundation", "Solaris", "Dune"])
     }
 }
+
+@Suite struct RawRequestTests {
+    @Test func whereRawBindsItsArguments() throws {
+        let stack = try makeStack()
+        let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
+        let titles = try container.perform { context in
+            try context.insert(Book(title: "Dune", year: 1965, genre: .fiction))
+            try context.insert(Book(title: "Leaves of Grass", year: 1855, genre: .poetry))
+            try context.insert(Book(title: "Solaris", year: 1961))
+            return try context.fetch(Book.all.where(raw: "year < ? AND genre <> ?", 1962, Genre.poetry).sort(\Book.title), \Book.title)
+        }
+        #expect(titles == ["Solaris"])
+    }
+}

@@ -42,6 +42,31 @@ public struct Request<PlainObject: ManagedObjectConvertible>: @unchecked Sendabl
         return copy
     }
 
+    /// Only the objects for which a raw SQL condition holds: the escape hatch. The condition names
+    /// the entity's attributes as columns and has a `?` for each argument; the arguments are always
+    /// bound as parameters, never spliced into the text. (Sworm's `where(raw:)` takes NSPredicate
+    /// syntax; this one takes SQL.)
+    ///
+    /// ```swift
+    /// Book.all.where(raw: "year BETWEEN ? AND ? OR title LIKE ?", 1960, 1969, "Dune%")
+    /// ```
+    public func `where`(raw condition: String, _ arguments: any SupportedAttributeType...) -> Request {
+        var copy = self
+        copy.predicate = Predicate { () throws(SkerryError) in
+            var values: [AttributeValue] = []
+            for argument in arguments {
+                do {
+                    values.append(try argument.encodePrimitiveValue().attributeValue)
+                } catch {
+                    throw SkerryError(.wrongValueType, "An argument of a raw condition cannot be encoded: \(error)",
+                                      entityName: PlainObject.entityName)
+                }
+            }
+            return .sql(condition, values)
+        }
+        return copy
+    }
+
     /// Sorts by `keyPath` after the sorts already given.
     public func sort<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>, ascending: Bool = true) -> Request {
         var copy = self

@@ -236,6 +236,12 @@ struct ObjectSubject: PredicateSubject {
         return current.isFaultFlag ? .null : current.values[key.index]
     }
 
+    func evaluateSQL(_ condition: String, _ values: [AttributeValue]) -> Bool {
+        if object.isFaultFlag { try? context.fulfillFault(object) }
+        guard !object.isFaultFlag, let store = try? context.coordinator.store(for: object.entity) else { return false }
+        return (try? store.evaluate(condition: condition, bindings: values, entity: object.entity, values: object.values)) ?? false
+    }
+
     func members(_ relationship: ResolvedRelationship) -> [ObjectSubject] {
         guard let ids = try? context.relationshipValue(object, relationship.index).objectIDs else { return [] }
         return ids.compactMap { id in

@@ -48,6 +48,12 @@ public indirect enum FetchPredicate: Sendable, Hashable {
     case all(relationship: String, FetchPredicate)
     /// The number of members of a to-many relationship compared with `count` (`@count`).
     case count(relationship: String, ComparisonOperator, Int)
+    /// An SQL condition on the entity's columns (its attributes, by name), with a `?` for each of
+    /// `values`, which are always bound as parameters, never spliced into the text. The escape hatch
+    /// for what the other cases cannot say. For unsaved objects SQLite evaluates it over the
+    /// object's values, so the answer stays the store's; foreign-key columns are not available
+    /// there. Text with a `;` is refused.
+    case sql(String, [AttributeValue])
 
     /// Both predicates hold.
     public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {

@@ -5,6 +5,9 @@ protocol PredicateSubject {
     func value(_ key: ResolvedKey) -> AttributeValue
     /// The members of a to-many relationship.
     func members(_ relationship: ResolvedRelationship) -> [Self]
+    /// The value of a raw SQL condition on the subject's attribute values (false if it cannot be
+    /// evaluated).
+    func evaluateSQL(_ condition: String, _ values: [AttributeValue]) -> Bool
 }
 
 /// A row's attribute values alone: enough for predicates without relationships.
@@ -12,6 +15,7 @@ struct ValuesSubject: PredicateSubject {
     let values: [AttributeValue]
     func value(_ key: ResolvedKey) -> AttributeValue { key.path.isEmpty ? values[key.index] : .null }
     func members(_ relationship: ResolvedRelationship) -> [ValuesSubject] { [] }
+    func evaluateSQL(_ condition: String, _ values: [AttributeValue]) -> Bool { false }
 }
 
 extension ResolvedPredicate {
@@ -64,6 +68,8 @@ extension ResolvedPredicate {
             return subject.members(relationship).contains { inner.evaluate($0) }
         case .all(let relationship, let inner):
             return subject.members(relationship).allSatisfy { inner.evaluate($0) }
+        case .sql(let condition, let values, _):
+            return subject.evaluateSQL(condition, values)
         case .count(let relationship, let op, let value):
             let count = subject.members(relationship).count
             switch op {

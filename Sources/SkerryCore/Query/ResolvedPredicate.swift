@@ -19,6 +19,8 @@ indirect enum ResolvedPredicate: Sendable {
     case all(ResolvedRelationship, ResolvedPredicate)
     /// The member count compared with a number.
     case count(ResolvedRelationship, ComparisonOperator, Int)
+    /// A raw SQL condition on `entity`'s columns, with its bound values.
+    case sql(String, [AttributeValue], EntityDescription)
 }
 
 /// One relationship step from an entity to its destination.
@@ -90,6 +92,18 @@ extension FetchPredicate {
             return .all(relationship, try predicate.resolved(for: relationship.destination, in: model))
         case .count(let name, let op, let value):
             return .count(try entity.resolveToMany(name, in: model), op, value)
+        case .sql(let condition, let values):
+            guard !condition.contains(";") else {
+                throw SkerryError(.invalidArgument, "A raw SQL condition may not contain ';'.", entityName: entity.name)
+            }
+            let placeholders = condition.filter { $0 == "?" }.count
+            guard placeholders == values.count else {
+                throw SkerryError(.invalidArgument, "The raw SQL condition has \(placeholders) '?' for \(values.count) value(s).", entityName: entity.name)
+            }
+            for value in values where value.isNaN {
+                throw SkerryError(.wrongValueType, "A raw SQL condition cannot compare with NaN.", entityName: entity.name)
+            }
+            return .sql(condition, values, entity)
         }
     }
 }

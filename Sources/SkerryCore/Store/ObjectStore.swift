@@ -108,6 +108,10 @@ protocol ObjectStore: AnyObject, Sendable {
     ///   the one expected and every insert that collides with a uniqueness constraint (the write is
     ///   rolled back); ``SkerryError`` for anything else.
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T)
+    /// The value of a raw SQL condition on one row's attribute values, computed by the database
+    /// (so that a raw predicate answers the same for unsaved objects as for rows).
+    func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
+                  values: [AttributeValue]) throws(SkerryError) -> Bool
     /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
     /// and returns their primary keys.
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64]

@@ -136,6 +136,9 @@ enum SQLBuilder {
                 sql.text += "NOT EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce(("
                 append(inner, alias: member, to: &sql)
                 sql.text += "), 0))"
+            case .sql(let condition, let values, _):
+                sql.text += "(\(condition))"
+                sql.bindings += values
             case .count(let relationship, let op, let value):
                 let member = newAlias()
                 let sqlOperator = op == .equal ? "=" : (op == .notEqual ? "<>" : op.rawValue)

@@ -156,6 +156,15 @@ final class SQLiteStore: ObjectStore {
         }
     }
 
+    func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
+                  values: [AttributeValue]) throws(SkerryError) -> Bool {
+        let columns = entity.attributes.map { "? AS \(SQLBuilder.quote($0.name))" }.joined(separator: ", ")
+        let sql = "SELECT coalesce((\(condition)), 0) FROM (SELECT \(columns.isEmpty ? "1" : columns))"
+        return try read(entity) { connection in
+            try connection.scalarInt64(sql, bindings + values) ?? 0 != 0
+        }
+    }
+
     func fetchRelatedKeys(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [Int64]] {
         guard !sourceKeys.isEmpty else { return [:] }
         let q = SQLBuilder.quote
