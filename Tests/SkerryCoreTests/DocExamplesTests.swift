@@ -25,8 +25,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(FileManager.default.fileExists(atPath: expected.path))
     }
 
-    /// Every `// doc:` block of this file and of SkerryTests/DocExamplesTests.swift appears
-    /// verbatim (dedented) in some guide of docs/.
+    /// Every `// doc:` block of the test files appears verbatim (dedented) in some guide of docs/.
     @Test func guidesQuoteTheseExamples() throws {
         let thisFile = URL(fileURLWithPath: #filePath)
         let root = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -35,8 +34,10 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             .filter { $0.hasSuffix(".md") }
             .map { try String(contentsOf: docsFolder.appendingPathComponent($0), encoding: .utf8) }
             .joined(separator: "\n")
-        let typedExamples = root.appendingPathComponent("Tests/SkerryTests/DocExamplesTests.swift")
-        let lines = try [thisFile, typedExamples].flatMap {
+        let testsFolder = root.appendingPathComponent("Tests")
+        let testFiles = (FileManager.default.enumerator(atPath: testsFolder.path)?.allObjects as? [String] ?? [])
+            .filter { $0.hasSuffix(".swift") }.sorted().map { testsFolder.appendingPathComponent($0) }
+        let lines = try testFiles.flatMap {
             try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n")
         }
         var blocks: [String: [String]] = [:]
@@ -51,7 +52,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
                 current!.lines.append(line)
             }
         }
-        #expect(blocks.count >= 17)
+        #expect(blocks.count >= 18)
         for (name, block) in blocks {
             let indent = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 .map { $0.prefix { $0 == " " }.count }.min() ?? 0

@@ -3,6 +3,7 @@ import Testing
 import Skerry
 import SkerryCore
 
+// doc: typed-relations
 struct Writer: ManagedObjectConvertible {
     var name = ""
     static let entityName = "Writer"
@@ -13,6 +14,7 @@ struct Writer: ManagedObjectConvertible {
     }
     static let relations = Relations()
 }
+// doc: end
 
 struct Work: ManagedObjectConvertible {
     var title = ""
