@@ -10,9 +10,8 @@ public struct DidSaveEvent: Sendable {
     /// The IDs of the inserted, updated and deleted objects: permanent for a save to the stores;
     /// for a child context's save into its parent, inserted objects keep their temporary IDs.
     public let changes: StoreChanges
-    /// For a save to the stores, the temporary ID each inserted object had, mapped to its
-    /// permanent ID.
-    public var permanentIDs: [ObjectID: ObjectID] = [:]
+    /// For a save to the stores, the temporary ID each inserted object had, with its permanent ID.
+    public var permanentIDs: [(temporary: ObjectID, permanent: ObjectID)] = []
 }
 
 /// A registration of a did-save observer; the observer is called until ``cancel()``.

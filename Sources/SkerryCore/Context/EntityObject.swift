@@ -148,8 +148,9 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         guard types.indices.contains(index) else {
             throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
         }
-        let context = try activeContext()
-        if isFaultFlag { try context.fulfillFault(self) }
+        // The owner is used in place, without a strong reference: this is the hot path of every read.
+        try checkRegistered()
+        if isFaultFlag { try owner.fulfillFault(self) }
         let type = types[index]
         let value = values[index]
         guard T.canRead(type), let result = T(attributeValue: value, type: type) else {
@@ -191,9 +192,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
             throw SkerryError(.wrongValueType, "Cannot store NaN in '\(entity.name).\(attribute.name)': SQLite would store it as NULL.",
                               entityName: entity.name, key: attribute.name, objectID: objectID)
         }
-        let context = try activeContext()
-        if isFaultFlag { try context.fulfillFault(self) }
-        if !isInsertedFlag && committedValues == nil { context.willChange(self) }
+        // The owner is used in place, without a strong reference: this is the hot path of every write.
+        try checkRegistered()
+        if isFaultFlag { try owner.fulfillFault(self) }
+        if !isInsertedFlag && committedValues == nil { owner.willChange(self) }
         values[index] = newValue
     }
 
@@ -218,13 +220,20 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// be running on the context's queue.
     @inline(__always)
     func activeContext() throws(SkerryError) -> ObjectContext {
+        try checkRegistered()
+        return owner
+    }
+
+    /// Throws unless the object is registered (so that `owner` may be used); in debug builds,
+    /// also checks that the caller runs on the context's queue.
+    @inline(__always)
+    func checkRegistered() throws(SkerryError) {
         guard isRegistered else {
             throw SkerryError(.objectNotInContext,
                               "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
                               entityName: entity.name, objectID: objectID)
         }
         owner.assertOnQueue()
-        return owner
     }
 
     private func loadIfFault() throws(SkerryError) {

@@ -20,8 +20,8 @@ extension ObjectContext {
 
     /// Gives objects saved by the parent their permanent IDs, and remembers the mapping for this
     /// context's own children.
-    func adoptPermanentIDs(_ permanentIDs: [ObjectID: ObjectID]) {
-        permanentIDsOfSavedObjects.merge(permanentIDs) { _, new in new }
+    func adoptPermanentIDs(_ permanentIDs: [(temporary: ObjectID, permanent: ObjectID)]) {
+        if hasChildren { permanentIDsOfSavedObjects.merge(permanentIDs) { _, new in new } }
         for (temporary, permanent) in permanentIDs {
             guard let object = registry.removeValue(forKey: temporary) else { continue }
             if let other = registry[permanent], other !== object { unregister(other) }

@@ -96,8 +96,9 @@ extension ObjectContext {
         changes.updated.reserveCapacity(plan.updates.count)
         changes.deleted.reserveCapacity(plan.deletes.count)
         registry.reserveCapacity(registry.count + plan.inserts.count)
-        var permanentIDs: [ObjectID: ObjectID] = [:]
-        var keyOfInsert: [Int: Int64] = [:]
+        var permanentIDs: [(temporary: ObjectID, permanent: ObjectID)] = []
+        permanentIDs.reserveCapacity(plan.inserts.count)
+        var keyOfInsert = [Int64](repeating: 0, count: plan.inserts.count)
         for (part, keys) in zip(parts, insertedKeys) {
             for (origin, key) in zip(part.insertOrigins, keys) { keyOfInsert[origin] = key }
         }
@@ -133,11 +134,11 @@ extension ObjectContext {
         for (index, insert) in plan.inserts.enumerated() {
             let object = insert.object
             let temporaryID = object.objectID
-            defer { if object.objectID != temporaryID { permanentIDs[temporaryID] = object.objectID } }
+            defer { if object.objectID != temporaryID { permanentIDs.append((temporaryID, object.objectID)) } }
             switch insert.fate {
             case .insert(let values):
                 object.values = values
-                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index] ?? 0), version: 1)
+                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index]), version: 1)
                 changes.inserted.insert(object.objectID)
             case .upsert(let existing, let values):
                 object.values = values
@@ -154,10 +155,14 @@ extension ObjectContext {
             }
         }
         insertedList.removeAll()
-        if !permanentIDs.isEmpty && coordinator.model.hasRelationships {
-            for object in registry.values { object.relationshipValues = object.relationshipValues.map { $0.mapped(permanentIDs) } }
+        if !permanentIDs.isEmpty && (coordinator.model.hasRelationships || hasChildren) {
+            let mapping = Dictionary(permanentIDs, uniquingKeysWith: { _, new in new })
+            if coordinator.model.hasRelationships {
+                for object in registry.values { object.relationshipValues = object.relationshipValues.map { $0.mapped(mapping) } }
+            }
+            // Kept only where children may still hold temporary IDs.
+            if hasChildren { permanentIDsOfSavedObjects.merge(mapping) { _, new in new } }
         }
-        permanentIDsOfSavedObjects.merge(permanentIDs) { _, new in new }
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes, permanentIDs: permanentIDs))
         return changes
     }
@@ -295,6 +300,7 @@ extension ObjectContext {
         assertOnQueue()
         let objects = registry.values
         registry = [:]
+        permanentIDsOfSavedObjects = [:]
         insertedList = []
         changedObjects = []
         deletedSet = []

@@ -19,9 +19,7 @@ extension ObjectContext {
         if unlimited { query.limit = 0; query.offset = 0 }
         guard let parent else {
             let store = try coordinator.store(for: query.entity)
-            return try store.fetchRows(query).map {
-                snapshot($0, store: store, entity: query.entity)
-            }
+            return snapshots(try store.fetchRows(query), store: store, entity: query.entity)
         }
         var parentRequest = Self.requestForParent(request)
         if unlimited { parentRequest.fetchLimit = 0; parentRequest.fetchOffset = 0 }
@@ -53,28 +51,36 @@ extension ObjectContext {
         guard let parent else {
             guard !first.isTemporary, let store = coordinator.store(with: first.store) else { return [] }
             let keys = objectIDs.filter { !$0.isTemporary && $0.store === first.store }.map(\.key)
-            return try store.fetchRows(first.entity, primaryKeys: keys).map {
-                snapshot($0, store: store, entity: first.entity)
-            }
+            return snapshots(try store.fetchRows(first.entity, primaryKeys: keys), store: store, entity: first.entity)
         }
         return try Self.onParent(parent) {
             objectIDs.compactMap { id in (try? parent.existingObject(with: parent.resolvedID(id)))?.snapshot }
         }
     }
 
-    /// A store row as a snapshot: foreign keys become to-one relationships, the other relationships
-    /// are not loaded.
-    func snapshot(_ row: RowSnapshot, store: any ObjectStore, entity: EntityDescription) -> ObjectSnapshot {
-        var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
-        let model = coordinator.model.relationships(of: entity)
-        for (position, index) in model.foreignKeyIndexes.enumerated() where position < row.foreignKeys.count {
-            let destination = coordinator.model.entity(named: entity.relationships[index].destinationEntityName) ?? entity
-            relationships[index] = .toOne(row.foreignKeys[position].map {
-                ObjectID(store: store.identity, entity: destination, primaryKey: $0)
-            })
+    /// Store rows as snapshots: foreign keys become to-one relationships, the other relationships
+    /// are not loaded. The entity's relationship layout is looked up once for all the rows.
+    func snapshots(_ rows: [RowSnapshot], store: any ObjectStore, entity: EntityDescription) -> [ObjectSnapshot] {
+        let identity = store.identity
+        guard !entity.relationships.isEmpty else {
+            return rows.map {
+                ObjectSnapshot(objectID: ObjectID(store: identity, entity: entity, primaryKey: $0.primaryKey),
+                               version: $0.version, values: $0.values, relationships: [])
+            }
         }
-        return ObjectSnapshot(objectID: ObjectID(store: store.identity, entity: entity, primaryKey: row.primaryKey),
-                              version: row.version, values: row.values, relationships: relationships)
+        let foreignKeys = coordinator.model.relationships(of: entity).foreignKeyIndexes.map { index in
+            (index, coordinator.model.entity(named: entity.relationships[index].destinationEntityName) ?? entity)
+        }
+        return rows.map { row in
+            var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
+            for (position, (index, destination)) in foreignKeys.enumerated() where position < row.foreignKeys.count {
+                relationships[index] = .toOne(row.foreignKeys[position].map {
+                    ObjectID(store: identity, entity: destination, primaryKey: $0)
+                })
+            }
+            return ObjectSnapshot(objectID: ObjectID(store: identity, entity: entity, primaryKey: row.primaryKey),
+                                  version: row.version, values: row.values, relationships: relationships)
+        }
     }
 
     /// The request a child asks its parent: the parent's own pending changes always take part.

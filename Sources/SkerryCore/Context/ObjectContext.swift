@@ -50,8 +50,12 @@ public final class ObjectContext: @unchecked Sendable {
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
     /// The temporary IDs of objects this context saved, with the permanent IDs they got, so that
-    /// a child still holding a temporary ID finds the object.
+    /// a child still holding a temporary ID finds the object. Kept only once the context has had
+    /// a child (so that it does not grow in contexts that never need it); emptied by `reset()`.
     var permanentIDsOfSavedObjects: [ObjectID: ObjectID] = [:]
+    /// Whether a child context was ever made from this one.
+    private let childCount = Atomic<Int>(0)
+    var hasChildren: Bool { childCount.load(ordering: .relaxed) > 0 }
     /// For a child: the observation of the parent's saves that swaps temporary IDs for permanent ones.
     private let parentSaves = Mutex<DidSaveObservation?>(nil)
 
@@ -75,7 +79,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// ``automaticallyMergesChangesFromParent`` is set.
     /// - Parameter name: a name for debugging.
     public func newChildContext(name: String? = nil) -> ObjectContext {
-        ObjectContext(coordinator: coordinator, name: name ?? "child of \(self.name ?? "context")", parent: self)
+        childCount.add(1, ordering: .relaxed)
+        return ObjectContext(coordinator: coordinator, name: name ?? "child of \(self.name ?? "context")", parent: self)
     }
 
     /// `objectID`, or the permanent ID it got when this context saved it.

@@ -116,10 +116,16 @@ struct SavePlan {
                                                        changes: changes, foreignKeyChanges: foreignKeyChanges))
             parts[slot].write.relationshipWrites += writes
         }
+        // The layout and the part of the previous insert's entity and store: a bulk insert looks
+        // each up once.
+        var last: (entity: EntityDescription, store: StoreIdentity, relationships: EntityRelationships, slot: Int)?
         for (index, insert) in inserts.enumerated() {
             let objectID = insert.object.objectID
-            let relationships = model.relationships(of: insert.object.entity)
-            let slot = try part(objectID.store)
+            if last?.entity !== objectID.entity || last?.store !== objectID.store {
+                last = (objectID.entity, objectID.store, model.relationships(of: objectID.entity), try part(objectID.store))
+            }
+            let relationships = last!.relationships
+            let slot = last!.slot
             switch insert.fate {
             case .insert(let values):
                 parts[slot].write.inserts.append(RowInsert(objectID: objectID, values: values,

@@ -16,7 +16,11 @@ extension SQLiteStore {
             // inserts — deletes first, so that a save that deletes a row and inserts another with
             // the same unique value does not trip over its own old row — then to-many members.
             let keys = try allocateKeys(changes.inserts, connection)
-            let resolve = KeyResolver(allocated: Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)),
+            // Temporary IDs need resolving only where something points at an object of the save.
+            let pointsAtObjects = !changes.relationshipWrites.isEmpty
+                || changes.updates.contains { !$0.foreignKeyChanges.isEmpty }
+                || changes.inserts.contains { insert in insert.foreignKeys.contains { $0 != nil } }
+            let resolve = KeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
                                       aliases: changes.aliases)
             var conflicts = StoreWriteConflicts()
             try writeDeletes(changes.deletes, connection, &conflicts)

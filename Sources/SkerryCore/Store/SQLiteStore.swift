@@ -100,10 +100,11 @@ final class SQLiteStore: ObjectStore {
 
     /// Decodes the current row of a statement made by ``selectRows(_:)``.
     /// Complexity: O(attributes).
-    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
+    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription,
+                   foreignKeyCount: Int? = nil) throws(SkerryError) -> RowSnapshot {
         var row = try Self.decodeAttributes(statement, entity)
         let first = Int32(entity.attributes.count + 2)
-        let count = model.relationships(of: entity).foreignKeyIndexes.count
+        let count = foreignKeyCount ?? model.relationships(of: entity).foreignKeyIndexes.count
         if count > 0 {
             row.foreignKeys = (0..<Int32(count)).map { statement.isNull(at: first + $0) ? nil : statement.int64(at: first + $0) }
         }
@@ -131,12 +132,13 @@ final class SQLiteStore: ObjectStore {
 
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
         let sql = SQLBuilder.query(selectRows(query.entity), query)
+        let foreignKeyCount = model.relationships(of: query.entity).foreignKeyIndexes.count
         return try read(query.entity) { connection in
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var rows: [RowSnapshot] = []
             while try statement.step() {
-                rows.append(try decodeRow(statement, query.entity))
+                rows.append(try decodeRow(statement, query.entity, foreignKeyCount: foreignKeyCount))
             }
             return rows
         }
