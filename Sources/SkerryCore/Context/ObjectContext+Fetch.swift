@@ -181,7 +181,7 @@ extension ObjectContext {
     public func existingObject(with objectID: ObjectID) throws(SkerryError) -> EntityObject {
         assertOnQueue()
         if let object = registry[objectID] {
-            if object.isFaultFlag { try fulfillFault(object) }
+            if object.isFaultFlag { try fulfillFault(object) } else { counts.cacheHits += 1 }
             return object
         }
         guard parent != nil || !objectID.isTemporary, let row = try sourceRows(for: [objectID]).first else {
@@ -198,6 +198,7 @@ extension ObjectContext {
     func register(_ row: ObjectSnapshot) -> EntityObject {
         let objectID = row.objectID
         if let object = registry[objectID] {
+            if object.isFaultFlag { counts.objectsMaterialized += 1 }
             if object.isFaultFlag || (!object.isUpdated && !object.isDeletedFlag) {
                 if object.committedValues != nil {
                     object.committedValues = nil
@@ -223,6 +224,7 @@ extension ObjectContext {
         let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: row.values,
                                   version: row.version, isFault: false, relationships: row.relationships)
         registry[objectID] = object
+        counts.objectsMaterialized += 1
         return object
     }
 

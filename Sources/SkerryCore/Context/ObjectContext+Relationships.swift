@@ -6,7 +6,11 @@ extension ObjectContext {
     /// The value of relationship `index` of `object`, loaded from the source the first time.
     func relationshipValue(_ object: EntityObject, _ index: Int) throws(SkerryError) -> RelationshipValue {
         if object.isFaultFlag { try fulfillFault(object) }
-        if case .notLoaded = object.relationshipValues[index] { try loadRelationship(object, index) }
+        if case .notLoaded = object.relationshipValues[index] {
+            try loadRelationship(object, index)
+        } else {
+            counts.cacheHits += 1
+        }
         return object.relationshipValues[index]
     }
 
@@ -14,6 +18,7 @@ extension ObjectContext {
         let relationship = object.entity.relationships[index]
         let objectID = object.objectID
         var ids: [ObjectID] = []
+        counts.sourceRequests += 1
         if let parent {
             ids = try Self.onParent(parent) {
                 try parent.relationshipValue(try parent.existingObject(with: parent.resolvedID(objectID)), index).objectIDs
@@ -22,6 +27,7 @@ extension ObjectContext {
                   let destination = coordinator.model.entity(named: relationship.destinationEntityName) {
             let keys = try store.fetchRelatedKeys(object.entity, relationship: index, sourceKeys: [objectID.key])[objectID.key] ?? []
             ids = keys.map { ObjectID(store: store.identity, entity: destination, primaryKey: $0) }
+            counts.rowsRead += keys.count
         }
         setLoadedRelationship(object, index, ids)
     }

@@ -15,6 +15,13 @@ struct ObjectSnapshot: Sendable {
 extension ObjectContext {
     /// The rows matching `query`: in the request's order, limited, unless `unlimited`.
     func sourceRows(_ request: FetchRequest, _ query: StoreQuery, unlimited: Bool) throws(SkerryError) -> [ObjectSnapshot] {
+        let rows = try readRows(request, query, unlimited: unlimited)
+        counts.sourceRequests += 1
+        counts.rowsRead += rows.count
+        return rows
+    }
+
+    private func readRows(_ request: FetchRequest, _ query: StoreQuery, unlimited: Bool) throws(SkerryError) -> [ObjectSnapshot] {
         var query = query
         if unlimited { query.limit = 0; query.offset = 0 }
         guard let parent else {
@@ -47,6 +54,14 @@ extension ObjectContext {
 
     /// The rows of these objects that exist (all of one entity), in no particular order.
     func sourceRows(for objectIDs: [ObjectID]) throws(SkerryError) -> [ObjectSnapshot] {
+        guard !objectIDs.isEmpty else { return [] }
+        let rows = try readRows(for: objectIDs)
+        counts.sourceRequests += 1
+        counts.rowsRead += rows.count
+        return rows
+    }
+
+    private func readRows(for objectIDs: [ObjectID]) throws(SkerryError) -> [ObjectSnapshot] {
         guard let first = objectIDs.first else { return [] }
         guard let parent else {
             guard !first.isTemporary, let store = coordinator.store(with: first.store) else { return [] }

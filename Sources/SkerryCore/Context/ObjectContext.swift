@@ -44,6 +44,8 @@ public final class ObjectContext: @unchecked Sendable {
     var changedObjects: Set<EntityObject> = []
     /// Objects marked for deletion.
     var deletedSet: Set<EntityObject> = []
+    /// What the context read and what its cache answered.
+    var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
     private let mergePolicyStorage = Mutex<MergePolicy>(.error)
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
@@ -100,6 +102,13 @@ public final class ObjectContext: @unchecked Sendable {
     public var mergePolicy: MergePolicy {
         get { mergePolicyStorage.withLock { $0 } }
         set { mergePolicyStorage.withLock { $0 = newValue } }
+    }
+
+    /// What the context read from its store or parent, and how many look-ups its registered
+    /// objects answered without a read.
+    public var statistics: ContextStatistics {
+        assertOnQueue()
+        return counts
     }
 
     /// The model of the context's stack.

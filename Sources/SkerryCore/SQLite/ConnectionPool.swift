@@ -28,6 +28,8 @@ struct ConnectionSettings: Sendable {
 final class ConnectionPool: @unchecked Sendable {
     let location: DatabaseLocation
     let settings: ConnectionSettings
+    /// What the pool's connections executed.
+    let counters = StoreCounters()
     private let writer: SQLiteConnection
     private let writerLock = NSLock()
     private let readerLock = NSLock()
@@ -41,9 +43,9 @@ final class ConnectionPool: @unchecked Sendable {
         self.readerSlots = DispatchSemaphore(value: max(1, settings.maximumReaderCount))
         switch location {
         case .memory:
-            writer = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: settings.busyTimeout)
+            writer = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: settings.busyTimeout, counters: counters)
         case .file(let path):
-            writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: settings.busyTimeout)
+            writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: settings.busyTimeout, counters: counters)
         }
         try writer.execute("PRAGMA synchronous = \(settings.synchronous.rawValue)")
         try writer.execute("PRAGMA foreign_keys = OFF")
@@ -77,7 +79,7 @@ final class ConnectionPool: @unchecked Sendable {
         if let idle = readerLock.withLock({ idleReaders.popLast() }) {
             reader = idle
         } else {
-            reader = try SQLiteConnection(path: path, readOnly: true, busyTimeout: settings.busyTimeout)
+            reader = try SQLiteConnection(path: path, readOnly: true, busyTimeout: settings.busyTimeout, counters: counters)
         }
         defer { readerLock.withLock { idleReaders.append(reader) } }
         return try reader.readTransaction { try body(reader) }

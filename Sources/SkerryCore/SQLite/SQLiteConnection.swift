@@ -10,6 +10,8 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     /// Prepared statements kept for reuse, keyed by their SQL text.
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// Where this connection's statements count their executions (nil: not counted).
+    let counters: StoreCounters?
     /// Beyond this many cached statements the cache is emptied, so that statements built for
     /// one-off SQL (an `IN` list of an unusual length) cannot grow it without bound.
     private static let statementCacheLimit = 256
@@ -19,7 +21,8 @@ final class SQLiteConnection {
     ///   - path: a file path, or `":memory:"`.
     ///   - readOnly: open with `SQLITE_OPEN_READONLY`.
     ///   - busyTimeout: how long a statement waits for a lock held by another connection.
-    init(path: String, readOnly: Bool, busyTimeout: TimeInterval) throws(SQLiteError) {
+    init(path: String, readOnly: Bool, busyTimeout: TimeInterval, counters: StoreCounters? = nil) throws(SQLiteError) {
+        self.counters = counters
         var db: OpaquePointer?
         // NOMUTEX: the pool serializes all use of a connection, so SQLite's own mutex is not needed.
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))

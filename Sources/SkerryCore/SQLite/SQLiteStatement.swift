@@ -9,6 +9,11 @@ final class SQLiteStatement {
     let sql: String
     /// The connection's handle, for error messages. The connection outlives its statements.
     private let database: OpaquePointer
+    /// Where executions are counted (nil: not counted).
+    private let counters: StoreCounters?
+    /// Whether the statement has been stepped since its last reset, and the rows it returned.
+    private var isRunning = false
+    private var rowsReturned = 0
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -19,6 +24,15 @@ final class SQLiteStatement {
         self.handle = statement
         self.sql = sql
         self.database = connection.handle
+        self.counters = connection.counters
+    }
+
+    /// Records a finished (or abandoned) execution with the store's counters.
+    private func finishExecution(changes: Int) {
+        guard isRunning else { return }
+        isRunning = false
+        counters?.record(rowsRead: rowsReturned, rowsWritten: changes)
+        rowsReturned = 0
     }
 
     deinit { sqlite3_finalize(handle) }
@@ -32,6 +46,7 @@ final class SQLiteStatement {
 
     /// Resets the statement and clears its bindings.
     func reset() {
+        finishExecution(changes: 0)
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
@@ -88,9 +103,17 @@ final class SQLiteStatement {
 
     /// Advances to the next row. Returns true when a row is available, false when done.
     func step() throws(SQLiteError) -> Bool {
+        isRunning = true
         let rc = sqlite3_step(handle)
-        if rc == SQLITE_ROW { return true }
-        if rc == SQLITE_DONE { return false }
+        if rc == SQLITE_ROW {
+            rowsReturned += 1
+            return true
+        }
+        if rc == SQLITE_DONE {
+            finishExecution(changes: sqlite3_stmt_readonly(handle) == 0 ? Int(sqlite3_changes(database)) : 0)
+            return false
+        }
+        finishExecution(changes: 0)
         let error = SQLiteError(extendedResultCode: sqlite3_extended_errcode(database),
                                 message: String(cString: sqlite3_errmsg(database)), sql: sql)
         sqlite3_reset(handle)

@@ -90,6 +90,12 @@ open class PersistentStack: @unchecked Sendable {
         if let firstError { throw firstError }
     }
 
+    /// What the stack's stores executed since they were loaded: statements, rows read and written.
+    /// Cheap to read, from any thread.
+    public var statistics: StoreStatistics {
+        coordinator.loadedStores.reduce(StoreStatistics()) { $0 + $1.statistics }
+    }
+
     /// Whether at least one store is loaded.
     public var hasLoadedStores: Bool {
         lock.withLock { !loaded.isEmpty }

@@ -87,6 +87,8 @@ protocol ObjectStore: AnyObject, Sendable {
     var identity: StoreIdentity { get }
     /// How the store was described when loaded.
     var storeDescription: StoreDescription { get }
+    /// What the store executed since it was loaded.
+    var statistics: StoreStatistics { get }
 
     /// The rows matching `query`, in its order.
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]

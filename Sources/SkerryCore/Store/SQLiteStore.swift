@@ -64,6 +64,8 @@ final class SQLiteStore: ObjectStore {
         identity = StoreIdentity(identifier: identifier)
     }
 
+    var statistics: StoreStatistics { pool.counters.snapshot }
+
     // MARK: Connection access with error mapping
 
     func read<T>(_ entity: EntityDescription?, _ body: (SQLiteConnection) throws -> T) throws(SkerryError) -> T {

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+@Suite struct StatisticsTests {
+    @Test func storesCountStatementsAndRowsAndContextsCountTheirCache() throws {
+        let stack = try makeMemoryStack(model: GraphFixtures.model())
+        let writer = stack.newBackgroundContext()
+        let beforeSave = stack.statistics
+        let authorID = try writer.performAndWait {
+            let author = try writer.insertNamed("Author", "Herbert")
+            for title in ["Dune", "Dune Messiah", "Children of Dune"] {
+                try writer.insertNamed("Book", title).setRelatedObject(author, forKey: "author")
+            }
+            try writer.save()
+            return author.objectID
+        }
+        let afterSave = stack.statistics
+        // One author, three books, and the two entities' key-sequence rows.
+        #expect(afterSave.since(beforeSave).rowsWritten == 6)
+        #expect(afterSave.since(beforeSave).statementsExecuted >= 6)
+
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let books = try reader.fetch(FetchRequest(entityName: "Book"))
+            #expect(books.count == 3)
+            let read = stack.statistics.since(afterSave)
+            #expect(read.rowsRead == 3)
+            #expect(read.rowsWritten == 0)
+            #expect(reader.statistics.objectsMaterialized == 3)
+            #expect(reader.statistics.rowsRead == 3)
+
+            // Looking the author up twice: the first reads it, the second is a cache hit.
+            let before = stack.statistics
+            _ = try reader.existingObject(with: authorID)
+            _ = try reader.existingObject(with: authorID)
+            #expect(stack.statistics.since(before).rowsRead == 1)
+            #expect(reader.statistics.cacheHits >= 1)
+
+            // A relationship read twice: one query, then the cache.
+            let author = try reader.existingObject(with: authorID)
+            let beforeRelationship = stack.statistics
+            #expect(try author.relatedObjects(forKey: "books").count == 3)
+            #expect(try author.relatedObjects(forKey: "books").count == 3)
+            #expect(stack.statistics.since(beforeRelationship).statementsExecuted == 1)
+        }
+    }
+}
