@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "SkerryCore", targets: ["SkerryCore"]),
         .library(name: "Skerry", targets: ["Skerry"]),
         .executable(name: "skerry-example", targets: ["SkerryExample"]),
+        .executable(name: "skerry-memory-io", targets: ["SkerryMemoryIO"]),
     ],
     targets: [
         .systemLibrary(
@@ -21,6 +22,10 @@ let package = Package(
         .target(
             name: "Skerry",
             dependencies: ["SkerryCore"]
+        ),
+        .executableTarget(
+            name: "SkerryMemoryIO",
+            dependencies: ["Skerry", "SkerryCore"]
         ),
         .executableTarget(
             name: "SkerryExample",

@@ -1,0 +1,109 @@
+// The main job: what `cleanUpAfterExecution` trades, measured.
+//
+//     swift run -c release skerry-memory-io [OUTPUT-FOLDER] [--objects M] [--performs K] [--working-set W]
+//
+// A PersistentContainer over a SQLite file with M books by M/20 authors runs K performs, each
+// touching one author of a working set of W (reached by a fetch) and their books (reached through
+// the relationship): once with cleanUpAfterExecution true, once false, each in its own process so
+// that peak resident memory is the variant's own. It prints a table and writes memory-io.csv and
+// memory-io.svg (memory and rows read over the performs, both variants) to the output folder.
+import Foundation
+import Skerry
+import SkerryCore
+
+func parseOptions(_ arguments: [String]) throws -> StudyOptions {
+    var options = StudyOptions()
+    var index = 0
+    func value() throws -> String {
+        index += 1
+        guard index < arguments.count else { throw StudyError("\(arguments[index - 1]) needs a value") }
+        return arguments[index]
+    }
+    func number() throws -> Int {
+        let text = try value()
+        guard let parsed = Int(text), parsed > 0 else { throw StudyError("\(arguments[index - 1]) needs a positive number, not \(text)") }
+        return parsed
+    }
+    while index < arguments.count {
+        switch arguments[index] {
+        case "--objects": options.objects = try number()
+        case "--performs": options.performs = try number()
+        case "--working-set": options.workingSet = try number()
+        case "--output": options.output = URL(fileURLWithPath: try value(), isDirectory: true)
+        case "--variant": options.variant = try value()
+        case "--store": options.store = URL(fileURLWithPath: try value())
+        case "--help", "-h":
+            print("usage: skerry-memory-io [OUTPUT-FOLDER] [--objects M] [--performs K] [--working-set W]")
+            exit(0)
+        case let argument where !argument.hasPrefix("-") && options.output == nil:
+            options.output = URL(fileURLWithPath: argument, isDirectory: true)
+        case let argument:
+            throw StudyError("unknown argument \(argument); see --help")
+        }
+        index += 1
+    }
+    return options
+}
+
+struct StudyError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Shows progress on a terminal (one line, rewritten), and nothing when the output is not one.
+func progress(_ label: String) -> (Int, Int) -> Void {
+    let interactive = isatty(STDERR_FILENO) == 1
+    return { done, total in
+        guard interactive else { return }
+        FileHandle.standardError.write(Data("\r\(label): \(done)/\(total)   \(done == total ? "\n" : "")".utf8))
+    }
+}
+
+/// Runs one variant in a child process and reads its samples and peak memory.
+func runChild(_ variant: String, options: StudyOptions, store: URL, output: URL) throws -> VariantResult {
+    let samplesURL = output.appendingPathComponent("samples-\(variant).csv")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+    process.arguments = ["--variant", variant, "--store", store.path, "--performs", String(options.performs),
+                         "--working-set", String(options.workingSet), "--output", samplesURL.path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let report = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let peak = Int(report.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        throw StudyError("the \(variant) run failed (status \(process.terminationStatus))")
+    }
+    let samples = parseSamples(try String(contentsOf: samplesURL, encoding: .utf8))
+    let name = variant == "cleanup" ? "cleanUpAfterExecution: true" : "cleanUpAfterExecution: false"
+    return VariantResult(name: name, samples: samples, peakResidentBytes: peak)
+}
+
+do {
+    let options = try parseOptions(Array(CommandLine.arguments.dropFirst()))
+    if let variant = options.variant, let store = options.store, let samplesURL = options.output {
+        // A child: one variant; samples to a file, peak resident memory to standard output.
+        let samples = try runVariant(cleanUp: variant == "cleanup", store: store, performs: options.performs,
+                                     workingSet: options.workingSet, progress: progress("  \(variant)"))
+        try samplesCSV(samples).write(to: samplesURL, atomically: true, encoding: .utf8)
+        print(ProcessMemory.peakResident)
+        exit(0)
+    }
+    let output = options.output ?? FileManager.default.temporaryDirectory
+        .appendingPathComponent("skerry-memory-io-\(Int(Date().timeIntervalSince1970))", isDirectory: true)
+    try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+    let store = output.appendingPathComponent("study.sqlite")
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+    print("Skerry memory versus I/O: \(options.objects) books, \(options.performs) performs, working set of \(options.workingSet) authors")
+    print("Output: \(output.path)")
+    try populate(store, objects: options.objects, progress: progress("  store"))
+    let results = try ["cleanup", "cache"].map { try runChild($0, options: options, store: store, output: output) }
+    print(table(results))
+    try combinedCSV(results).write(to: output.appendingPathComponent("memory-io.csv"), atomically: true, encoding: .utf8)
+    let title = "cleanUpAfterExecution: \(options.objects) books, \(options.performs) performs, working set \(options.workingSet)"
+    try chartSVG(results, title: title).write(to: output.appendingPathComponent("memory-io.svg"), atomically: true, encoding: .utf8)
+    print("Wrote memory-io.csv and memory-io.svg")
+} catch {
+    FileHandle.standardError.write(Data("skerry-memory-io: \(error)\n".utf8))
+    exit(1)
+}
