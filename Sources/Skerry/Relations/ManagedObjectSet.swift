@@ -2,7 +2,7 @@ import SkerryCore
 
 /// The members of a to-many relation of a ``ManagedObject``: Sworm's `ManagedObjectSet`.
 /// Changes keep the inverse relation in sync.
-public final class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
+public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
     let name: String
     let instance: EntityObject
 
@@ -41,33 +41,8 @@ public final class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequ
 }
 
 /// The members of an ordered to-many relation: Sworm's `ManagedObjectOrderedSet`, with insertion
-/// and moves by index.
-public final class ManagedObjectOrderedSet<PlainObject: ManagedObjectConvertible>: Sequence {
-    let name: String
-    let instance: EntityObject
-
-    init(name: String, instance: EntityObject) {
-        self.name = name
-        self.instance = instance
-    }
-
-    /// The members, in order.
-    public func objects() throws(SkerryError) -> [ManagedObject<PlainObject>] {
-        var members: [ManagedObject<PlainObject>] = []
-        for object in try instance.relatedObjects(forKey: name) { members.append(ManagedObject(instance: object)) }
-        return members
-    }
-
-    /// Iterates over the members in order.
-    public func makeIterator() -> IndexingIterator<[ManagedObject<PlainObject>]> {
-        ((try? objects()) ?? []).makeIterator()
-    }
-
-    /// Adds a member at the end.
-    public func add(_ object: ManagedObject<PlainObject>) throws(SkerryError) {
-        try instance.addRelatedObject(object.instance, forKey: name)
-    }
-
+/// and moves by index. Members come, and iterate, in order.
+public final class ManagedObjectOrderedSet<PlainObject: ManagedObjectConvertible>: ManagedObjectSet<PlainObject> {
     /// Inserts a member at `index` (moving it there if it is a member already).
     public func insert(_ object: ManagedObject<PlainObject>, at index: Int) throws(SkerryError) {
         try instance.insertRelatedObject(object.instance, at: index, forKey: name)
@@ -77,21 +52,8 @@ public final class ManagedObjectOrderedSet<PlainObject: ManagedObjectConvertible
     public func move(from: Int, to: Int) throws(SkerryError) {
         try instance.moveRelatedObject(from: from, to: to, forKey: name)
     }
-
-    /// Removes a member (it is not deleted).
-    public func remove(_ object: ManagedObject<PlainObject>) throws(SkerryError) {
-        try instance.removeRelatedObject(object.instance, forKey: name)
-    }
-
-    /// Removes a member and deletes it.
-    public func delete(_ object: ManagedObject<PlainObject>, context: ManagedObjectContext) throws(SkerryError) {
-        try remove(object)
-        try context.delete(object)
-    }
 }
 
 /// Relations belong to their context's queue.
 @available(*, unavailable)
 extension ManagedObjectSet: @unchecked Sendable {}
-@available(*, unavailable)
-extension ManagedObjectOrderedSet: @unchecked Sendable {}
