@@ -58,14 +58,25 @@ extension SQLiteStore {
 
     /// Creates an entity's table: key, version, attributes, and the relationship columns the
     /// layout puts in it (foreign keys, indexed, and order columns).
-    private static func createTable(_ entity: EntityDescription, extraColumns: Set<String>,
-                                    _ connection: SQLiteConnection) throws {
+    static func createTable(_ entity: EntityDescription, extraColumns: Set<String>,
+                            _ connection: SQLiteConnection) throws {
+        try createTableColumns(entity, named: entity.name, extraColumns: extraColumns, connection)
+        try createIndexes(entity, extraColumns: extraColumns, connection)
+    }
+
+    /// Creates the table of `entity` under `name`, without its indexes.
+    static func createTableColumns(_ entity: EntityDescription, named name: String, extraColumns: Set<String>,
+                                   _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY",
                        "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1"]
         columns += entity.attributes.map { "\(q($0.name)) \(columnType($0.type))" }
         columns += extraColumns.sorted().map { "\(q($0)) INTEGER" }
-        try connection.execute("CREATE TABLE \(q(entity.name)) (\(columns.joined(separator: ", ")))")
+        try connection.execute("CREATE TABLE \(q(name)) (\(columns.joined(separator: ", ")))")
+    }
+
+    /// Creates the indexes of `entity`'s table: foreign keys, uniqueness constraints, indexes.
+    static func createIndexes(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: SQLiteConnection) throws {
         for column in extraColumns.sorted() where !column.hasPrefix("_") {
             try createIndex(entity.name, [column], unique: false, connection)
         }
@@ -78,7 +89,7 @@ extension SQLiteStore {
     }
 
     /// Creates the join table of a to-many relationship pair.
-    private static func createJoinTable(_ table: String, _ connection: SQLiteConnection) throws {
+    static func createJoinTable(_ table: String, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         try connection.execute("""
             CREATE TABLE \(q(table)) ("source" INTEGER NOT NULL, "target" INTEGER NOT NULL, \
@@ -117,14 +128,14 @@ extension SQLiteStore {
         }
     }
 
-    private static func writeModelMetadata(model: ObjectModel, entities: [EntityDescription], _ connection: SQLiteConnection) throws {
+    static func writeModelMetadata(model: ObjectModel, entities: [EntityDescription], _ connection: SQLiteConnection) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let schema = String(decoding: try encoder.encode(StoredSchema(entities: entities)), as: UTF8.self)
         try writeMetadata(["modelVersionHash": model.versionHash, "schema": schema], connection)
     }
 
-    private static func readMetadata(_ connection: SQLiteConnection) throws -> [String: String] {
+    static func readMetadata(_ connection: SQLiteConnection) throws -> [String: String] {
         let statement = try connection.cachedStatement("SELECT \"key\", \"value\" FROM \(SQLBuilder.quote(metadataTable))")
         var values: [String: String] = [:]
         while try statement.step() { values[statement.text(at: 0)] = statement.text(at: 1) }

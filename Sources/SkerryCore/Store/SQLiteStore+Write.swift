@@ -199,7 +199,7 @@ extension SQLiteStore {
 
     /// The next unused primary key of `entity`: past both the recorded sequence and the largest
     /// key in the table. Runs inside the write transaction, so no other writer can interleave.
-    private static func nextPrimaryKey(_ entity: EntityDescription, _ connection: SQLiteConnection) throws -> Int64 {
+    static func nextPrimaryKey(_ entity: EntityDescription, _ connection: SQLiteConnection) throws -> Int64 {
         let q = SQLBuilder.quote
         return try connection.scalarInt64("""
             SELECT max(coalesce((SELECT "next" FROM \(q(keysTable)) WHERE "entity" = ?), 1), \

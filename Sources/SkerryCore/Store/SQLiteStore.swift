@@ -49,6 +49,9 @@ final class SQLiteStore: ObjectStore {
                 throw SkerryError(.storeLoadFailed, "Cannot create the folder of \(url.path): \(error.localizedDescription)")
             }
             location = .file(url.path)
+            if let plan = description.migrationPlan {
+                try Self.migrateProgressively(url, description: description, plan: plan)
+            }
         }
         do {
             pool = try ConnectionPool(location: location, settings: description.connectionSettings)

@@ -28,6 +28,19 @@ public enum SynchronousMode: String, Sendable, Hashable {
 /// let memory = StoreDescription.inMemory()
 /// ```
 public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
+    public static func == (lhs: StoreDescription, rhs: StoreDescription) -> Bool {
+        lhs.kind == rhs.kind && lhs.url == rhs.url && lhs.entityNames == rhs.entityNames && lhs.journalMode == rhs.journalMode
+            && lhs.synchronous == rhs.synchronous && lhs.busyTimeout == rhs.busyTimeout
+            && lhs.maximumReaderCount == rhs.maximumReaderCount && lhs.shouldMigrateAutomatically == rhs.shouldMigrateAutomatically
+            && lhs.migrationPlan.map(ObjectIdentifier.init) == rhs.migrationPlan.map(ObjectIdentifier.init)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(url)
+        hasher.combine(entityNames)
+    }
+
     /// The kinds of store.
     public enum Kind: Sendable, Hashable {
         /// A SQLite database file.
@@ -55,6 +68,9 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// (new entities, new optional attributes, new attributes with a default). Default true; when
     /// false, any model change fails the load with ``SkerryError/Code/modelMismatch``.
     public var shouldMigrateAutomatically: Bool = true
+    /// The model versions a file store may have been written with, and the custom steps between
+    /// them: a store of an older version is migrated step by step when it loads. See ``MigrationPlan``.
+    public var migrationPlan: MigrationPlan?
 
     /// Describes a SQLite file store.
     /// - Parameter url: the database file; its folder is created on load if missing.

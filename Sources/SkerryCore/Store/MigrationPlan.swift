@@ -1,0 +1,120 @@
+import Foundation
+
+/// One row of an entity during a migration step: its attribute values and the keys of its to-one
+/// relationships, by name.
+public struct MigrationRow: Sendable {
+    /// The row's primary key (kept by the migration).
+    public let primaryKey: Int64
+    /// Attribute values (and to-one relationship keys, as `.int`), by name.
+    public var values: [String: AttributeValue]
+
+    /// The value named `name`, or `.null`.
+    public subscript(name: String) -> AttributeValue {
+        get { values[name] ?? .null }
+        set { values[name] = newValue }
+    }
+}
+
+/// What a step's `finish` closure can do with the store while it migrates: read the rows of the
+/// version being left, and insert rows of the version being reached.
+public final class MigrationContext {
+    let connection: SQLiteConnection
+    let source: [EntityDescription]
+    let destination: ObjectModel
+    let readSource: (EntityDescription) throws -> [MigrationRow]
+    let insertRow: (EntityDescription, [String: AttributeValue]) throws -> Int64
+
+    init(connection: SQLiteConnection, source: [EntityDescription], destination: ObjectModel,
+         readSource: @escaping (EntityDescription) throws -> [MigrationRow],
+         insertRow: @escaping (EntityDescription, [String: AttributeValue]) throws -> Int64) {
+        self.connection = connection
+        self.source = source
+        self.destination = destination
+        self.readSource = readSource
+        self.insertRow = insertRow
+    }
+
+    /// The rows an entity of the version being left had (also an entity the new version drops).
+    /// - Throws: ``SkerryError/Code/unknownEntity`` for an entity the old version did not have.
+    public func sourceRows(of entityName: String) throws -> [MigrationRow] {
+        guard let entity = source.first(where: { $0.name == entityName }) else {
+            throw SkerryError(.unknownEntity, "The version being migrated from has no entity '\(entityName)'.", entityName: entityName)
+        }
+        return try readSource(entity)
+    }
+
+    /// Inserts a row of an entity of the version being reached; returns its key.
+    public func insert(_ entityName: String, _ values: [String: AttributeValue]) throws -> Int64 {
+        try insertRow(try destination.requireEntity(entityName), values)
+    }
+}
+
+/// How a store written with an older model version reaches the current one: the versions in order
+/// (oldest first, the current model last), with custom steps where a change is not additive.
+///
+/// ```swift
+/// let plan = MigrationPlan(versions: [v1, v2, v3], steps: [
+///     MigrationStep(from: 0, transformRow: { entity, old, new in
+///         if entity == "Book" { new["year"] = .string(old["year"].description) }   // Int16 -> String
+///     }),
+/// ])
+/// var description = StoreDescription(url: url)
+/// description.migrationPlan = plan
+/// ```
+///
+/// A store written with `versions[i]` (recognised by its recorded model version hash) is migrated
+/// one step at a time, each step in its own transaction, on a copy of the store file that replaces
+/// the original only when every step succeeded: a failed step leaves the original store as it was.
+/// Each step copies the rows of each entity whose shape changed into a new table, attribute by
+/// attribute (by name, or by the renaming identifier the new version declares), through the step's
+/// `transformRow`; new entities start empty (the step's `finish` may fill them), dropped ones go.
+public final class MigrationPlan: Sendable {
+    /// The model versions, oldest first; the last is the current model.
+    public let versions: [ObjectModel]
+    /// Custom steps, by the index of the version they start from.
+    public let steps: [Int: MigrationStep]
+    /// Called before each step with (step number, number of steps), from 1.
+    public let progress: (@Sendable (Int, Int) -> Void)?
+
+    /// Describes a plan.
+    /// - Parameters:
+    ///   - versions: the model versions, oldest first; at least one.
+    ///   - steps: custom steps; a step without one copies what it can and fails on what it cannot
+    ///     (a type change with values that do not fit, a required attribute left without a value).
+    ///   - progress: told of each step as it starts.
+    public init(versions: [ObjectModel], steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil) {
+        self.versions = versions
+        self.steps = Dictionary(steps.map { ($0.from, $0) }, uniquingKeysWith: { _, last in last })
+        self.progress = progress
+    }
+
+    /// The plan up to and including version `index` (for testing each step in turn).
+    public func through(_ index: Int) -> MigrationPlan {
+        MigrationPlan(versions: Array(versions.prefix(index + 1)), steps: Array(steps.values.filter { $0.from < index }), progress: progress)
+    }
+}
+
+/// A custom migration step from `versions[from]` to `versions[from + 1]` of a ``MigrationPlan``.
+public struct MigrationStep: Sendable {
+    /// The index of the version the step starts from.
+    public let from: Int
+    /// Attributes renamed in this step, by "Entity.newName" -> "oldName" (Xcode's renaming
+    /// identifiers): their values are copied from the old name.
+    public let renamedAttributes: [String: String]
+    /// Called for each row of each entity kept by the step, with the old row and the new one as
+    /// prepared by the automatic copy; change `destination` to transform values, split or merge
+    /// attributes. Throwing fails the step (and the migration).
+    public let transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)?
+    /// Called once after the rows were copied, to fill new entities or derive values across entities.
+    public let finish: (@Sendable (MigrationContext) throws -> Void)?
+
+    /// Describes a step.
+    public init(from: Int, renamedAttributes: [String: String] = [:],
+                transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)? = nil,
+                finish: (@Sendable (MigrationContext) throws -> Void)? = nil) {
+        self.from = from
+        self.renamedAttributes = renamedAttributes
+        self.transformRow = transformRow
+        self.finish = finish
+    }
+}
