@@ -23,7 +23,7 @@ private func writeSignalToPipe(_ number: Int32) {
 /// to a pipe; a watcher thread reads it, runs the work (a save), restores the default action and
 /// raises the signal again. There is one per process: ``shared``.
 ///
-/// `@unchecked Sendable`: `work` and `started` are only touched while `lock` is held.
+/// `@unchecked Sendable`: `work`, `started` and `watcher` are only touched while `lock` is held.
 final class ShutdownSignals: @unchecked Sendable {
     /// The process's one instance (signal handlers are per process).
     static let shared = ShutdownSignals()
@@ -31,6 +31,9 @@ final class ShutdownSignals: @unchecked Sendable {
     private let lock = NSLock()
     private var started = false
     private var work: [Int32: @Sendable () -> Void] = [:]
+    /// The watcher thread, kept: a started `Thread` that nothing references may be released (and
+    /// its block with it) before it runs.
+    private var watcher: Thread?
 
     /// Installs `handler` for those of `signals` that are shutdown signals (SIGTERM, SIGINT,
     /// SIGHUP, SIGQUIT), replacing an earlier handler for the same signals.
@@ -42,9 +45,10 @@ final class ShutdownSignals: @unchecked Sendable {
                 signalPipeWriteEnd = ends[1]
                 started = true
                 let readEnd = ends[0]
-                let watcher = Thread { self.watch(readEnd) }
-                watcher.name = "skerry.shutdown-signals"
-                watcher.start()
+                let thread = Thread { self.watch(readEnd) }
+                thread.name = "skerry.shutdown-signals"
+                watcher = thread
+                thread.start()
             }
             for number in signals where Self.supportedSignals.contains(number) {
                 work[number] = handler
