@@ -33,7 +33,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SkerryCoreTests",
-            dependencies: ["SkerryCore"]
+            dependencies: ["SkerryCore"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "SkerryTests",

@@ -18,8 +18,7 @@ enum LibraryVersions {
                                           relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)])
     static let v1 = try! ObjectModel(entities: [book(year: .integer16), author])
     static let v2 = try! ObjectModel(entities: [book(year: .string), author])
-    static let v3 = try! ObjectModel(entities: [book(year: .string), author])
-        .withVersionMark("price in euros")
+    static let v3 = try! ObjectModel(entities: [book(year: .string), author], versionHashModifier: "Book.price=euros")
     static let v4 = try! ObjectModel(entities: [book(year: .string), author,
                                                 EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)])])
 
@@ -47,19 +46,6 @@ enum LibraryVersions {
             try book.setRelatedObject(author, forKey: "author")
         }
         try context.save()
-    }
-}
-
-extension ObjectModel {
-    /// The same entities with a marker attribute-free difference in the hash: a model version whose
-    /// only change is the meaning of values (here, prices in euros). Made by adding an index.
-    func withVersionMark(_ mark: String) throws -> ObjectModel {
-        try ObjectModel(entities: entities.map { entity in
-            entity.name == "Book"
-                ? EntityDescription(name: entity.name, attributes: entity.attributes, relationships: entity.relationships,
-                                    uniquenessConstraints: entity.uniquenessConstraints, indexes: entity.indexes + [IndexDescription(["price"])])
-                : entity
-        })
     }
 }
 
@@ -152,5 +138,32 @@ extension ObjectModel {
             try MigrationTester(plan: plan, directory: directory.url).migrateAtOnce(populate: LibraryVersions.populate, check: { _ in })
         }
         #expect(error?.message.contains("Book.year") == true)
+    }
+
+    @Test func theVersionsOfAnXcodeModelMigrateProgressively() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/Library.xcdatamodeld")
+        let versions = try XcodeModel(contentsOf: fixture).loadAllVersions().map(\.model)
+        let plan = MigrationPlan(versions: versions, steps: [
+            MigrationStep(from: 0, transformRow: { entity, old, new in                 // Integer 16 -> String
+                if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
+            }),
+            MigrationStep(from: 1, transformRow: { entity, old, new in                 // cents -> euros
+                if entity == "Book", case .double(let cents) = old["price"] { new["price"] = .double(cents / 100) }
+            }),
+        ])
+        let directory = TemporaryDirectory()
+        var rows: [String] = []
+        try MigrationTester(plan: plan, directory: directory.url).migrateStepByStep(populate: { context in
+            let book = try context.insert(entityName: "Book")
+            try book.setValue("Dune", forKey: "title")
+            try book.setValue(Int16(1965), forKey: "year")
+            try book.setValue(995.0, forKey: "price")
+            try context.save()
+        }, check: { version, context in
+            let book = try context.fetch(FetchRequest(entityName: "Book"))[0]
+            rows.append("\(version): \(try book.value(forKey: "year", as: String.self)) \(try book.value(forKey: "price", as: Double.self))")
+        })
+        #expect(rows == ["1: 1965 995.0", "2: 1965 9.95", "3: 1965 9.95"])
     }
 }

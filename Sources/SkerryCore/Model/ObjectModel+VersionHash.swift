@@ -1,8 +1,9 @@
 extension ObjectModel {
     /// A canonical text of what the store depends on, entities sorted by name, hashed with
     /// 64-bit FNV-1a. Stable across processes and platforms (unlike `Hasher`).
-    static func computeVersionHash(_ entities: [EntityDescription]) -> String {
+    static func computeVersionHash(_ entities: [EntityDescription], modifier: String? = nil) -> String {
         var text = "skerry-model-1\n"
+        if let modifier { text += "modifier \(modifier)\n" }
         for entity in entities.sorted(by: { $0.name < $1.name }) {
             text += "entity \(entity.name)\n"
             for attribute in entity.attributes {

@@ -32,9 +32,13 @@ public final class ObjectModel: Sendable {
     /// The entities, in declaration order.
     public let entities: [EntityDescription]
     /// A hash of everything in the model that affects what a store holds (entity and property
-    /// names, types, optionality, relationships, constraints, indexes), as 16 hex digits. Stores
-    /// record it; equal hashes mean the store needs no migration.
+    /// names, types, optionality, relationships, constraints, indexes), and of the
+    /// ``versionHashModifier``, as 16 hex digits. Stores record it; equal hashes mean the store
+    /// needs no migration.
     public let versionHash: String
+    /// Distinguishes versions whose shape is the same but whose values mean something else (Core
+    /// Data's version hash modifier), so that a ``MigrationPlan`` can tell them apart.
+    public let versionHashModifier: String?
 
     private let entityByName: [String: EntityDescription]
     /// Where each relationship lives, by entity.
@@ -43,16 +47,20 @@ public final class ObjectModel: Sendable {
     let hasRelationships: Bool
 
     /// Creates a model and validates it.
-    /// - Parameter entities: the entities.
+    /// - Parameters:
+    ///   - entities: the entities.
+    ///   - versionHashModifier: set it to tell apart two versions of the same shape whose values
+    ///     mean different things (prices in cents, then in euros); nil by default.
     /// - Throws: ``SkerryError/Code/invalidModel`` naming the first problem found: a name that is
     ///   not an identifier or is used twice (names are compared case-insensitively, as SQLite
     ///   does), a default value that does not fit its attribute, a relationship whose destination or
     ///   inverse is missing or does not point back, a constraint or index on an unknown attribute.
-    public init(entities: [EntityDescription]) throws(SkerryError) {
+    public init(entities: [EntityDescription], versionHashModifier: String? = nil) throws(SkerryError) {
         try Self.validate(entities)
         self.entities = entities
         self.entityByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
-        self.versionHash = Self.computeVersionHash(entities)
+        self.versionHashModifier = versionHashModifier
+        self.versionHash = Self.computeVersionHash(entities, modifier: versionHashModifier)
         let layout = RelationshipLayout(entities: entities)
         var info: [ObjectIdentifier: EntityRelationships] = [:]
         for entity in entities {

@@ -1,0 +1,481 @@
+import Foundation
+
+/// Reads one `.xcdatamodel` version's `contents` file into an ``XcodeModelVersion``.
+///
+/// Three passes: the XML is read into a tree; each entity element is read on its own (types,
+/// defaults, relationship options); then the entities are checked against each other (names,
+/// inheritance, destinations, inverses) and flattened into an ``ObjectModel``.
+struct XcodeModelParser {
+    /// The version's name.
+    let versionName: String
+    /// The version's `.xcdatamodel` folder.
+    let folder: URL
+    /// Registered value transformer names and their storage types.
+    let transformers: [String: AttributeType]
+
+    /// The `contents` file.
+    private var file: URL { folder.appendingPathComponent("contents") }
+
+    // MARK: Read entities
+
+    /// An entity as the file declares it, before inheritance is applied.
+    private struct Entity {
+        let name: String
+        let parentName: String?
+        let isAbstract: Bool
+        let elementID: String?
+        let versionHashModifier: String?
+        let line: Int
+        var attributes: [Attribute] = []
+        var relationships: [Relationship] = []
+        var constraints: [[String]] = []
+        var indexes: [IndexDescription] = []
+    }
+
+    /// An attribute as declared.
+    private struct Attribute {
+        let description: AttributeDescription
+        let elementID: String?
+        let versionHashModifier: String?
+        let line: Int
+    }
+
+    /// A relationship as declared.
+    private struct Relationship {
+        let description: RelationshipDescription
+        let inverseEntity: String?
+        let elementID: String?
+        let versionHashModifier: String?
+        let line: Int
+        var name: String { description.name }
+    }
+
+    /// An entity with its inherited properties, ancestors' first.
+    private struct FlatEntity {
+        let entity: Entity
+        /// Each attribute, with the entity that declares it.
+        var attributes: [(declaredIn: String, attribute: Attribute)] = []
+        /// Each relationship, with the entity that declares it.
+        var relationships: [(declaredIn: String, relationship: Relationship)] = []
+        var constraints: [[String]] = []
+        var indexes: [IndexDescription] = []
+    }
+
+    /// Reads, checks and converts the version.
+    func parse() throws(SkerryError) -> XcodeModelVersion {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw XcodeModel.failure("\(folder.path): the model version folder does not exist.")
+        }
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            throw XcodeModel.failure("\(file.path): the model version has no 'contents' file (models saved by Xcode 3 and earlier are not supported: open and save them in a current Xcode).")
+        }
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw XcodeModel.failure("\(file.path): the file cannot be read.")
+        }
+        let root: XMLNode
+        switch XMLNode.parse(data) {
+        case .success(let node): root = node
+        case .failure(let failure):
+            let place = failure.openElements.isEmpty ? "" : ", in " + failure.openElements.joined(separator: ", ")
+            throw XcodeModel.failure("\(file.path), line \(failure.line)\(place): the file is not well-formed XML: \(failure.reason).")
+        }
+        guard root.name == "model" else {
+            throw fail("the root element is <\(root.name)>, not <model>: this is not an Xcode data model.", line: root.line)
+        }
+
+        var entities: [Entity] = []
+        for node in root.children(named: "entity") {
+            entities.append(try readEntity(node))
+        }
+        let byName = try indexByName(entities)
+        let flat = try flatten(entities, byName: byName)
+        try checkRelationships(entities, flat: flat)
+        let model = try makeModel(entities, flat: flat)
+
+        var renaming: [String: String] = [:]
+        var modifiers: [String: String] = [:]
+        for entity in entities where !entity.isAbstract {
+            let item = flat[entity.name]!
+            renaming[entity.name] = entity.elementID
+            modifiers[entity.name] = entity.versionHashModifier
+            for (_, attribute) in item.attributes {
+                renaming["\(entity.name).\(attribute.description.name)"] = attribute.elementID
+                modifiers["\(entity.name).\(attribute.description.name)"] = attribute.versionHashModifier
+            }
+            for (_, relationship) in item.relationships {
+                renaming["\(entity.name).\(relationship.name)"] = relationship.elementID
+                modifiers["\(entity.name).\(relationship.name)"] = relationship.versionHashModifier
+            }
+        }
+        var configurations: [String: [String]] = [:]
+        for node in root.children(named: "configuration") {
+            guard let name = node["name"], !name.isEmpty else {
+                throw fail("a configuration has no name.", line: node.line)
+            }
+            var members: [String] = []
+            for member in node.children(named: "memberEntity") {
+                guard let entityName = member["name"], let entity = byName[entityName] else {
+                    throw fail("configuration '\(name)' names the entity '\(member["name"] ?? "")', which the model does not define.",
+                               line: member.line, element: ("configuration", name))
+                }
+                if !entity.isAbstract { members.append(entityName) }
+            }
+            configurations[name] = members
+        }
+        let identifier = root["userDefinedModelVersionIdentifier"]
+        return XcodeModelVersion(name: versionName, url: folder, model: model,
+                                 versionIdentifier: identifier?.isEmpty == false ? identifier : nil,
+                                 renamingIdentifiers: renaming, versionHashModifiers: modifiers,
+                                 abstractEntityNames: entities.filter(\.isAbstract).map(\.name),
+                                 configurations: configurations)
+    }
+
+    /// Reads one `<entity>` element.
+    private func readEntity(_ node: XMLNode) throws(SkerryError) -> Entity {
+        guard let name = node["name"], !name.isEmpty else {
+            throw fail("an entity has no name.", line: node.line)
+        }
+        var entity = Entity(name: name, parentName: node["parentEntity"].flatMap { $0.isEmpty ? nil : $0 },
+                            isAbstract: node.flag("isAbstract"), elementID: nonEmpty(node["elementID"]),
+                            versionHashModifier: nonEmpty(node["versionHashModifier"]), line: node.line)
+        var singleIndexes: [IndexDescription] = []
+        for child in node.children {
+            switch child.name {
+            case "attribute":
+                let attribute = try readAttribute(child, entity: name)
+                entity.attributes.append(attribute)
+                if child.flag("indexed") { singleIndexes.append(IndexDescription([attribute.description.name])) }
+            case "relationship":
+                entity.relationships.append(try readRelationship(child, entity: name))
+            case "uniquenessConstraints":
+                for constraint in child.children(named: "uniquenessConstraint") {
+                    let names = constraint.children(named: "constraint").compactMap { $0["value"] }
+                    guard !names.isEmpty else {
+                        throw fail("a uniqueness constraint lists no property.", line: constraint.line, entity: name,
+                                   element: ("uniqueness constraint", ""))
+                    }
+                    entity.constraints.append(names)
+                }
+            case "fetchIndex":
+                entity.indexes.append(try readFetchIndex(child, entity: name))
+            case "compoundIndexes":
+                for index in child.children(named: "compoundIndex") {
+                    let names = index.children(named: "index").compactMap { $0["value"] }
+                    guard !names.isEmpty else {
+                        throw fail("a compound index lists no property.", line: index.line, entity: name,
+                                   element: ("compound index", ""))
+                    }
+                    entity.indexes.append(IndexDescription(names))
+                }
+            case "fetchedProperty", "userInfo":
+                continue  // not stored: ignored
+            default:
+                continue  // unknown to this reader and not part of the store's shape
+            }
+        }
+        entity.indexes += singleIndexes
+        return entity
+    }
+
+    /// Reads one `<attribute>` element.
+    private func readAttribute(_ node: XMLNode, entity: String) throws(SkerryError) -> Attribute {
+        guard let name = node["name"], !name.isEmpty else {
+            throw fail("an attribute has no name.", line: node.line, entity: entity)
+        }
+        let element = ("attribute", name)
+        func unsupported(_ what: String) -> SkerryError {
+            fail("\(what) are not supported by Skerry.", line: node.line, entity: entity, element: element)
+        }
+        if node.flag("transient") { throw unsupported("transient attributes") }
+        if node.flag("derived") || node["derivationExpression"] != nil { throw unsupported("derived attributes") }
+        guard let typeName = node["attributeType"] else {
+            throw fail("the attribute has no attributeType.", line: node.line, entity: entity, element: element)
+        }
+        let type: AttributeType
+        switch typeName {
+        case "Boolean": type = .boolean
+        case "Integer 16": type = .integer16
+        case "Integer 32": type = .integer32
+        case "Integer 64": type = .integer64
+        case "Float": type = .float
+        case "Double": type = .double
+        case "Decimal": type = .decimal
+        case "Date": type = .date
+        case "String": type = .string
+        case "Binary": type = .binary
+        case "UUID": type = .uuid
+        case "URI": type = .url
+        case "Transformable":
+            guard let transformer = nonEmpty(node["valueTransformerName"]) else {
+                throw fail("Transformable attributes are not supported unless they name a value transformer (valueTransformerName) registered with XcodeModel.registerTransformer(named:as:); this one names none.",
+                           line: node.line, entity: entity, element: element)
+            }
+            guard let registered = transformers[transformer] else {
+                throw fail("Transformable attributes are not supported unless their value transformer is registered: call XcodeModel.registerTransformer(named: \"\(transformer)\", as:) with the type its values are stored as.",
+                           line: node.line, entity: entity, element: element)
+            }
+            type = registered
+        case "Composite": throw unsupported("composite attributes")
+        case "Undefined", "Object ID": throw unsupported("attributes of type '\(typeName)'")
+        default:
+            throw fail("the attribute type '\(typeName)' is unknown.", line: node.line, entity: entity, element: element)
+        }
+        var defaultText = node["defaultValueString"]
+        if type == .date, let interval = node["defaultDateTimeInterval"] { defaultText = interval }
+        var defaultValue = AttributeValue.null
+        if let text = defaultText {
+            guard let value = Self.parseDefault(text, as: type) else {
+                throw fail("the default value '\(text)' is not a valid \(typeName == "Transformable" ? "\(type)" : typeName) value.",
+                           line: node.line, entity: entity, element: element)
+            }
+            defaultValue = value
+        }
+        return Attribute(description: AttributeDescription(name, type, isOptional: node.flag("optional"),
+                                                           defaultValue: defaultValue.isNull ? nil : defaultValue),
+                         elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
+                         line: node.line)
+    }
+
+    /// Reads one `<relationship>` element.
+    private func readRelationship(_ node: XMLNode, entity: String) throws(SkerryError) -> Relationship {
+        guard let name = node["name"], !name.isEmpty else {
+            throw fail("a relationship has no name.", line: node.line, entity: entity)
+        }
+        let element = ("relationship", name)
+        if node.flag("transient") {
+            throw fail("transient relationships are not supported by Skerry.", line: node.line, entity: entity, element: element)
+        }
+        guard let destination = nonEmpty(node["destinationEntity"]) else {
+            throw fail("the relationship has no destination entity.", line: node.line, entity: entity, element: element)
+        }
+        let deleteRule: DeleteRule
+        switch node["deletionRule"] {
+        case nil, "Nullify": deleteRule = .nullify
+        case "Cascade": deleteRule = .cascade
+        case "Deny": deleteRule = .deny
+        case "No Action": deleteRule = .noAction
+        case let other?:
+            throw fail("the deletion rule '\(other)' is unknown.", line: node.line, entity: entity, element: element)
+        }
+        func count(_ key: String) throws(SkerryError) -> Int {
+            guard let text = node[key] else { return 0 }
+            guard let value = Int(text), value >= 0 else {
+                throw fail("\(key) '\(text)' is not a count.", line: node.line, entity: entity, element: element)
+            }
+            return value
+        }
+        let toMany = node.flag("toMany")
+        let minCount = try count("minCount"), maxCount = try count("maxCount")
+        let description = RelationshipDescription(name, destination: destination, inverse: nonEmpty(node["inverseName"]),
+                                                  toMany: toMany, ordered: node.flag("ordered"),
+                                                  isOptional: node.flag("optional"), deleteRule: deleteRule,
+                                                  minCount: toMany ? minCount : 0, maxCount: toMany ? maxCount : 0)
+        return Relationship(description: description, inverseEntity: nonEmpty(node["inverseEntity"]),
+                            elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
+                            line: node.line)
+    }
+
+    /// Reads one `<fetchIndex>` element.
+    private func readFetchIndex(_ node: XMLNode, entity: String) throws(SkerryError) -> IndexDescription {
+        let element = ("fetch index", node["name"] ?? "")
+        var names: [String] = []
+        for item in node.children(named: "fetchIndexElement") {
+            if let type = item["type"], type != "Binary" {
+                throw fail("\(type) indexes are not supported by Skerry.", line: item.line, entity: entity, element: element)
+            }
+            guard let property = nonEmpty(item["property"]) else {
+                throw fail("expression indexes are not supported by Skerry (the index element names no property).",
+                           line: item.line, entity: entity, element: element)
+            }
+            names.append(property)
+        }
+        guard !names.isEmpty else {
+            throw fail("the fetch index lists no property.", line: node.line, entity: entity, element: element)
+        }
+        return IndexDescription(names)
+    }
+
+    /// Parses Xcode's text of a default value of `type`, or returns nil.
+    static func parseDefault(_ text: String, as type: AttributeType) -> AttributeValue? {
+        switch type {
+        case .boolean:
+            switch text.uppercased() {
+            case "YES", "TRUE", "1": return .bool(true)
+            case "NO", "FALSE", "0": return .bool(false)
+            default: return nil
+            }
+        case .integer16, .integer32, .integer64:
+            guard let value = Int64(text), type.integerRange.contains(value) else { return nil }
+            return .int(value)
+        case .float, .double:
+            guard let value = Double(text), !value.isNaN else { return nil }
+            return .double(type == .float ? Double(Float(value)) : value)
+        case .decimal:
+            guard text.wholeMatch(of: /[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?/) != nil,
+                  let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else { return nil }
+            return .decimal(value)
+        case .date:
+            guard let seconds = Double(text), seconds.isFinite else { return nil }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case .string:
+            return .string(text)
+        case .binary:
+            return nil
+        case .uuid:
+            return UUID(uuidString: text).map(AttributeValue.uuid)
+        case .url:
+            guard !text.isEmpty, let url = URL(string: text) else { return nil }
+            return .url(url)
+        }
+    }
+
+    // MARK: Check entities together
+
+    /// The entities by name; duplicate names (compared case-insensitively, as the store does)
+    /// are an error.
+    private func indexByName(_ entities: [Entity]) throws(SkerryError) -> [String: Entity] {
+        var byName: [String: Entity] = [:]
+        var seen: [String: Entity] = [:]
+        for entity in entities {
+            if let earlier = seen[entity.name.lowercased()] {
+                throw fail("the entity name is used twice (first on line \(earlier.line)).", line: entity.line, entity: entity.name)
+            }
+            seen[entity.name.lowercased()] = entity
+            byName[entity.name] = entity
+        }
+        return byName
+    }
+
+    /// Applies inheritance: every entity with its ancestors' properties first.
+    private func flatten(_ entities: [Entity], byName: [String: Entity]) throws(SkerryError) -> [String: FlatEntity] {
+        var done: [String: FlatEntity] = [:]
+        func resolve(_ entity: Entity, visiting: [String]) throws(SkerryError) -> FlatEntity {
+            if let result = done[entity.name] { return result }
+            var item = FlatEntity(entity: entity)
+            if let parentName = entity.parentName {
+                guard let parent = byName[parentName] else {
+                    throw fail("the parent entity '\(parentName)' is not defined in the model.", line: entity.line,
+                               entity: entity.name, element: ("parent entity", parentName))
+                }
+                if parentName == entity.name || visiting.contains(parentName) {
+                    throw fail("the parent entities form a cycle: \((visiting + [entity.name, parentName]).joined(separator: " -> ")).",
+                               line: entity.line, entity: entity.name, element: ("parent entity", parentName))
+                }
+                let inherited = try resolve(parent, visiting: visiting + [entity.name])
+                item.attributes = inherited.attributes
+                item.relationships = inherited.relationships
+                item.constraints = inherited.constraints
+                item.indexes = inherited.indexes
+            }
+            item.attributes += entity.attributes.map { (entity.name, $0) }
+            item.relationships += entity.relationships.map { (entity.name, $0) }
+            item.constraints += entity.constraints
+            item.indexes += entity.indexes
+            var names: [String: String] = [:]  // lowercased name -> declaring entity
+            let properties = item.attributes.map { ($0.declaredIn, $0.attribute.description.name, "attribute", $0.attribute.line) }
+                + item.relationships.map { ($0.declaredIn, $0.relationship.name, "relationship", $0.relationship.line) }
+            for (declaredIn, name, kind, line) in properties {
+                if let first = names[name.lowercased()] {
+                    let origin = first == entity.name && declaredIn == entity.name
+                        ? "is declared twice" : "is declared in both '\(first)' and '\(declaredIn)'"
+                    throw fail("the property name \(origin) (names are compared case-insensitively).",
+                               line: declaredIn == entity.name ? line : entity.line, entity: entity.name, element: (kind, name))
+                }
+                names[name.lowercased()] = declaredIn
+            }
+            done[entity.name] = item
+            return item
+        }
+        for entity in entities {
+            _ = try resolve(entity, visiting: [])
+        }
+        return done
+    }
+
+    /// Checks each relationship's destination and inverse, with messages that say where.
+    private func checkRelationships(_ entities: [Entity], flat: [String: FlatEntity]) throws(SkerryError) {
+        for entity in entities {
+            for relationship in entity.relationships {
+                let r = relationship.description
+                let element = ("relationship", r.name)
+                guard let destination = flat[r.destinationEntityName] else {
+                    throw fail("the destination entity '\(r.destinationEntityName)' is not defined in the model.",
+                               line: relationship.line, entity: entity.name, element: element)
+                }
+                if destination.entity.isAbstract {
+                    throw fail("the destination '\(r.destinationEntityName)' is an abstract entity; relationships to abstract entities are not supported by Skerry, which leaves abstract entities out of the model (point it at a concrete entity).",
+                               line: relationship.line, entity: entity.name, element: element)
+                }
+                if let inverseEntity = relationship.inverseEntity, inverseEntity != r.destinationEntityName {
+                    throw fail("the inverse entity '\(inverseEntity)' is not the destination entity '\(r.destinationEntityName)'.",
+                               line: relationship.line, entity: entity.name, element: element)
+                }
+                guard let inverseName = r.inverseName else { continue }
+                guard let inverse = destination.relationships.first(where: { $0.relationship.name == inverseName }) else {
+                    throw fail("the inverse relationship '\(inverseName)' is not defined in the destination entity '\(r.destinationEntityName)'.",
+                               line: relationship.line, entity: entity.name, element: element)
+                }
+                let back = inverse.relationship.description
+                guard back.destinationEntityName == entity.name, back.inverseName == r.name else {
+                    throw fail("the inverse \(r.destinationEntityName).\(inverseName) does not point back to \(entity.name).\(r.name) (it points to \(back.destinationEntityName).\(back.inverseName ?? "no inverse")).",
+                               line: relationship.line, entity: entity.name, element: element)
+                }
+            }
+        }
+        for entity in entities where !entity.isAbstract {
+            for (declaredIn, relationship) in flat[entity.name]!.relationships
+            where declaredIn != entity.name && relationship.description.inverseName != nil {
+                throw fail("the relationship is inherited from '\(declaredIn)' and has an inverse; inherited relationships with inverses are not supported by Skerry, which flattens entity inheritance (declare the relationship in each sub-entity instead).",
+                           line: entity.line, entity: entity.name, element: ("relationship", relationship.name))
+            }
+        }
+    }
+
+    /// The ``ObjectModel`` of the concrete entities, in file order.
+    private func makeModel(_ entities: [Entity], flat: [String: FlatEntity]) throws(SkerryError) -> ObjectModel {
+        let descriptions = entities.filter { !$0.isAbstract }.map { entity in
+            let item = flat[entity.name]!
+            return EntityDescription(name: entity.name, attributes: item.attributes.map(\.attribute.description),
+                                     relationships: item.relationships.map(\.relationship.description),
+                                     uniquenessConstraints: item.constraints, indexes: item.indexes)
+        }
+        // Core Data's version hash modifiers, gathered into the model's: two versions that differ
+        // only in them get different hashes.
+        var modifiers: [String] = []
+        for entity in entities where !entity.isAbstract {
+            if let modifier = entity.versionHashModifier { modifiers.append("\(entity.name)=\(modifier)") }
+            for attribute in entity.attributes {
+                if let modifier = attribute.versionHashModifier { modifiers.append("\(entity.name).\(attribute.description.name)=\(modifier)") }
+            }
+            for relationship in entity.relationships {
+                if let modifier = relationship.versionHashModifier { modifiers.append("\(entity.name).\(relationship.name)=\(modifier)") }
+            }
+        }
+        do {
+            return try ObjectModel(entities: descriptions,
+                                   versionHashModifier: modifiers.isEmpty ? nil : modifiers.sorted().joined(separator: ";"))
+        } catch {
+            let line = error.entityName.flatMap { name in flat[name]?.entity.line }
+            throw SkerryError(.invalidModel, "\(file.path)\(line.map { ", line \($0)" } ?? ""): \(error.message)",
+                              entityName: error.entityName, key: error.key)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// An error that names the file, the line, the entity and the element.
+    private func fail(_ message: String, line: Int, entity: String? = nil,
+                      element: (kind: String, name: String)? = nil) -> SkerryError {
+        var place = "\(file.path), line \(line)"
+        if let entity { place += ", entity '\(entity)'" }
+        if let element { place += element.name.isEmpty ? ", \(element.kind)" : ", \(element.kind) '\(element.name)'" }
+        return SkerryError(.invalidModel, "\(place): \(message)", entityName: entity,
+                           key: element.flatMap { $0.name.isEmpty ? nil : $0.name })
+    }
+
+    /// `text`, or nil when it is nil or empty.
+    private func nonEmpty(_ text: String?) -> String? {
+        text?.isEmpty == false ? text : nil
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import Synchronization
+
+/// A data model drawn in Xcode's model editor, read from its source folders: a `.xcdatamodeld`
+/// package of versions, or a single `.xcdatamodel` version.
+///
+/// ```swift
+/// let xcodeModel = try XcodeModel(contentsOf: URL(fileURLWithPath: "Library.xcdatamodeld"))
+/// let current = try xcodeModel.loadCurrentVersion()      // honours .xccurrentversion
+/// let stack = PersistentStack(name: "Library", model: current.model)
+/// let first = try xcodeModel.load(version: "Library 1")  // any version, by name
+/// ```
+///
+/// Opening the folder reads only its layout (versions and the current version); each version's
+/// `contents` file is read and checked by ``load(version:)``. Every problem is a
+/// ``SkerryError/Code/invalidModel`` error whose message names the file, and where they apply the
+/// line, entity and element; ``SkerryError/entityName`` and ``SkerryError/key`` name the entity
+/// and element too.
+///
+/// How Xcode's model maps to ``ObjectModel``:
+///
+/// - Attribute types: Boolean, Integer 16/32/64, Float, Double, Decimal, Date, String, Binary,
+///   UUID and URI map to the ``AttributeType`` of the same meaning (URI is ``AttributeType/url``).
+///   Transformable attributes are unsupported unless their `valueTransformerName` was registered
+///   with ``registerTransformer(named:as:)``, which says how their values are stored.
+/// - An attribute or relationship is optional only when Xcode wrote `optional="YES"`; absent
+///   means required. Default values (`defaultValueString`, and `defaultDateTimeInterval` —
+///   seconds since 2001-01-01 UTC — for dates) are parsed per type; "YES"/"NO" for Boolean.
+/// - Relationships keep their destination, inverse, to-many, ordered, optional, delete rule and,
+///   for to-many relationships, minimum and maximum counts (Xcode's `maxCount="1"` of a to-one
+///   relationship is implied by to-one and becomes 0).
+/// - Uniqueness constraints and fetch indexes (and the older `compoundIndexes` and
+///   `indexed="YES"`) become ``EntityDescription/uniquenessConstraints`` and
+///   ``EntityDescription/indexes``; an index element's sort order is ignored.
+/// - Entity inheritance is flattened: a sub-entity gets its parent's attributes,
+///   relationships, uniqueness constraints and indexes before its own, and is stored on its own.
+///   Abstract entities (`isAbstract="YES"`) are left out of the ``ObjectModel`` (they are listed
+///   in ``XcodeModelVersion/abstractEntityNames``); a relationship to an abstract entity, and an
+///   inherited relationship with an inverse, are unsupported (both would need fetches that
+///   return objects of several entities); a relationship to a concrete entity that has
+///   sub-entities holds objects of that entity only.
+/// - Renaming IDs (`elementID`) and version hash modifiers are returned in
+///   ``XcodeModelVersion/renamingIdentifiers`` and ``XcodeModelVersion/versionHashModifiers`` for
+///   migrations; configurations in ``XcodeModelVersion/configurations``.
+/// - Transient and derived attributes, composite attributes, transient relationships, R-tree
+///   and expression indexes are unsupported (an error). Fetched properties, fetch request
+///   templates, user info, validation rules (min/max values, regular expressions), class names,
+///   code generation, `usesScalarValueType`, external binary storage and the diagram layout are
+///   ignored: none of them changes what a store holds.
+public struct XcodeModel: Sendable {
+    /// The folder the model was read from: a `.xcdatamodeld` or a `.xcdatamodel`.
+    public let url: URL
+    /// The names of the versions (the `.xcdatamodel` folder names without extension), in natural
+    /// order ("Library 2" before "Library 10"). A single `.xcdatamodel` has one version.
+    public let versionNames: [String]
+    /// The name of the current version: the one `.xccurrentversion` names, or the only version.
+    public let currentVersionName: String
+    /// Each version's `.xcdatamodel` folder, by version name.
+    private let versionFolders: [String: URL]
+
+    /// Reads the layout of an Xcode model: which versions it has and which one is current.
+    /// - Parameter url: a `.xcdatamodeld` folder (its `.xccurrentversion` file names the current
+    ///   version) or a single `.xcdatamodel` folder. A folder with another extension is taken for
+    ///   a version if it holds a `contents` file, for a package if it holds `.xcdatamodel` folders.
+    /// - Throws: ``SkerryError/Code/invalidModel`` when the folder does not exist or is not a
+    ///   model, when a package has no version, no readable `.xccurrentversion`, or one that names
+    ///   a version the package does not hold.
+    public init(contentsOf url: URL) throws(SkerryError) {
+        let url = url.standardizedFileURL
+        let path = url.path
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw Self.failure("\(path): there is no such model folder.")
+        }
+        guard isDirectory.boolValue else {
+            throw Self.failure("\(path): an Xcode model is a folder (.xcdatamodeld or .xcdatamodel), not a file.")
+        }
+        let children = (try? fileManager.contentsOfDirectory(atPath: path)) ?? []
+        let versionFolderNames = children.filter {
+            !$0.hasPrefix(".") && ($0 as NSString).pathExtension == "xcdatamodel"
+        }
+        let isSingleVersion: Bool
+        switch url.pathExtension {
+        case "xcdatamodel": isSingleVersion = true
+        case "xcdatamodeld": isSingleVersion = false
+        default:
+            if children.contains("contents") {
+                isSingleVersion = true
+            } else if !versionFolderNames.isEmpty {
+                isSingleVersion = false
+            } else {
+                throw Self.failure("\(path): the folder is not an Xcode model: it has neither a 'contents' file nor .xcdatamodel versions.")
+            }
+        }
+        self.url = url
+        if isSingleVersion {
+            let name = url.deletingPathExtension().lastPathComponent
+            versionNames = [name]
+            currentVersionName = name
+            versionFolders = [name: url]
+            return
+        }
+        guard !versionFolderNames.isEmpty else {
+            throw Self.failure("\(path): the model package holds no .xcdatamodel version.")
+        }
+        var folders: [String: URL] = [:]
+        for folder in versionFolderNames {
+            folders[(folder as NSString).deletingPathExtension] = url.appendingPathComponent(folder, isDirectory: true)
+        }
+        versionFolders = folders
+        versionNames = folders.keys.sorted(by: Self.naturalOrder)
+        currentVersionName = try Self.readCurrentVersion(of: url, versions: versionNames)
+    }
+
+    /// Reads and checks one version.
+    /// - Parameter name: the version's name, with or without the `.xcdatamodel` extension.
+    /// - Returns: the version, with its ``ObjectModel``.
+    /// - Throws: ``SkerryError/Code/invalidModel`` when there is no such version, when its
+    ///   `contents` file is missing or is not well-formed XML, or when the model it describes is
+    ///   invalid or uses something Skerry does not support; the message names the file, the line,
+    ///   the entity and the element.
+    public func load(version name: String) throws(SkerryError) -> XcodeModelVersion {
+        let bare = name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+        guard let folder = versionFolders[bare] else {
+            throw Self.failure("\(url.path): the model has no version '\(name)'; its versions are \(versionNames.map { "'\($0)'" }.joined(separator: ", ")).")
+        }
+        let transformers = Self.transformers.withLock { $0 }
+        return try XcodeModelParser(versionName: bare, folder: folder, transformers: transformers).parse()
+    }
+
+    /// Reads and checks the current version (see ``currentVersionName``).
+    /// - Throws: as ``load(version:)``.
+    public func loadCurrentVersion() throws(SkerryError) -> XcodeModelVersion {
+        try load(version: currentVersionName)
+    }
+
+    /// Reads and checks every version, in the order of ``versionNames``.
+    /// - Throws: as ``load(version:)``, for the first version that fails.
+    public func loadAllVersions() throws(SkerryError) -> [XcodeModelVersion] {
+        var versions: [XcodeModelVersion] = []
+        for name in versionNames {
+            versions.append(try load(version: name))
+        }
+        return versions
+    }
+
+    /// Reads the current version of the Xcode model at `url` and returns its ``ObjectModel``: the
+    /// short form of `XcodeModel(contentsOf: url).loadCurrentVersion().model`.
+    /// - Parameter url: a `.xcdatamodeld` or `.xcdatamodel` folder.
+    /// - Throws: as ``init(contentsOf:)`` and ``load(version:)``.
+    public static func loadModel(contentsOf url: URL) throws(SkerryError) -> ObjectModel {
+        try XcodeModel(contentsOf: url).loadCurrentVersion().model
+    }
+
+    // MARK: Value transformers
+
+    /// Registered value transformer names and the storage type of their attributes.
+    private static let transformers = Mutex<[String: AttributeType]>([:])
+
+    /// Makes Transformable attributes whose `valueTransformerName` is `name` loadable, as
+    /// attributes of type `type`: the app stores the transformed value (for example the `Data`
+    /// the transformer produces, with `.binary`). Registration is process-wide and applies to
+    /// versions loaded afterwards; registering a name again replaces its type.
+    /// - Parameters:
+    ///   - name: the transformer name exactly as the model writes it, for example
+    ///     "NSSecureUnarchiveFromData" or "ColorTransformer".
+    ///   - type: the type the attribute gets in the ``ObjectModel``.
+    public static func registerTransformer(named name: String, as type: AttributeType) {
+        transformers.withLock { $0[name] = type }
+    }
+
+    /// Removes a registration made with ``registerTransformer(named:as:)``; does nothing for a
+    /// name that is not registered.
+    /// - Parameter name: the transformer name.
+    public static func unregisterTransformer(named name: String) {
+        _ = transformers.withLock { $0.removeValue(forKey: name) }
+    }
+
+    /// The storage type registered for the value transformer `name`, or nil.
+    /// - Parameter name: the transformer name.
+    public static func registeredTransformer(named name: String) -> AttributeType? {
+        transformers.withLock { $0[name] }
+    }
+
+    // MARK: Helpers
+
+    /// An ``SkerryError/Code/invalidModel`` error.
+    static func failure(_ message: String, entityName: String? = nil, key: String? = nil) -> SkerryError {
+        SkerryError(.invalidModel, message, entityName: entityName, key: key)
+    }
+
+    /// The current version a package's `.xccurrentversion` names.
+    private static func readCurrentVersion(of package: URL, versions: [String]) throws(SkerryError) -> String {
+        let file = package.appendingPathComponent(".xccurrentversion")
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw failure("\(file.path): the file is missing, so the package has no current version (Xcode writes it when a model has versions; it names the current one).")
+        }
+        let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        guard let dictionary = plist as? [String: Any] else {
+            throw failure("\(file.path): the file is not a property list dictionary, so the package has no current version.")
+        }
+        guard let value = dictionary["_XCCurrentVersionName"] as? String, !value.isEmpty else {
+            throw failure("\(file.path): the file has no '_XCCurrentVersionName' string, so the package has no current version.")
+        }
+        let name = value.hasSuffix(".xcdatamodel") ? String(value.dropLast(".xcdatamodel".count)) : value
+        guard versions.contains(name) else {
+            throw failure("\(file.path): the current version '\(value)' is not in the package; its versions are \(versions.map { "'\($0)'" }.joined(separator: ", ")).")
+        }
+        return name
+    }
+
+    /// Whether `a` sorts before `b`, comparing runs of digits by their numeric value.
+    static func naturalOrder(_ a: String, _ b: String) -> Bool {
+        func chunks(_ text: String) -> [(isNumber: Bool, text: Substring)] {
+            var result: [(Bool, Substring)] = []
+            var start = text.startIndex
+            while start < text.endIndex {
+                let isNumber = text[start].isASCII && text[start].isNumber
+                var end = text.index(after: start)
+                while end < text.endIndex, (text[end].isASCII && text[end].isNumber) == isNumber {
+                    end = text.index(after: end)
+                }
+                result.append((isNumber, text[start..<end]))
+                start = end
+            }
+            return result
+        }
+        for (x, y) in zip(chunks(a), chunks(b)) where x.text != y.text {
+            if x.isNumber && y.isNumber {
+                let xDigits = x.text.drop { $0 == "0" }, yDigits = y.text.drop { $0 == "0" }
+                if xDigits.count != yDigits.count { return xDigits.count < yDigits.count }
+                if xDigits != yDigits { return xDigits < yDigits }
+                return x.text.count < y.text.count
+            }
+            return x.text < y.text
+        }
+        return a.count < b.count || (a.count == b.count && a < b)
+    }
+}
+
+/// One version of an Xcode model, read and checked: its ``ObjectModel`` and what Xcode records
+/// alongside it for migrations.
+public struct XcodeModelVersion: Sendable {
+    /// The version's name: its `.xcdatamodel` folder name without extension.
+    public let name: String
+    /// The version's `.xcdatamodel` folder.
+    public let url: URL
+    /// The model. Abstract entities are left out; sub-entities hold their inherited properties.
+    public let model: ObjectModel
+    /// The model's "Identifier" from Xcode's model inspector (`userDefinedModelVersionIdentifier`),
+    /// or nil when it is empty.
+    public let versionIdentifier: String?
+    /// The Renaming IDs of the model (Xcode's `elementID`): "Entity" for an entity and
+    /// "Entity.property" for an attribute or relationship, mapped to the name the element had in
+    /// the previous version. Properties a sub-entity inherits appear under the sub-entity's name.
+    /// For example `["Book.title": "name"]`: `Book.title` was called `name`.
+    public let renamingIdentifiers: [String: String]
+    /// The version hash modifiers of the model, keyed like ``renamingIdentifiers``. Xcode uses
+    /// them to mark a change that alters what values mean without changing the schema (which
+    /// ``ObjectModel/versionHash`` does not see): a migration can compare them between versions.
+    public let versionHashModifiers: [String: String]
+    /// The abstract entities of the file, in file order: left out of ``model``.
+    public let abstractEntityNames: [String]
+    /// The configurations of the model, by name, each with its member entities in file order
+    /// (abstract entities left out): suitable for ``StoreDescription/entityNames``.
+    public let configurations: [String: [String]]
+}
