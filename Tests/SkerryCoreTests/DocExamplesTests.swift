@@ -52,7 +52,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
                 current!.lines.append(line)
             }
         }
-        #expect(blocks.count >= 18)
+        #expect(blocks.count >= 20)
         for (name, block) in blocks {
             let indent = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 .map { $0.prefix { $0 == " " }.count }.min() ?? 0
@@ -336,6 +336,47 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         // titles == ["Dune", "Dune Messiah"], booksLeft == 0
         // doc: end
         #expect(titles == ["Dune", "Dune Messiah"] && booksLeft == 0)
+    }
+
+    @Test func xcodeModelAndMigrationPlan() throws {
+        let modelURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/Library.xcdatamodeld")
+        let directory = TemporaryDirectory()
+        let storeURL = directory.file("Library.sqlite")
+        do {   // a store written by an older version of the app
+            let stack = PersistentStack(name: "Library", model: try XcodeModel(contentsOf: modelURL).load(version: "Library 1").model)
+            stack.persistentStoreDescriptions = [StoreDescription(url: storeURL)]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                let book = try context.insert(entityName: "Book")
+                try book.setValue("Dune", forKey: "title")
+                try book.setValue(Int16(1965), forKey: "year")
+                try book.setValue(995.0, forKey: "price")
+                try context.save()
+            }
+        }
+        // doc: xcode-migration
+        let package = try XcodeModel(contentsOf: modelURL)            // the app's Library.xcdatamodeld
+        let versions = try package.loadAllVersions()                   // Library 1 … Library 4
+        let plan = MigrationPlan(versions: versions.map(\.model), steps: [
+            MigrationStep(from: 0, transformRow: { entity, old, new in   // 1 -> 2: year Integer 16 -> String
+                if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
+            }),
+            MigrationStep(from: 1, transformRow: { entity, old, new in   // 2 -> 3: price in cents -> euros
+                if entity == "Book", case .double(let cents) = old["price"] { new["price"] = .double(cents / 100) }
+            }),
+        ], progress: { step, steps in print("migrating: step \(step) of \(steps)") })  // 3 -> 4 is automatic
+
+        let stack = PersistentStack(name: "Library", model: try package.loadCurrentVersion().model)
+        var description = StoreDescription(url: storeURL)
+        description.migrationPlan = plan
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()                               // runs steps 1, 2 and 3
+        // doc: end
+        let price = try stack.viewContext.performAndWait {
+            try stack.viewContext.fetch(FetchRequest(entityName: "Book"))[0].value(forKey: "price", as: Double.self)
+        }
+        #expect(price == 9.95)
     }
 
     @Test func migrationAndStores() throws {

@@ -61,16 +61,18 @@ enum LibraryVersions {
 
     @Test func aStoreMigratesStepByStepWithEachStepChecked() throws {
         let directory = TemporaryDirectory()
+        // doc: migration-tester
         let tester = MigrationTester(plan: LibraryVersions.plan(), directory: directory.url)
         var seen: [Int: [String]] = [:]
         try tester.migrateStepByStep(populate: LibraryVersions.populate) { version, context in
-            seen[version] = try books(context)
+            seen[version] = try books(context)             // what the store holds after each step
             if version == 3 {
                 let publisher = try context.insert(entityName: "Publisher")
                 try publisher.setValue("Ace", forKey: "name")
                 try context.save()
             }
         }
+        // doc: end
         #expect(seen[1] == ["Dune|\"1965\"|995.0|Herbert", "Dune Messiah|\"1969\"|799.0|Herbert"])
         #expect(seen[2] == ["Dune|\"1965\"|9.95|Herbert", "Dune Messiah|\"1969\"|7.99|Herbert"])
         #expect(seen[3] == seen[2])
