@@ -168,4 +168,19 @@ enum LibraryVersions {
         })
         #expect(rows == ["1: 1965 995.0", "2: 1965 9.95", "3: 1965 9.95"])
     }
+
+    @Test func renamesDeclaredInAnXcodeModelMigrateWithoutACustomStep() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/Notes.xcdatamodeld")
+        let plan = MigrationPlan(xcodeVersions: try XcodeModel(contentsOf: fixture).loadAllVersions())
+        #expect(plan.steps[0]?.renamedAttributes == ["Note.body": "text"])
+        let directory = TemporaryDirectory()
+        var bodies: [String] = []
+        try MigrationTester(plan: plan, directory: directory.url).migrateAtOnce(populate: { context in
+            try context.insert(entityName: "Note").setValue("Remember the milk", forKey: "text")
+            try context.save()
+        }, check: { context in
+            bodies = try context.fetch(FetchRequest(entityName: "Note")).map { try $0.value(forKey: "body", as: String.self) }
+        })
+        #expect(bodies == ["Remember the milk"])
+    }
 }

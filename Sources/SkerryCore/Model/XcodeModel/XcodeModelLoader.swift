@@ -266,3 +266,35 @@ public struct XcodeModelVersion: Sendable {
     /// (abstract entities left out): suitable for ``StoreDescription/entityNames``.
     public let configurations: [String: [String]]
 }
+
+extension MigrationPlan {
+    /// A plan over the versions of an Xcode model, oldest first, whose steps also carry the
+    /// attribute renames each version declares with renaming identifiers: those migrate without
+    /// a custom step.
+    /// - Parameters:
+    ///   - xcodeVersions: the versions, oldest first (``XcodeModel/loadAllVersions()``).
+    ///   - steps: custom steps; their own `renamedAttributes` win over the declared ones.
+    ///   - progress: told of each step as it starts.
+    public convenience init(xcodeVersions: [XcodeModelVersion], steps: [MigrationStep] = [],
+                            progress: (@Sendable (Int, Int) -> Void)? = nil) {
+        var merged: [MigrationStep] = []
+        for index in 0..<max(0, xcodeVersions.count - 1) {
+            let custom = steps.first { $0.from == index }
+            let old = xcodeVersions[index].model, new = xcodeVersions[index + 1].model
+            var renames: [String: String] = [:]
+            for (key, oldName) in xcodeVersions[index + 1].renamingIdentifiers {
+                let parts = key.split(separator: ".").map(String.init)
+                guard parts.count == 2, parts[1] != oldName,
+                      new.entity(named: parts[0])?.attribute(named: parts[1]) != nil,
+                      old.entity(named: parts[0])?.attribute(named: oldName) != nil else { continue }
+                renames[key] = oldName
+            }
+            renames.merge(custom?.renamedAttributes ?? [:]) { _, own in own }
+            if custom == nil && renames.isEmpty { continue }
+            merged.append(MigrationStep(from: index, renamedAttributes: renames,
+                                        transformRow: custom?.transformRow, finish: custom?.finish))
+        }
+        self.init(versions: xcodeVersions.map(\.model), steps: merged, progress: progress)
+    }
+}
+
