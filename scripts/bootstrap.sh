@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the system packages Skerry builds against (the SQLite headers and pkg-config).
+# Installs the system packages Skerry builds against (the SQLite headers and pkg-config) and the
+# XML library Foundation's XMLParser loads on Linux (for Xcode model files).
 # Safe to run again: it installs only what is missing. Needs root or sudo on Debian/Ubuntu.
 set -euo pipefail
 missing=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || missing+=(libsqlite3-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+dpkg -s libxml2 >/dev/null 2>&1 || missing+=(libxml2)
 if ((${#missing[@]} > 0)); then
     sudo=""
     if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
