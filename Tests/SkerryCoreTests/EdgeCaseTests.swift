@@ -164,4 +164,24 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 4) { _ in try! stack.loadPersistentStores() }
         #expect(stack.coordinator.loadedStores.count == 1)
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func aCountOnlyBatchDeleteReportsTheCountAndDeletesTheRows(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        _ = directory
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for year in [1950, 1960, 1990] as [Int32] { try context.insertBook("B\(year)", year: year) }
+            try context.save()
+            context.reset()
+            #expect(!context.hasRegisteredObjects(ofEntity: "Book"))
+            var request = BatchDeleteRequest(entityName: "Book", predicate: AttributeKey("year") < 1970)
+            request.resultType = .count
+            let result = try context.execute(request)
+            #expect(result.count == 2)
+            #expect(result.deletedObjectIDs.isEmpty)
+            #expect(try context.count(for: FetchRequest(entityName: "Book")) == 1)
+        }
+    }
 }
+

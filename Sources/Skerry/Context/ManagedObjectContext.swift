@@ -49,7 +49,10 @@ public final class ManagedObjectContext {
             throw SkerryError(.invalidArgument, "A batch delete takes every object the request matches; it cannot honour a limit or an offset. Use delete(_:) for those.",
                               entityName: PlainObject.entityName)
         }
-        let result = try instance.execute(BatchDeleteRequest(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate))
+        var batch = BatchDeleteRequest(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate)
+        // The IDs are only needed to drop objects this context holds; without any, one statement does.
+        batch.resultType = instance.hasRegisteredObjects(ofEntity: PlainObject.entityName) ? .objectIDs : .count
+        let result = try instance.execute(batch)
         instance.mergeChanges(result.changes)
         return result.count
     }

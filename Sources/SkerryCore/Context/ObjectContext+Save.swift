@@ -391,7 +391,12 @@ extension ObjectContext {
         assertOnQueue()
         let entity = try coordinator.entity(named: request.entityName)
         let store = try coordinator.store(for: entity)
-        let keys = try store.batchDelete(entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model))
-        return BatchDeleteResult(deletedObjectIDs: keys.map { ObjectID(store: store.identity, entity: entity, primaryKey: $0) })
+        let predicate = try request.predicate?.resolved(for: entity, in: coordinator.model)
+        if request.resultType == .count {
+            return BatchDeleteResult(deletedObjectIDs: [], count: try store.batchDeleteCount(entity, predicate: predicate))
+        }
+        let keys = try store.batchDelete(entity, predicate: predicate)
+        return BatchDeleteResult(deletedObjectIDs: keys.map { ObjectID(store: store.identity, entity: entity, primaryKey: $0) },
+                                 count: keys.count)
     }
 }

@@ -266,6 +266,13 @@ public final class ObjectContext: @unchecked Sendable {
         return Set(registry.values)
     }
 
+    /// Whether any object of the entity named `entityName` is registered in the context.
+    /// Complexity: O(registered objects), without allocating.
+    public func hasRegisteredObjects(ofEntity entityName: String) -> Bool {
+        assertOnQueue()
+        return registry.values.contains { $0.entity.name == entityName }
+    }
+
     /// Whether objects of `entity` have pending changes in this context.
     func hasPendingChanges(of entity: EntityDescription) -> Bool {
         insertedList.contains { $0.entity === entity }

@@ -53,10 +53,20 @@ public struct FetchRequest: Sendable, Hashable {
 /// Live contexts do not see the delete until the returned changes are merged into them with
 /// ``ObjectContext/mergeChanges(_:)``.
 public struct BatchDeleteRequest: Sendable, Hashable {
+    /// What a batch delete reports.
+    public enum ResultType: Sendable, Hashable {
+        /// The deleted objects' IDs (to merge into live contexts). The default.
+        case objectIDs
+        /// Only how many objects were deleted: one `DELETE` statement, no IDs to merge.
+        case count
+    }
+
     /// The entity to delete from.
     public var entityName: String
     /// Which objects to delete; nil for all.
     public var predicate: FetchPredicate?
+    /// What the result reports; `.objectIDs` by default.
+    public var resultType: ResultType = .objectIDs
 
     /// Creates a batch delete.
     /// - Parameters:
@@ -70,10 +80,10 @@ public struct BatchDeleteRequest: Sendable, Hashable {
 
 /// What a batch delete did.
 public struct BatchDeleteResult: Sendable {
-    /// The IDs of the deleted objects.
+    /// The IDs of the deleted objects (empty for a `.count` request).
     public let deletedObjectIDs: [ObjectID]
     /// How many objects were deleted.
-    public var count: Int { deletedObjectIDs.count }
+    public let count: Int
     /// The delete as store changes, ready for ``ObjectContext/mergeChanges(_:)``.
     public var changes: StoreChanges { StoreChanges(deleted: Set(deletedObjectIDs)) }
 }

@@ -117,4 +117,6 @@ protocol ObjectStore: AnyObject, Sendable {
     /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
     /// and returns their primary keys.
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64]
+    /// Deletes the rows of `entity` matching `predicate` with one statement and returns how many.
+    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int
 }

@@ -228,6 +228,17 @@ extension SQLiteStore {
             .joined(separator: ",")
     }
 
+    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
+        let delete = SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(entity.name))",
+                                      StoreQuery(entity: entity, predicate: predicate, sortKeys: []), ordered: false)
+        return try writeConnection(entity) { connection in
+            try connection.writeTransaction {
+                try connection.cachedStatement(delete.text).run(delete.bindings)
+                return connection.changes
+            }
+        }
+    }
+
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64] {
         let query = StoreQuery(entity: entity, predicate: predicate, sortKeys: [])
         let q = SQLBuilder.quote
