@@ -1,80 +1,150 @@
-// Bulk insert and bulk fetch, raw SQLite C API versus the Skerry engine, in-memory databases,
-// 10 integer columns. Prints each scenario's median time and its ratio to raw SQLite.
+// The comparative benchmarks, plain runner: every scenario x shape x implementation, each run
+// `--repeat` times on a fresh in-memory database (setup untimed), medians, and each
+// implementation's median divided by raw SQLite's from the same run.
 //
-//     swift run -c release skerry-bench [--repeat N] [--insert N] [--fetch N]
+//     swift run -c release skerry-bench [--quick] [--repeat N] [--markdown]
+//         [--insert N] [--fetch N] [--update N] [--by-id N] [--by-id-table N] [--delete N]
+//         [--scenarios insert,fetch,...] [--shapes int10,mixed] [--implementations raw,engine,...]
+//
+// The runs of one scenario and shape are interleaved (raw, GRDB, engine, typed, raw, ...), so
+// that a load that comes and goes on a shared machine touches every implementation alike.
+import BenchSupport
+import Dispatch
 import Foundation
-import SkerryCore
 
-func argument(_ name: String, default value: Int) -> Int {
-    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count,
-          let parsed = Int(CommandLine.arguments[index + 1]) else { return value }
-    return parsed
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("skerry-bench: \(message)\n".utf8))
+    exit(2)
 }
 
-let repeats = argument("--repeat", default: 5)
-let insertCount = argument("--insert", default: 50_000)
-let fetchCount = argument("--fetch", default: 200_000)
+let usage = """
+    usage: skerry-bench [--quick] [--repeat N] [--markdown]
+                        [--insert N] [--fetch N] [--update N] [--by-id N] [--by-id-table N] [--delete N]
+                        [--scenarios LIST] [--shapes LIST] [--implementations LIST]
+      --quick             tiny sizes, one run each (CI smoke)
+      --repeat N          runs per scenario, shape and implementation; the median is reported (default 5)
+      --markdown          print Markdown tables only (no progress, no header)
+      scenarios:          \(Scenario.allCases.map(\.rawValue).joined(separator: ","))
+      shapes:             \(Shape.allCases.map(\.rawValue).joined(separator: ","))
+      implementations:    \(Implementation.allCases.map(\.rawValue).joined(separator: ","))
+      default sizes:      insert 50,000; fetch 200,000; update 50,000; by-id 10,000 of 50,000; delete 50,000
+    """
 
-/// Median wall time of `repeats` runs of `body`; `setUp` runs untimed before each.
-func measure<State>(_ setUp: () throws -> State, _ body: (State) throws -> Void) rethrows -> Double {
-    var times: [Double] = []
-    for _ in 0..<repeats {
-        let state = try setUp()
-        let start = DispatchTime.now().uptimeNanoseconds
-        try body(state)
-        times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+func list<T: RawRepresentable & Equatable>(_ text: String, _ all: [T]) -> [T] where T.RawValue == String {
+    text.split(separator: ",").map { name in
+        guard let value = T(rawValue: String(name)) else { fail("unknown name '\(name)'\n\(usage)") }
+        return value
+    }.sorted { a, b in all.firstIndex(of: a)! < all.firstIndex(of: b)! }
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var sizes = arguments.contains("--quick") ? Sizes.quick : Sizes.full
+var repeats = arguments.contains("--quick") ? 1 : 5
+var markdownOnly = false
+var scenarios = Scenario.allCases
+var shapes = Shape.allCases
+var implementations = Implementation.allCases
+while !arguments.isEmpty {
+    let option = arguments.removeFirst()
+    func value() -> String {
+        guard !arguments.isEmpty else { fail("\(option) needs a value\n\(usage)") }
+        return arguments.removeFirst()
     }
-    return times.sorted()[times.count / 2]
+    func number() -> Int {
+        let text = value()
+        guard let number = Int(text), number > 0 else { fail("\(option) needs a positive number, not '\(text)'") }
+        return number
+    }
+    switch option {
+    case "--quick": break
+    case "--markdown": markdownOnly = true
+    case "--repeat": repeats = number()
+    case "--scenarios": scenarios = list(value(), Scenario.allCases)
+    case "--shapes": shapes = list(value(), Shape.allCases)
+    case "--implementations": implementations = list(value(), Implementation.allCases)
+    case "-h", "--help": print(usage); exit(0)
+    default:
+        let name = String(option.dropFirst(2))
+        guard option.hasPrefix("--"), Sizes.optionNames.contains(name) else { fail("unknown option '\(option)'\n\(usage)") }
+        _ = sizes.set(name, number())
+    }
+}
+if scenarios.contains(.fetchByID) && sizes.fetchByID > sizes.fetchByIDTable {
+    fail("--by-id (\(sizes.fetchByID)) must not exceed --by-id-table (\(sizes.fetchByIDTable))")
 }
 
-let columns = (0..<10).map { "i\($0)" }
-let model = try ObjectModel(entities: [
-    EntityDescription(name: "Item", attributes: columns.map { AttributeDescription($0, .integer64) }),
-])
-
-func engineStack(prefill: Int) throws -> PersistentStack {
-    let stack = PersistentStack(name: "Bench", model: model)
-    stack.persistentStoreDescriptions = [.inMemory()]
-    try stack.loadPersistentStores()
-    if prefill > 0 { try engineInsert(stack, prefill) }
-    return stack
+@MainActor func progress(_ text: String) {
+    if !markdownOnly { FileHandle.standardError.write(Data(text.utf8)) }
 }
 
-func engineInsert(_ stack: PersistentStack, _ count: Int) throws {
-    let context = stack.newBackgroundContext()
-    try context.performAndWait {
-        let entity = model.entity(named: "Item")!
-        for row in 0..<count {
-            let item = try context.insert(entity)
-            for column in 0..<10 { try item.setValue(.int(Int64(row + column)), at: column) }
+struct Result {
+    let scenario: Scenario
+    let shape: Shape
+    var medians: [Implementation: Double]
+}
+
+var results: [Result] = []
+let started = DispatchTime.now().uptimeNanoseconds
+for scenario in scenarios {
+    for shape in shapes {
+        progress("\(scenario.title(sizes)), \(shape.title): ")
+        var times: [Implementation: [Double]] = [:]
+        for run in 0..<repeats {
+            // Rotated each run, so that no implementation always runs first (or right after another).
+            let order = (0..<implementations.count).map { implementations[($0 + run) % implementations.count] }
+            for implementation in order {
+                do {
+                    let work = try prepare(scenario, implementation, shape, sizes)
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    try work.run()
+                    let end = DispatchTime.now().uptimeNanoseconds
+                    try work.verify()
+                    times[implementation, default: []].append(Double(end - start) / 1e9)
+                } catch {
+                    fail("\(scenario.rawValue) \(shape.rawValue) \(implementation.rawValue): \(error)")
+                }
+            }
+            progress(".")
         }
-        try context.save()
+        progress("\n")
+        results.append(Result(scenario: scenario, shape: shape, medians: times.mapValues { $0.sorted()[$0.count / 2] }))
     }
 }
+let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
 
-var results: [(String, Double, Double)] = []
-
-let rawInsert = measure({ RawSQLite() }) { raw in raw.insert(insertCount); raw.close() }
-let engineInsertTime = try measure({ try engineStack(prefill: 0) }) { stack in try engineInsert(stack, insertCount) }
-results.append(("insert \(insertCount) rows", rawInsert, engineInsertTime))
-
-let rawFetch = measure({ () -> RawSQLite in let raw = RawSQLite(); raw.insert(fetchCount); return raw }) { raw in
-    precondition(raw.fetchAll().count == fetchCount)
-    raw.close()
+/// Milliseconds, three significant digits or more.
+func milliseconds(_ value: Double) -> String {
+    let ms = value * 1e3
+    let format = ms >= 100 ? "%.0f ms" : ms >= 10 ? "%.1f ms" : ms >= 1 ? "%.2f ms" : "%.3f ms"
+    return String(format: format, ms)
 }
-let engineFetch = try measure({ try engineStack(prefill: fetchCount) }) { stack in
-    let context = stack.newBackgroundContext()
-    try context.performAndWait {
-        var sum: Int64 = 0
-        let objects = try context.fetch(FetchRequest(entityName: "Item"))
-        for object in objects { sum &+= try object.value(at: 9, as: Int64.self) }
-        precondition(objects.count == fetchCount && sum != 0)
+
+let others = implementations.filter { $0 != .raw }
+if !markdownOnly {
+    print("""
+        Skerry comparative benchmarks: in-memory databases, release build, SQLite \(sqliteVersion), \
+        \(ProcessInfo.processInfo.activeProcessorCount) cores; median of \(repeats) run\(repeats == 1 ? "" : "s") \
+        per cell (\(String(format: "%.0f", elapsed)) s in all).
+        """)
+    print("")
+}
+if implementations.contains(.raw) {
+    if !markdownOnly { print("Median time / raw SQLite median (same run):") }
+    print("")
+    print("| scenario | shape | raw SQLite | " + others.map(\.title).joined(separator: " | ") + " |")
+    print("|---|---|---:|" + others.map { _ in "---:|" }.joined())
+    for result in results {
+        let raw = result.medians[.raw]!
+        let ratios = others.map { String(format: "%.2fx", result.medians[$0]! / raw) }
+        print("| \(result.scenario.title(sizes)) | \(result.shape.title) | \(milliseconds(raw)) | " + ratios.joined(separator: " | ") + " |")
     }
+    print("")
 }
-results.append(("fetch \(fetchCount) objects", rawFetch, engineFetch))
-
-print("scenario                       raw SQLite    engine   engine/raw")
-for (name, raw, engine) in results {
-    print(name.padding(toLength: 28, withPad: " ", startingAt: 0),
-          String(format: "%10.4fs %9.4fs %9.2fx", raw, engine, engine / raw))
+if !markdownOnly { print("Median times:") }
+print("")
+print("| scenario | shape | " + implementations.map(\.title).joined(separator: " | ") + " |")
+print("|---|---|" + implementations.map { _ in "---:|" }.joined())
+for result in results {
+    let cells = implementations.map { milliseconds(result.medians[$0]!) }
+    print("| \(result.scenario.title(sizes)) | \(result.shape.title) | " + cells.joined(separator: " | ") + " |")
 }
