@@ -275,6 +275,39 @@ enum AllTypesSample: String, CaseIterable, Sendable, CustomTestStringConvertible
         }
     }
 
+    // MARK: Models that lay an entity out differently
+
+    /// The same plain type over two models that order the entity's attributes differently: values
+    /// land in the right properties in both, however the calls interleave.
+    @Test func oneTypeDecodesCorrectlyAgainstModelsWithDifferentAttributeOrders() throws {
+        struct Pair: ManagedObjectConvertible, Equatable {
+            var name = ""
+            var rank = 0
+            static let entityName = "Pair"
+            static let attributes: Set<Attribute<Pair>> = [Attribute(\.name, "name"), Attribute(\.rank, "rank")]
+            static let relations: Void = ()
+        }
+        func stack(_ attributes: [AttributeDescription]) throws -> PersistentStack {
+            let stack = PersistentStack(name: "Pairs", model: try ObjectModel(entities: [EntityDescription(name: "Pair", attributes: attributes)]))
+            stack.persistentStoreDescriptions = [.inMemory()]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        let nameFirst = PersistentContainer(managedObjectContext: { [stack = try stack([
+            AttributeDescription("name", .string), AttributeDescription("rank", .integer64)])] in stack.newBackgroundContext() })
+        let rankFirst = PersistentContainer(managedObjectContext: { [stack = try stack([
+            AttributeDescription("note", .string, isOptional: true), AttributeDescription("rank", .integer64),
+            AttributeDescription("name", .string)])] in stack.newBackgroundContext() })
+        for round in 0..<3 {
+            try nameFirst.perform { try $0.insert(Pair(name: "first \(round)", rank: round)) }
+            try rankFirst.perform { try $0.insert(Pair(name: "second \(round)", rank: 10 + round)) }
+        }
+        #expect(try nameFirst.perform { try $0.fetch(Pair.all.sort(\Pair.rank)).map { try $0.decode() } }
+                == (0..<3).map { Pair(name: "first \($0)", rank: $0) })
+        #expect(try rankFirst.perform { try $0.fetch(Pair.all.sort(\Pair.rank)).map { try $0.decode() } }
+                == (0..<3).map { Pair(name: "second \($0)", rank: 10 + $0) })
+    }
+
     // MARK: Undeclared key paths
 
     @Test func anUndeclaredKeyPathIsAnUnknownAttributeError() throws {

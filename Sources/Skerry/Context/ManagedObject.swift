@@ -21,10 +21,19 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     ///   of a stored value that does not fit its property.
     public func decode() throws(SkerryError) -> PlainObject {
         var value = PlainObject()
-        for attribute in PlainObject.attributes {
-            try attribute.decode(try instance.value(forKey: attribute.name, as: AttributeValue.self), into: &value)
+        for (attribute, index) in AttributeLayout.shared.positions(of: PlainObject.self, in: instance.entity) {
+            try attribute.decode(try instance.value(at: try Self.position(index, attribute), as: AttributeValue.self), into: &value)
         }
         return value
+    }
+
+    /// The position of `attribute` in the entity, or the error of a model that lacks it.
+    private static func position(_ index: Int?, _ attribute: Attribute<PlainObject>) throws(SkerryError) -> Int {
+        guard let index else {
+            throw SkerryError(.unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attribute.name)'.",
+                              entityName: PlainObject.entityName, key: attribute.name)
+        }
+        return index
     }
 
     /// One attribute's value.
@@ -46,8 +55,8 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// Writes every declared attribute of `value` to the object.
     @discardableResult
     public func encode(_ value: PlainObject) throws(SkerryError) -> Self {
-        for attribute in PlainObject.attributes {
-            try instance.setValue(try attribute.encodedValue(of: value), forKey: attribute.name)
+        for (attribute, index) in AttributeLayout.shared.positions(of: PlainObject.self, in: instance.entity) {
+            try instance.setValue(try attribute.encodedValue(of: value), at: try Self.position(index, attribute))
         }
         return self
     }
