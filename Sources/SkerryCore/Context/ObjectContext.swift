@@ -25,6 +25,9 @@ public final class ObjectContext: @unchecked Sendable {
     // `@unchecked Sendable`: all mutable state below is touched only by code running on `queue`
     // (perform/performAndWait set `ownerThread` for the duration of each block, and every method
     // that reads or writes the state checks it in debug builds). `ownerThread` is atomic.
+    // The identity map and change lists are `@exclusivity(unchecked)` for the same reason as
+    // `EntityObject`'s state: one thread at a time, and never an `inout` access held across a call
+    // that reaches the same property (mutate them in single statements).
 
     /// A name for debugging, shown in messages.
     public let name: String?
@@ -37,15 +40,15 @@ public final class ObjectContext: @unchecked Sendable {
     private let ownerThread = Atomic<UInt>(0)
 
     /// Registered objects by ID: the identity map.
-    var registry: [ObjectID: EntityObject] = [:]
+    @exclusivity(unchecked) var registry: [ObjectID: EntityObject] = [:]
     /// Inserted objects, in insertion order (saved in that order, so keys follow it).
-    var insertedList: [EntityObject] = []
+    @exclusivity(unchecked) var insertedList: [EntityObject] = []
     /// Saved objects with a change captured (their `committedValues` is set).
-    var changedObjects: Set<EntityObject> = []
+    @exclusivity(unchecked) var changedObjects: Set<EntityObject> = []
     /// Objects marked for deletion.
-    var deletedSet: Set<EntityObject> = []
+    @exclusivity(unchecked) var deletedSet: Set<EntityObject> = []
     /// What the context read and what its cache answered.
-    var counts = ContextStatistics()
+    @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
     private let mergePolicyStorage = Mutex<MergePolicy>(.error)
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
