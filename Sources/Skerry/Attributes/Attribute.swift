@@ -65,7 +65,10 @@ class AttributeCodec<PlainObject: ManagedObjectConvertible> {
     /// Decodes a stored value as `Value`.
     final func decodeValue<Value: SupportedAttributeType>(_ value: AttributeValue) throws(SkerryError) -> Value {
         let entity = PlainObject.entityName
-        guard let primitive = Value.PrimitiveAttributeType(attributeValue: value, type: Value.PrimitiveAttributeType.attributeType) else {
+        let primitive: Value.PrimitiveAttributeType
+        do {
+            primitive = try Value.PrimitiveAttributeType.primitive(from: value)
+        } catch {
             throw SkerryError(.undecodableValue, "The value \(value) of '\(entity).\(name)' is not a \(Value.self).",
                               entityName: entity, key: name)
         }

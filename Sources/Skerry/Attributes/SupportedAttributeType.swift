@@ -6,6 +6,21 @@ import SkerryCore
 public protocol PrimitiveAttribute: AttributeValueConvertible, Sendable {
     /// The attribute type a property of this type gets in the model.
     static var attributeType: AttributeType { get }
+
+    /// A stored value as this type: the non-optional form of `init(attributeValue:type:)`, which
+    /// generic code calls without building `Optional<Self>`'s metadata at run time on every value.
+    /// - Throws: ``SkerryCore/SkerryError/Code/undecodableValue`` when `value` is not a value of
+    ///   this type.
+    static func primitive(from value: AttributeValue) throws(SkerryError) -> Self
+}
+
+extension PrimitiveAttribute {
+    public static func primitive(from value: AttributeValue) throws(SkerryError) -> Self {
+        guard let result = Self(attributeValue: value, type: attributeType) else {
+            throw SkerryError(.undecodableValue, "The value \(value) is not a \(Self.self).")
+        }
+        return result
+    }
 }
 
 /// A Swift type that can be a model attribute: it converts to and from a ``PrimitiveAttribute``.

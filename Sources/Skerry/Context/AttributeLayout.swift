@@ -4,9 +4,11 @@ import SkerryCore
 /// The positions of a model type's declared attributes in an entity, found once per (type, entity)
 /// instead of by name for every property of every object decoded or encoded.
 ///
-/// `@unchecked Sendable`: `layouts` is only touched while `lock` is held; the entries stored are
-/// immutable once stored. An entry keeps its entity weakly and is used only while that very entity
-/// is alive, so a new entity allocated at a freed one's address never reads a stale layout.
+/// `@unchecked Sendable`: `layouts` is only touched while `lock` is held, and the layouts stored
+/// are immutable. Each layout holds its entity strongly, so the entity's address (half of the
+/// key) cannot be reused by another entity while the layout is cached. The cost is that the
+/// entities of every model a process used stay alive: a process holds few models. (A weak
+/// reference would put every entity's reference counting on Swift's slow path.)
 final class AttributeLayout: @unchecked Sendable {
     static let shared = AttributeLayout()
 
@@ -15,29 +17,37 @@ final class AttributeLayout: @unchecked Sendable {
         let entity: ObjectIdentifier
     }
 
-    private final class Entry {
-        weak var entity: EntityDescription?
-        let layout: Any
-        init(entity: EntityDescription, layout: Any) {
-            self.entity = entity
-            self.layout = layout
-        }
-    }
-
     private let lock = NSLock()
-    private var layouts: [Key: Entry] = [:]
+    private var layouts: [Key: AnyObject] = [:]
 
-    /// Each declared attribute of `PlainObject` with its position in `entity` (nil where the entity
-    /// has no attribute of that name), in a fixed order.
-    func positions<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription)
-        -> [(attribute: Attribute<PlainObject>, index: Int?)] {
+    /// The declared attributes of `PlainObject` and their positions in `entity`.
+    /// Complexity: O(1) after the first call for a (type, entity) pair.
+    func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription)
+        -> TypeLayout<PlainObject> {
         let key = Key(type: ObjectIdentifier(type), entity: ObjectIdentifier(entity))
-        if let entry = lock.withLock({ layouts[key] }), entry.entity === entity,
-           let cached = entry.layout as? [(attribute: Attribute<PlainObject>, index: Int?)] {
-            return cached
+        if let cached = lock.withLock({ layouts[key] }) {
+            // The key names `PlainObject`, so the stored layout is a `TypeLayout<PlainObject>`.
+            return unsafeDowncast(cached, to: TypeLayout<PlainObject>.self)
         }
-        let layout = PlainObject.attributes.map { (attribute: $0, index: entity.attributeIndex(named: $0.name)) }
-        lock.withLock { layouts[key] = Entry(entity: entity, layout: layout) }
+        let layout = TypeLayout<PlainObject>(entity: entity)
+        lock.withLock { layouts[key] = layout }
         return layout
+    }
+}
+
+/// A model type's declared attributes, in a fixed order, with each one's position in one entity.
+final class TypeLayout<PlainObject: ManagedObjectConvertible> {
+    /// The entity the positions are for (kept alive; see ``AttributeLayout``).
+    let entity: EntityDescription
+    /// The declared attributes.
+    let attributes: [Attribute<PlainObject>]
+    /// `positions[i]` is the index of `attributes[i]` in `entity.attributes`, or -1 where the
+    /// entity has no attribute of that name.
+    let positions: [Int]
+
+    init(entity: EntityDescription) {
+        self.entity = entity
+        attributes = Array(PlainObject.attributes)
+        positions = attributes.map { entity.attributeIndex(named: $0.name) ?? -1 }
     }
 }

@@ -21,15 +21,18 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     ///   of a stored value that does not fit its property.
     public func decode() throws(SkerryError) -> PlainObject {
         var value = PlainObject()
-        for (attribute, index) in AttributeLayout.shared.positions(of: PlainObject.self, in: instance.entity) {
-            try attribute.decode(try instance.value(at: try Self.position(index, attribute), as: AttributeValue.self), into: &value)
+        let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
+        for i in layout.attributes.indices {
+            let attribute = layout.attributes[i]
+            try attribute.decode(try instance.value(at: try Self.position(layout.positions[i], attribute), as: AttributeValue.self),
+                                 into: &value)
         }
         return value
     }
 
     /// The position of `attribute` in the entity, or the error of a model that lacks it.
-    private static func position(_ index: Int?, _ attribute: Attribute<PlainObject>) throws(SkerryError) -> Int {
-        guard let index else {
+    private static func position(_ index: Int, _ attribute: Attribute<PlainObject>) throws(SkerryError) -> Int {
+        guard index >= 0 else {
             throw SkerryError(.unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attribute.name)'.",
                               entityName: PlainObject.entityName, key: attribute.name)
         }
@@ -55,8 +58,10 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// Writes every declared attribute of `value` to the object.
     @discardableResult
     public func encode(_ value: PlainObject) throws(SkerryError) -> Self {
-        for (attribute, index) in AttributeLayout.shared.positions(of: PlainObject.self, in: instance.entity) {
-            try instance.setValue(try attribute.encodedValue(of: value), at: try Self.position(index, attribute))
+        let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
+        for i in layout.attributes.indices {
+            let attribute = layout.attributes[i]
+            try instance.setValue(try attribute.encodedValue(of: value), at: try Self.position(layout.positions[i], attribute))
         }
         return self
     }
