@@ -7,8 +7,6 @@ import Testing
 @Suite struct SaveTests {
     // MARK: Helpers
 
-    /// Runs `body`, expecting a `SkerryError` with `code`; returns it.
-    @discardableResult
     /// Saves books (title, year, isbn) in a context of its own; returns their IDs.
     static func saveBooks(_ stack: PersistentStack, _ books: [(String, Int32?, String?)]) throws -> [ObjectID] {
         let context = stack.newBackgroundContext()
@@ -105,6 +103,27 @@ import Testing
         }
         #expect(try rawSQL(url, "SELECT title, year, isbn, _version FROM Book WHERE _pk = \(id.key)")
                 == [["Dune Messiah", "2001", "raw", "2"]])
+    }
+
+    /// One save updating rows that changed different columns, in an interleaved order: each row
+    /// gets exactly its own changes (the writer reuses a statement only for the same columns).
+    @Test(arguments: StoreKind.allCases)
+    func updatesOfDifferentColumnsInOneSaveEachWriteTheirOwn(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        defer { withExtendedLifetime(directory) {} }
+        let ids = try Self.saveBooks(stack, [("A", 1, "a"), ("B", 2, "b"), ("C", 3, "c"), ("D", 4, "d"), ("E", 5, "e")])
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let books = try ids.map { try context.existingObject(with: $0) }
+            try books[0].setValue("A2", forKey: "title")
+            try books[1].setValue(Int32(20), forKey: "year")
+            try books[2].setValue("C2", forKey: "title")
+            try books[3].setValue("D2", forKey: "title")
+            try books[3].setValue(Int32?.none, forKey: "year")
+            try books[4].setValue("e2", forKey: "isbn")
+            try context.save()
+        }
+        #expect(try Self.storedBooks(stack) == ["A2|1|a", "B|20|b", "C2|3|c", "D2|nil|d", "E|5|e2"])
     }
 
     // MARK: Failed saves are atomic

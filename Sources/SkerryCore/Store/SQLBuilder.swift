@@ -15,7 +15,9 @@ enum SQLBuilder {
     /// `name` quoted as an SQL identifier. Model names are validated identifiers; quoting keeps
     /// keywords such as `order` usable as names.
     static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Names hardly ever hold a quote: skip Foundation's search-and-replace for them.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `SELECT _pk, _version, <every attribute>, <foreign keys> FROM <entity>`.
