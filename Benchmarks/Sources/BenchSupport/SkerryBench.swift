@@ -93,9 +93,11 @@ final class EngineBench<Item: BenchShape> {
             return Work({
                 let context = engine.stack.newBackgroundContext()
                 let count = try context.performAndWait {
-                    let result = try context.execute(BatchDeleteRequest(entityName: Item.entityName))
-                    context.mergeChanges(result.changes)
-                    return result.count
+                    // A count-only result, like GRDB's `deleteAll` and Core Data's default: the
+                    // `.objectIDs` form also selects the keys so that contexts can merge them.
+                    var request = BatchDeleteRequest(entityName: Item.entityName)
+                    request.resultType = .count
+                    return try context.execute(request).count
                 }
                 expect(count == sizes.delete, "engine batch delete")
             }, verify: { try expect(engineState(engine.stack, Item.self).count == 0, "engine batch delete left rows") })
