@@ -27,6 +27,37 @@ import SkerryCore
         #expect(log.all.isEmpty)
     }
 
+    /// An ID taken in one perform finds the same row in a later one, through the typed layer;
+    /// an ID of another entity, or of a row since deleted, is a typed error.
+    @Test func anObjectIDFromOnePerformFindsTheObjectInAnother() throws {
+        let stack = try makeStack()
+        let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
+        // Inside the perform that inserts them, objects still have temporary IDs (the save comes
+        // after the closure), as in Core Data: take IDs in a later perform.
+        let temporaryID = try container.perform { context in
+            try context.insert(AllTypes())
+            return try context.insert(Book(title: "Dune", year: 1965)).objectID
+        }
+        #expect(temporaryID.isTemporary)
+        let (bookID, otherID) = try container.perform { context in
+            (try #require(try context.fetchOne(Book.all)).objectID, try #require(try context.fetchOne(AllTypes.all)).objectID)
+        }
+        #expect(!bookID.isTemporary)
+        let book = try container.perform { try $0.existingObject(with: bookID, as: Book.self).decode() }
+        #expect(book == Book(title: "Dune", year: 1965))
+
+        let wrongEntity = #expect(throws: SkerryError.self) {
+            try container.perform { try $0.existingObject(with: otherID, as: Book.self) }
+        }
+        #expect(wrongEntity?.code == .invalidArgument)
+
+        try container.perform { context in try context.delete(try context.existingObject(with: bookID, as: Book.self)) }
+        let gone = #expect(throws: SkerryError.self) {
+            try container.perform { try $0.existingObject(with: bookID, as: Book.self) }
+        }
+        #expect(gone?.code == .objectNotFound)
+    }
+
     @Test func performThatOnlyReadsSavesNothingAndReturnsItsValue() throws {
         let stack = try makeStack()
         let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })

@@ -87,6 +87,26 @@ public final class ManagedObjectContext {
         return values
     }
 
+    /// The object with `objectID`, loaded: the one this context holds, or else read from the
+    /// store. IDs, unlike objects, may be passed between performs and threads. An object's ID is
+    /// temporary until its insert is saved (after the closure of the perform that inserted it):
+    /// take IDs to keep from objects fetched in a later perform.
+    /// - Parameters:
+    ///   - objectID: an ID from ``ManagedObject/objectID``, taken in this or another context.
+    ///   - type: the plain type of the ID's entity.
+    /// - Throws: ``SkerryCore/SkerryError/Code/invalidArgument`` when the ID names an entity other
+    ///   than `PlainObject`'s; ``SkerryCore/SkerryError/Code/objectNotFound`` when the row does not
+    ///   exist (or the ID is temporary and the object was never saved).
+    public func existingObject<PlainObject: ManagedObjectConvertible>(
+        with objectID: ObjectID, as type: PlainObject.Type = PlainObject.self
+    ) throws(SkerryError) -> ManagedObject<PlainObject> {
+        guard objectID.entityName == PlainObject.entityName else {
+            throw SkerryError(.invalidArgument, "\(objectID) is an object of '\(objectID.entityName)', not of '\(PlainObject.entityName)'.",
+                              entityName: objectID.entityName, objectID: objectID)
+        }
+        return ManagedObject(instance: try instance.existingObject(with: objectID))
+    }
+
     /// The first object the request matches, or nil.
     public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> ManagedObject<PlainObject>? {
         try fetch(request.limit(1)).first
