@@ -39,8 +39,15 @@ extension ObjectContext {
             return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize)
         } else {
             let rows = try sourceRows(request, query, unlimited: false)
-            registry.reserveCapacity(registry.count + rows.count)
-            objects = rows.map(register)
+            if registry.isEmpty {
+                // A context that holds no object yet (as each perform of a container starts):
+                // the rows name distinct objects, none registered, so none is looked up first.
+                registry.reserveCapacity(rows.count)
+                objects = rows.map(registerNew)
+            } else {
+                registry.reserveCapacity(registry.count + rows.count)
+                objects = rows.map(register)
+            }
         }
         for index in prefetched { try prefetch(index, of: objects, entity: query.entity) }
         return objects
@@ -221,9 +228,15 @@ extension ObjectContext {
             }
             return object
         }
-        let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: row.values,
+        return registerNew(row)
+    }
+
+    /// Registers a new object for a row that has none registered here.
+    private func registerNew(_ row: ObjectSnapshot) -> EntityObject {
+        assert(registry[row.objectID] == nil, "a second object for \(row.objectID)")   // debug builds only
+        let object = EntityObject(entity: row.objectID.entity, objectID: row.objectID, context: self, values: row.values,
                                   version: row.version, isFault: false, relationships: row.relationships)
-        registry[objectID] = object
+        registry[row.objectID] = object
         counts.objectsMaterialized += 1
         return object
     }
