@@ -24,7 +24,7 @@ final class AttributeLayout: @unchecked Sendable {
     /// Complexity: O(1) after the first call for a (type, entity) pair.
     func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription)
         -> TypeLayout<PlainObject> {
-        let key = Key(type: ObjectIdentifier(type), entity: ObjectIdentifier(entity))
+        let key = Key(type: ObjectIdentifier(PlainObject.self), entity: ObjectIdentifier(entity))
         if let cached = lock.withLock({ layouts[key] }) {
             // The key names `PlainObject`, so the stored layout is a `TypeLayout<PlainObject>`.
             return unsafeDowncast(cached, to: TypeLayout<PlainObject>.self)
