@@ -84,17 +84,22 @@ extension SQLiteStore {
     private func writeDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
                               _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
         let q = SQLBuilder.quote
+        /// What determines a delete's SQL: the entity, and whether the version is checked.
+        struct Shape: Equatable {
+            let entity: ObjectIdentifier
+            let checkingVersion: Bool
+        }
+        var repeated = RepeatedStatement<Shape>()
         for (objectID, expectedVersion) in deletes {
             let entity = objectID.entity
-            if let expectedVersion {
-                try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: true))
-                    .run([.int(objectID.key), .int(expectedVersion)])
-                if connection.changes == 0 {
-                    if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
-                    continue
-                }
-            } else {
-                try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: false)).run([.int(objectID.key)])
+            let statement = try repeated.statement(for: Shape(entity: ObjectIdentifier(entity),
+                                                              checkingVersion: expectedVersion != nil)) { () throws(SQLiteError) in
+                try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil))
+            }
+            try statement.run([.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []))
+            if expectedVersion != nil && connection.changes == 0 {
+                if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
+                continue
             }
             for storage in model.relationships(of: entity).storage {
                 guard case .joinTable(let table, let source, _, _) = storage else { continue }
@@ -107,21 +112,25 @@ extension SQLiteStore {
     /// (changed or deleted since) are conflicts.
     private func writeUpdates(_ updates: [RowUpdate], _ resolve: KeyResolver, _ connection: SQLiteConnection,
                               _ conflicts: inout StoreWriteConflicts) throws {
-        // The statement of the previous row when it changed the same columns of the same entity
-        // (the common case of a bulk update): saves rebuilding the SQL text for every row.
-        var current: (entity: EntityDescription, attributes: [Int], relationships: [Int], statement: SQLiteStatement)?
+        /// What determines an update's SQL: the entity and the columns it changes.
+        struct Shape: Equatable {
+            let entity: ObjectIdentifier
+            let attributes: [Int]
+            let relationships: [Int]
+        }
+        var repeated = RepeatedStatement<Shape>()
         for update in updates {
             let entity = update.objectID.entity
             let attributes = update.changes.map(\.index)
             let relationships = update.foreignKeyChanges.map(\.relationship)
             let values = update.changes.map(\.value) + update.foreignKeyChanges.map { resolve.key($0.target) }
             do {
-                if current?.entity !== entity || current?.attributes != attributes || current?.relationships != relationships {
+                let statement = try repeated.statement(for: Shape(entity: ObjectIdentifier(entity), attributes: attributes,
+                                                                  relationships: relationships)) { () throws(SQLiteError) in
                     let columns = attributes.map { entity.attributes[$0].name } + relationships.map { entity.relationships[$0].name }
-                    current = (entity, attributes, relationships,
-                               try connection.cachedStatement(SQLBuilder.update(entity, changedColumns: columns)))
+                    return try connection.cachedStatement(SQLBuilder.update(entity, changedColumns: columns))
                 }
-                try current!.statement.run(values + [.int(update.objectID.key), .int(update.expectedVersion)])
+                try statement.run(values + [.int(update.objectID.key), .int(update.expectedVersion)])
             } catch {
                 throw Self.mapWriteError(error, update.objectID)
             }
@@ -135,16 +144,13 @@ extension SQLiteStore {
     /// a conflict, with the row it collides with.
     private func writeInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: KeyResolver,
                               _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
-        // The insert statement of the previous row's entity: saves rebuilding the SQL text for
-        // every row of a bulk insert.
-        var current: (entity: EntityDescription, statement: SQLiteStatement)?
+        var repeated = RepeatedStatement<ObjectIdentifier>()      // by entity
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
             do {
-                if current?.entity !== entity {
-                    current = (entity, try connection.cachedStatement(SQLBuilder.insert(entity, foreignKeyColumns: foreignKeyColumns(entity))))
+                let statement = try repeated.statement(for: ObjectIdentifier(entity)) { () throws(SQLiteError) in
+                    try connection.cachedStatement(SQLBuilder.insert(entity, foreignKeyColumns: foreignKeyColumns(entity)))
                 }
-                let statement = current!.statement
                 statement.reset()
                 try statement.bind(.int(keys[index]), at: 1)
                 try statement.bind(insert.values, from: 2)
