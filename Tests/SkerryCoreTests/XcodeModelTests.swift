@@ -572,6 +572,25 @@ import Testing
             """, ["line 7", "entity 'Note', relationship 'owner'", "inherited from 'Item'", "not supported"], entity: "Note", key: "owner")
     }
 
+    @Test func constraintsAndCompoundIndexesThatListNoPropertyAreErrors() {
+        expectInvalidBody("""
+            \(Self.entityBook)
+                <attribute name="title" attributeType="String"/>
+                <uniquenessConstraints>
+                    <uniquenessConstraint/>
+                </uniquenessConstraints>
+            </entity>
+            """, ["line 6", "entity 'Book'", "a uniqueness constraint lists no property"], entity: "Book")
+        expectInvalidBody("""
+            \(Self.entityBook)
+                <attribute name="title" attributeType="String"/>
+                <compoundIndexes>
+                    <compoundIndex/>
+                </compoundIndexes>
+            </entity>
+            """, ["line 6", "entity 'Book'", "a compound index lists no property"], entity: "Book")
+    }
+
     @Test func unsupportedAttributesAndBadOptionsAreErrors() {
         func attribute(_ text: String) -> String {
             "\(Self.entityBook)\n    \(text)\n</entity>"

@@ -150,23 +150,13 @@ struct XcodeModelParser {
                 entity.relationships.append(try readRelationship(child, entity: name))
             case "uniquenessConstraints":
                 for constraint in child.children(named: "uniquenessConstraint") {
-                    let names = constraint.children(named: "constraint").compactMap { $0["value"] }
-                    guard !names.isEmpty else {
-                        throw fail("a uniqueness constraint lists no property.", line: constraint.line, entity: name,
-                                   element: ("uniqueness constraint", ""))
-                    }
-                    entity.constraints.append(names)
+                    entity.constraints.append(try propertyNames(constraint, listedAs: "constraint", in: "uniqueness constraint", entity: name))
                 }
             case "fetchIndex":
                 entity.indexes.append(try readFetchIndex(child, entity: name))
             case "compoundIndexes":
                 for index in child.children(named: "compoundIndex") {
-                    let names = index.children(named: "index").compactMap { $0["value"] }
-                    guard !names.isEmpty else {
-                        throw fail("a compound index lists no property.", line: index.line, entity: name,
-                                   element: ("compound index", ""))
-                    }
-                    entity.indexes.append(IndexDescription(names))
+                    entity.indexes.append(IndexDescription(try propertyNames(index, listedAs: "index", in: "compound index", entity: name)))
                 }
             case "fetchedProperty", "userInfo":
                 continue  // not stored: ignored
@@ -179,6 +169,17 @@ struct XcodeModelParser {
     }
 
     /// Reads one `<attribute>` element.
+    /// The property names a uniqueness constraint or compound index lists, as the `value` of its
+    /// `child` elements; an element that lists none is an error naming `kind`.
+    private func propertyNames(_ node: XMLNode, listedAs child: String, in kind: String,
+                               entity: String) throws(SkerryError) -> [String] {
+        let names = node.children(named: child).compactMap { $0["value"] }
+        guard !names.isEmpty else {
+            throw fail("a \(kind) lists no property.", line: node.line, entity: entity, element: (kind, ""))
+        }
+        return names
+    }
+
     private func readAttribute(_ node: XMLNode, entity: String) throws(SkerryError) -> Attribute {
         guard let name = node["name"], !name.isEmpty else {
             throw fail("an attribute has no name.", line: node.line, entity: entity)
