@@ -224,14 +224,8 @@ struct XcodeModelParser {
         }
         var defaultText = node["defaultValueString"]
         if type == .date, let interval = node["defaultDateTimeInterval"] { defaultText = interval }
-        var defaultValue = AttributeValue.null
-        if let text = defaultText {
-            guard let value = Self.parseDefault(text, as: type) else {
-                throw fail("the default value '\(text)' is not a valid \(typeName == "Transformable" ? "\(type)" : typeName) value.",
-                           line: node.line, entity: entity, element: element)
-            }
-            defaultValue = value
-        }
+        // Read as Core Data's model compiler reads it: leniently, never an error (see XcodeDefaultValue).
+        let defaultValue = defaultText.map { XcodeDefaultValue.parse($0, as: type) } ?? .null
         return Attribute(description: AttributeDescription(name, type, isOptional: node.flag("optional"),
                                                            defaultValue: defaultValue.isNull ? nil : defaultValue),
                          elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
@@ -295,40 +289,6 @@ struct XcodeModelParser {
             throw fail("the fetch index lists no property.", line: node.line, entity: entity, element: element)
         }
         return IndexDescription(names)
-    }
-
-    /// Parses Xcode's text of a default value of `type`, or returns nil.
-    static func parseDefault(_ text: String, as type: AttributeType) -> AttributeValue? {
-        switch type {
-        case .boolean:
-            switch text.uppercased() {
-            case "YES", "TRUE", "1": return .bool(true)
-            case "NO", "FALSE", "0": return .bool(false)
-            default: return nil
-            }
-        case .integer16, .integer32, .integer64:
-            guard let value = Int64(text), type.integerRange.contains(value) else { return nil }
-            return .int(value)
-        case .float, .double:
-            guard let value = Double(text), !value.isNaN else { return nil }
-            return .double(type == .float ? Double(Float(value)) : value)
-        case .decimal:
-            guard text.wholeMatch(of: /[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?/) != nil,
-                  let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else { return nil }
-            return .decimal(value)
-        case .date:
-            guard let seconds = Double(text), seconds.isFinite else { return nil }
-            return .date(Date(timeIntervalSinceReferenceDate: seconds))
-        case .string:
-            return .string(text)
-        case .binary:
-            return nil
-        case .uuid:
-            return UUID(uuidString: text).map(AttributeValue.uuid)
-        case .url:
-            guard !text.isEmpty, let url = URL(string: text) else { return nil }
-            return .url(url)
-        }
     }
 
     // MARK: Check entities together

@@ -60,11 +60,14 @@ public struct XcodeModel: Sendable {
 
     /// Reads the layout of an Xcode model: which versions it has and which one is current.
     /// - Parameter url: a `.xcdatamodeld` folder (its `.xccurrentversion` file names the current
-    ///   version) or a single `.xcdatamodel` folder. A folder with another extension is taken for
-    ///   a version if it holds a `contents` file, for a package if it holds `.xcdatamodel` folders.
+    ///   version; a package of one version needs none, as Xcode writes none until a model gets
+    ///   its second version) or a single `.xcdatamodel` folder. A folder with another extension is
+    ///   taken for a version if it holds a `contents` file, for a package if it holds
+    ///   `.xcdatamodel` folders.
     /// - Throws: ``SkerryError/Code/invalidModel`` when the folder does not exist or is not a
-    ///   model, when a package has no version, no readable `.xccurrentversion`, or one that names
-    ///   a version the package does not hold.
+    ///   model, when a package has no version, when a package of several versions has no
+    ///   `.xccurrentversion` naming one (the message lists the versions found), or when it names a
+    ///   version the package does not hold.
     public init(contentsOf url: URL) throws(SkerryError) {
         let url = url.standardizedFileURL
         let path = url.path
@@ -190,24 +193,51 @@ public struct XcodeModel: Sendable {
         SkerryError(.invalidModel, message, entityName: entityName, key: key)
     }
 
-    /// The current version a package's `.xccurrentversion` names.
+    /// The current version of a package: the one its `.xccurrentversion` names, or its only
+    /// version when that file is missing, empty or names none (Xcode writes the file only when a
+    /// model gets its second version).
     private static func readCurrentVersion(of package: URL, versions: [String]) throws(SkerryError) -> String {
         let file = package.appendingPathComponent(".xccurrentversion")
-        guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw failure("\(file.path): the file is missing, so the package has no current version (Xcode writes it when a model has versions; it names the current one).")
+        let named: String?
+        switch currentVersionName(in: file) {
+        case .success(let name): named = name
+        case .failure(let reason):
+            guard versions.count == 1 else {
+                throw failure("\(file.path): \(reason), so the package has no current version; it holds \(versions.count) versions (\(versions.map { "'\($0)'" }.joined(separator: ", "))): name one in '_XCCurrentVersionName' (Xcode: Model Version in the File inspector).")
+            }
+            named = nil
         }
-        let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        guard let dictionary = plist as? [String: Any] else {
-            throw failure("\(file.path): the file is not a property list dictionary, so the package has no current version.")
-        }
-        guard let value = dictionary["_XCCurrentVersionName"] as? String, !value.isEmpty else {
-            throw failure("\(file.path): the file has no '_XCCurrentVersionName' string, so the package has no current version.")
-        }
+        guard let value = named else { return versions[0] }
         let name = value.hasSuffix(".xcdatamodel") ? String(value.dropLast(".xcdatamodel".count)) : value
         guard versions.contains(name) else {
             throw failure("\(file.path): the current version '\(value)' is not in the package; its versions are \(versions.map { "'\($0)'" }.joined(separator: ", ")).")
         }
         return name
+    }
+
+    /// The version name `.xccurrentversion` holds, or why it holds none.
+    private static func currentVersionName(in file: URL) -> Result<String, CurrentVersionProblem> {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return .failure(.missing) }
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .failure(.empty) }
+        // A file that is not a property list is treated like an empty one: Xcode would not open
+        // the package either, but the error must say so rather than guess.
+        let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        guard let dictionary = plist as? [String: Any] else { return .failure(.notAPropertyList) }
+        guard let value = dictionary["_XCCurrentVersionName"] as? String, !value.isEmpty else { return .failure(.noName) }
+        return .success(value)
+    }
+
+    /// Why a package's `.xccurrentversion` names no version.
+    private enum CurrentVersionProblem: Error, CustomStringConvertible {
+        case missing, empty, notAPropertyList, noName
+        var description: String {
+            switch self {
+            case .missing: return "the file is missing"
+            case .empty: return "the file is empty"
+            case .notAPropertyList: return "the file is not a property list dictionary"
+            case .noName: return "the file has no '_XCCurrentVersionName' string"
+            }
+        }
     }
 
     /// Whether `a` sorts before `b`, comparing runs of digits by their numeric value.

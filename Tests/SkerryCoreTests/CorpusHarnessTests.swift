@@ -1,0 +1,317 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+/// Runs every Xcode model bundle found under the folder `SKERRY_CORPUS` names (real apps' models,
+/// kept outside the repository): loads each version, round-trips a populated store of each, and
+/// opens a store of each earlier version with the current model, checking that every row and link
+/// arrived. Writes one line per check to `SKERRY_CORPUS_REPORT` (default
+/// `/tmp/skerry-corpus-report.tsv`): bundle, stage, outcome, category, detail. Skipped unless
+/// `SKERRY_CORPUS` is set; `SKERRY_CORPUS_FILTER` keeps only bundles whose path contains it.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["SKERRY_CORPUS"] != nil))
+struct CorpusHarnessTests {
+    @Test func corpus() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let root = URL(fileURLWithPath: environment["SKERRY_CORPUS"]!)
+        let filter = environment["SKERRY_CORPUS_FILTER"]
+        let reportPath = environment["SKERRY_CORPUS_REPORT"] ?? "/tmp/skerry-corpus-report.tsv"
+        var report = CorpusReport()
+        for bundle in CorpusHarness.bundles(under: root) where filter.map({ $0.hasPrefix("/") ? bundle.standardizedFileURL.path == URL(fileURLWithPath: $0).standardizedFileURL.path : bundle.path.contains($0) }) ?? true {
+            CorpusHarness(bundle: bundle, root: root).run(into: &report)
+        }
+        let text = report.lines.map { $0.joined(separator: "\t") }.joined(separator: "\n") + "\n"
+        if let handle = FileHandle(forWritingAtPath: reportPath) {
+            handle.seekToEndOfFile()
+            handle.write(Data(text.utf8))
+            handle.closeFile()
+        } else {
+            _ = FileManager.default.createFile(atPath: reportPath, contents: Data(text.utf8))
+        }
+    }
+}
+
+struct CorpusReport {
+    var lines: [[String]] = []
+
+    mutating func add(_ bundle: String, _ stage: String, _ outcome: String, _ category: String = "", _ detail: String = "") {
+        lines.append([bundle, stage, outcome, category, detail.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")])
+    }
+}
+
+/// A store's content, read back: per object ("Entity/pKey"), its attribute values and its
+/// relationships' members.
+struct CorpusSnapshot {
+    struct Object {
+        var values: [String: AttributeValue] = [:]
+        var relationships: [String: [String]] = [:]
+    }
+    var objects: [String: [String: Object]] = [:]   // entity -> key -> object
+}
+
+struct CorpusHarness {
+    let bundle: URL
+    let root: URL
+
+    /// `.xcdatamodeld` folders, and `.xcdatamodel` folders outside any `.xcdatamodeld`.
+    static func bundles(under root: URL) -> [URL] {
+        var result: [URL] = []
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { return [] }
+        for case let url as URL in walker {
+            switch url.pathExtension {
+            case "xcdatamodeld":
+                result.append(url)
+                walker.skipDescendants()
+            case "xcdatamodel":
+                result.append(url)
+                walker.skipDescendants()
+            default:
+                continue
+            }
+        }
+        return result.sorted { $0.path < $1.path }
+    }
+
+    /// An error message with paths, numbers and quoted names taken out: a category.
+    static func category(_ error: any Error) -> String {
+        guard let error = error as? SkerryError else { return "\(type(of: error))" }
+        var text = error.message
+        if let range = text.range(of: #"^/.*?(/contents|/\.xccurrentversion|\.xcdatamodeld?)(, line \d+)?(, [a-z ]+ '[^']*')*: "#, options: .regularExpression) {
+            text.removeSubrange(range)
+        }
+        text = text.replacingOccurrences(of: #"/[^\s,:]+"#, with: "PATH", options: .regularExpression)
+        text = text.replacingOccurrences(of: #"'[^']*'"#, with: "'…'", options: .regularExpression)
+        text = text.replacingOccurrences(of: #"\d+"#, with: "N", options: .regularExpression)
+        if text.count > 160 { text = String(text.prefix(160)) + "…" }
+        return "\(error.code): \(text)"
+    }
+
+    var name: String {
+        String(bundle.path.dropFirst(root.path.count + 1))
+    }
+
+    func run(into report: inout CorpusReport) {
+        let model: XcodeModel
+        do {
+            model = try XcodeModel(contentsOf: bundle)
+        } catch {
+            report.add(name, "open", "FAIL", Self.category(error), "\(error)")
+            return
+        }
+        report.add(name, "open", "ok", "", "\(model.versionNames.count) versions")
+        var versions: [(String, XcodeModelVersion?)] = []
+        for version in model.versionNames {
+            do {
+                versions.append((version, try model.load(version: version)))
+                report.add(name, "load \(version)", "ok")
+            } catch {
+                versions.append((version, nil))
+                report.add(name, "load \(version)", "FAIL", Self.category(error), "\(error)")
+            }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-corpus-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var stores: [String: (URL, CorpusSnapshot)] = [:]
+        for (number, (versionName, version)) in versions.enumerated() {
+            guard let version else { continue }
+            let url = directory.appendingPathComponent("\(number).sqlite")
+            do {
+                let snapshot = try populate(version.model, url: url)
+                let reread = try read(version.model, url: url)
+                if let difference = Self.difference(snapshot, reread, from: version, to: version) {
+                    report.add(name, "roundtrip \(versionName)", "LOST", "round trip differs", difference)
+                } else {
+                    report.add(name, "roundtrip \(versionName)", "ok")
+                    stores[versionName] = (url, snapshot)
+                }
+            } catch {
+                report.add(name, "roundtrip \(versionName)", "FAIL", Self.category(error), "\(error)")
+            }
+        }
+        guard let current = versions.first(where: { $0.0 == model.currentVersionName })?.1 else { return }
+        for case let (versionName, version?) in versions where versionName != model.currentVersionName {
+            guard let (url, snapshot) = stores[versionName] else { continue }
+            let stage = "migrate \(versionName) -> \(model.currentVersionName)"
+            do {
+                let migrated = try read(current.model, url: url)
+                if let difference = Self.difference(snapshot, migrated, from: version, to: current) {
+                    report.add(name, stage, "LOST", "rows or links lost", difference)
+                } else {
+                    report.add(name, stage, "ok")
+                }
+            } catch {
+                report.add(name, stage, "FAIL", Self.category(error), "\(error)")
+            }
+        }
+    }
+
+    // MARK: Populate and read
+
+    /// A value of `type` for object `n`, attribute `a`: distinct across objects for every type
+    /// but Boolean.
+    static func value(_ type: AttributeType, object n: Int, attribute a: Int) -> AttributeValue {
+        let k = n * 7 + a + 1
+        switch type {
+        case .boolean: return .bool(n % 2 == 0)
+        case .integer16, .integer32, .integer64: return .int(Int64(k))
+        case .float: return .double(Double(k) + 0.5)
+        case .double: return .double(Double(k) + 0.25)
+        case .decimal: return .decimal(Decimal(k) + Decimal(string: "0.125")!)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(k) * 86_400))
+        case .string: return .string("s\(k)")
+        case .binary: return .data(Data([UInt8(k % 256), 1, 2]))
+        case .uuid: return .uuid(UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", k))!)
+        case .url: return .url(URL(string: "https://example.com/\(k)")!)
+        }
+    }
+
+    static let objectsPerEntity = 4
+
+    /// Fills a new store with objects of every entity, every attribute set, relationships linked;
+    /// returns what the store holds after the save.
+    func populate(_ model: ObjectModel, url: URL) throws -> CorpusSnapshot {
+        let stack = PersistentStack(name: "Corpus", model: model)
+        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait {
+            var objects: [String: [EntityObject]] = [:]
+            for entity in model.entities where Self.isInstantiable(entity, in: model) {
+                for n in 0..<Self.objectsPerEntity {
+                    let object = try context.insert(entityName: entity.name)
+                    for (a, attribute) in entity.attributes.enumerated() where Self.isStored(attribute) {
+                        try object.setValue(Self.value(attribute.type, object: n, attribute: a), at: a)
+                    }
+                    objects[entity.name, default: []].append(object)
+                }
+            }
+            for entity in model.entities {
+                for (n, object) in (objects[entity.name] ?? []).enumerated() {
+                    for (r, relationship) in entity.relationships.enumerated() {
+                        let candidates = Self.candidates(for: relationship, in: model, objects: objects)
+                        guard !candidates.isEmpty else { continue }
+                        if relationship.isToMany {
+                            var count = max(relationship.minCount, 2)
+                            if relationship.maxCount > 0 { count = min(count, relationship.maxCount) }
+                            let members = (0..<min(count, candidates.count)).map { candidates[(n + r + $0) % candidates.count] }
+                            try object.setRelatedObjects(members, forKey: relationship.name)
+                        } else {
+                            try object.setRelatedObject(candidates[(n + r) % candidates.count], forKey: relationship.name)
+                        }
+                    }
+                }
+            }
+            try context.save()
+            return try Self.snapshot(model, context)
+        }
+    }
+
+    /// Whether objects of `entity` can be inserted.
+    static func isInstantiable(_ entity: EntityDescription, in model: ObjectModel) -> Bool {
+        true
+    }
+
+    /// Whether the attribute is stored (not transient, not derived).
+    static func isStored(_ attribute: AttributeDescription) -> Bool {
+        true
+    }
+
+    /// The objects a relationship may hold.
+    static func candidates(for relationship: RelationshipDescription, in model: ObjectModel,
+                           objects: [String: [EntityObject]]) -> [EntityObject] {
+        objects[relationship.destinationEntityName] ?? []
+    }
+
+    /// Opens the store with `model` (migrating it if needed) and reads everything.
+    func read(_ model: ObjectModel, url: URL) throws -> CorpusSnapshot {
+        let stack = PersistentStack(name: "Corpus", model: model)
+        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait { try Self.snapshot(model, context) }
+    }
+
+    static func snapshot(_ model: ObjectModel, _ context: ObjectContext) throws -> CorpusSnapshot {
+        var snapshot = CorpusSnapshot()
+        for entity in model.entities {
+            var objects: [String: CorpusSnapshot.Object] = [:]
+            for object in try context.fetch(FetchRequest(entityName: entity.name)) where object.objectID.entityName == entity.name {
+                var item = CorpusSnapshot.Object()
+                for (a, attribute) in entity.attributes.enumerated() where isStored(attribute) {
+                    item.values[attribute.name] = try object.value(at: a, as: AttributeValue.self)
+                }
+                for relationship in entity.relationships {
+                    if relationship.isToMany {
+                        let members = try object.relatedObjects(forKey: relationship.name).map(\.objectID.description)
+                        item.relationships[relationship.name] = relationship.isOrdered ? members : members.sorted()
+                    } else {
+                        item.relationships[relationship.name] = try object.relatedObject(forKey: relationship.name).map { [$0.objectID.description] } ?? []
+                    }
+                }
+                objects[object.objectID.description] = item
+            }
+            snapshot.objects[entity.name] = objects
+        }
+        return snapshot
+    }
+
+    // MARK: Compare
+
+    /// The renaming identifier of an element: its declared one, or its name (Core Data's rule).
+    static func identifier(_ key: String, in version: XcodeModelVersion) -> String {
+        let name = key.split(separator: ".").last.map(String.init) ?? key
+        return version.renamingIdentifiers[key] ?? name
+    }
+
+    /// What of `old` (written with `source`) is missing from or different in `new` (read with
+    /// `destination`), or nil. Entities and properties are matched by renaming identifier; only
+    /// what the destination can hold is compared.
+    static func difference(_ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: XcodeModelVersion,
+                           to destination: XcodeModelVersion) -> String? {
+        var problems: [String] = []
+        func match(entity name: String) -> EntityDescription? {
+            let id = identifier(name, in: source)
+            return destination.model.entities.first { identifier($0.name, in: destination) == id }
+        }
+        var entityMap: [String: String] = [:]
+        for entity in source.model.entities { entityMap[entity.name] = match(entity: entity.name)?.name }
+        func mapKey(_ key: String) -> String? {
+            let parts = key.split(separator: "/")
+            guard parts.count == 2, let entity = entityMap[String(parts[0])] else { return nil }
+            return "\(entity)/\(parts[1])"
+        }
+        for oldEntity in source.model.entities {
+            guard let newEntity = match(entity: oldEntity.name) else { continue }
+            let oldObjects = old.objects[oldEntity.name] ?? [:], newObjects = new.objects[newEntity.name] ?? [:]
+            let missing = oldObjects.keys.filter { mapKey($0).map { newObjects[$0] == nil } ?? true }
+            if !missing.isEmpty {
+                problems.append("\(oldEntity.name)->\(newEntity.name): \(missing.count) of \(oldObjects.count) rows missing")
+                continue
+            }
+            for (key, oldObject) in oldObjects {
+                let newObject = newObjects[mapKey(key)!]!
+                for attribute in oldEntity.attributes {
+                    let id = identifier("\(oldEntity.name).\(attribute.name)", in: source)
+                    guard let newAttribute = newEntity.attributes.first(where: { identifier("\(newEntity.name).\($0.name)", in: destination) == id }),
+                          newAttribute.type == attribute.type else { continue }
+                    let was = oldObject.values[attribute.name] ?? .null, now = newObject.values[newAttribute.name] ?? .null
+                    if was != now && !(was.isNull && now == newAttribute.defaultValue) {
+                        problems.append("\(key).\(attribute.name): \(was) became \(now)")
+                    }
+                }
+                for relationship in oldEntity.relationships {
+                    let id = identifier("\(oldEntity.name).\(relationship.name)", in: source)
+                    guard let newRelationship = newEntity.relationships.first(where: { identifier("\(newEntity.name).\($0.name)", in: destination) == id }),
+                          entityMap[relationship.destinationEntityName] == newRelationship.destinationEntityName else { continue }
+                    let was = (oldObject.relationships[relationship.name] ?? []).compactMap(mapKey)
+                    let now = newObject.relationships[newRelationship.name] ?? []
+                    if Set(was) != Set(now) {
+                        problems.append("\(key).\(relationship.name): links \(was) became \(now)")
+                    }
+                }
+            }
+        }
+        guard !problems.isEmpty else { return nil }
+        return "\(problems.count) differences: " + problems.prefix(5).joined(separator: "; ")
+    }
+}

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Runs the corpus harness (Tests/SkerryCoreTests/CorpusHarnessTests.swift) over a folder of real
+# Xcode model bundles kept outside the repository, one bundle per process so that a crash is
+# reported and does not stop the run, and prints a summary by stage and category.
+#
+#   scripts/corpus-report.sh /work/corpus/repos [report.tsv]
+#
+# Build the tests first (swift build --build-tests). The report has one line per check:
+# bundle, stage, outcome (ok, FAIL, LOST, CRASH), category, detail.
+set -u
+corpus=$(cd "${1:?usage: $0 CORPUS_FOLDER [REPORT]}" && pwd)
+report=${2:-/tmp/skerry-corpus-report.tsv}
+: > "$report"
+cd "$(dirname "$0")/.."
+find "$corpus" \( -name '*.xcdatamodeld' -prune -print \) -o \( -name '*.xcdatamodel' -prune -print \) | sort |
+while IFS= read -r bundle; do
+  relative=${bundle#"$corpus"/}
+  before=$(wc -l < "$report")
+  SKERRY_CORPUS="$corpus" SKERRY_CORPUS_FILTER="$bundle" SKERRY_CORPUS_REPORT="$report" \
+    timeout 300 swift test --skip-build --filter CorpusHarnessTests > /tmp/skerry-corpus-run.log 2>&1
+  status=$?
+  after=$(wc -l < "$report")
+  if [ "$after" -eq "$before" ]; then
+    printf '%s\tprocess\tCRASH\texit %s\t%s\n' "$relative" "$status" "$(grep -m1 -iE 'fatal|error|crash' /tmp/skerry-corpus-run.log | tr '\t' ' ')" >> "$report"
+  fi
+done
+echo "== outcomes by stage"
+awk -F'\t' '{split($2, s, " "); print s[1] "\t" $3}' "$report" | sort | uniq -c
+echo "== failure categories"
+awk -F'\t' '$3 != "ok" {split($2, s, " "); print s[1] "\t" $3 "\t" $4}' "$report" | sort | uniq -c | sort -rn
