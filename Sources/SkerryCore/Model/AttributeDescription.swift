@@ -8,6 +8,14 @@ public struct AttributeDescription: Sendable, Hashable {
     public let isOptional: Bool
     /// The value a newly inserted object starts with, or `.null` for none.
     public let defaultValue: AttributeValue
+    /// The name the attribute had in an earlier model version (Core Data's renaming identifier,
+    /// Xcode's "Renaming ID"), or nil when it kept its name. A migration matches the attribute
+    /// to the earlier version's attribute whose renaming identifier, or name, is the same.
+    public let renamingIdentifier: String?
+    /// For an attribute that was Transformable in an Xcode model, the value transformer the model
+    /// names (nil for Core Data's default, the keyed unarchiver); informational: the attribute's
+    /// ``type`` says how values are stored.
+    public let valueTransformerName: String?
 
     /// Describes an attribute.
     /// - Parameters:
@@ -16,13 +24,21 @@ public struct AttributeDescription: Sendable, Hashable {
     ///   - isOptional: whether the attribute may be nil when saved (Core Data's default is true;
     ///     Skerry's is false, so that a forgotten value is an error rather than a silent nil).
     ///   - defaultValue: the value new objects start with; it must fit `type`.
+    ///   - renamingIdentifier: the attribute's name in an earlier version, if it was renamed.
+    ///   - valueTransformerName: the value transformer an Xcode model names, if any.
     public init(_ name: String, _ type: AttributeType, isOptional: Bool = false,
-                defaultValue: (any AttributeValueConvertible)? = nil) {
+                defaultValue: (any AttributeValueConvertible)? = nil, renamingIdentifier: String? = nil,
+                valueTransformerName: String? = nil) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.defaultValue = defaultValue?.attributeValue ?? .null
+        self.renamingIdentifier = renamingIdentifier
+        self.valueTransformerName = valueTransformerName
     }
+
+    /// The name migrations match the attribute by: its renaming identifier, or its name.
+    public var canonicalName: String { renamingIdentifier ?? name }
 }
 
 /// What happens to related objects when an object is deleted (behaviour arrives with relationships).
@@ -60,6 +76,9 @@ public struct RelationshipDescription: Sendable, Hashable {
     public let minCount: Int
     /// The most members a to-many relationship may have when saved (0 for no limit).
     public let maxCount: Int
+    /// The name the relationship had in an earlier model version (Core Data's renaming
+    /// identifier), or nil when it kept its name.
+    public let renamingIdentifier: String?
 
     /// Describes a relationship.
     /// - Parameters:
@@ -72,9 +91,10 @@ public struct RelationshipDescription: Sendable, Hashable {
     ///   - deleteRule: the delete rule, `.nullify` by default.
     ///   - minCount: the minimum count of a to-many relationship, 0 for none.
     ///   - maxCount: the maximum count of a to-many relationship, 0 for none.
+    ///   - renamingIdentifier: the relationship's name in an earlier version, if it was renamed.
     public init(_ name: String, destination: String, inverse: String? = nil, toMany: Bool = false,
                 ordered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
-                minCount: Int = 0, maxCount: Int = 0) {
+                minCount: Int = 0, maxCount: Int = 0, renamingIdentifier: String? = nil) {
         self.name = name
         self.destinationEntityName = destination
         self.inverseName = inverse
@@ -84,16 +104,22 @@ public struct RelationshipDescription: Sendable, Hashable {
         self.deleteRule = deleteRule
         self.minCount = minCount
         self.maxCount = maxCount
+        self.renamingIdentifier = renamingIdentifier
     }
+
+    /// The name migrations match the relationship by: its renaming identifier, or its name.
+    public var canonicalName: String { renamingIdentifier ?? name }
 }
 
-/// An index on one or more attributes of an entity, to speed up fetches that filter or sort on them.
+/// An index on one or more attributes (or to-one relationships) of an entity, to speed up fetches
+/// that filter or sort on them.
 public struct IndexDescription: Sendable, Hashable {
-    /// The indexed attributes, in order.
+    /// The indexed attributes, in order; a to-one relationship's name indexes the key of the
+    /// related object.
     public let attributeNames: [String]
 
     /// Describes an index.
-    /// - Parameter attributeNames: the attributes, in index order.
+    /// - Parameter attributeNames: the attributes (or to-one relationships), in index order.
     public init(_ attributeNames: [String]) {
         self.attributeNames = attributeNames
     }

@@ -14,6 +14,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     public let uniquenessConstraints: [[String]]
     /// Indexes on the entity's table.
     public let indexes: [IndexDescription]
+    /// The name the entity had in an earlier model version (Core Data's renaming identifier), or
+    /// nil when it kept its name.
+    public let renamingIdentifier: String?
 
     private let attributeIndexByName: [String: Int]
     /// Each attribute's default value: the starting values of a new object.
@@ -28,12 +31,15 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     ///   - relationships: the relationships.
     ///   - uniquenessConstraints: each element lists attributes whose values together are unique.
     ///   - indexes: indexes to create.
+    ///   - renamingIdentifier: the entity's name in an earlier version, if it was renamed.
     ///
     /// Names are checked when the entity is put in an ``ObjectModel``.
     public init(name: String, attributes: [AttributeDescription],
                 relationships: [RelationshipDescription] = [],
-                uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = []) {
+                uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
+                renamingIdentifier: String? = nil) {
         self.name = name
+        self.renamingIdentifier = renamingIdentifier
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
@@ -46,6 +52,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.defaultValues = attributes.map(\.defaultValue)
         self.attributeTypes = attributes.map(\.type)
     }
+
+    /// The name migrations match the entity by: its renaming identifier, or its name.
+    public var canonicalName: String { renamingIdentifier ?? name }
 
     /// The position of the attribute named `name` in ``attributes``, or nil. Complexity: O(1).
     public func attributeIndex(named name: String) -> Int? {

@@ -41,8 +41,16 @@ extension ObjectModel {
                 guard !list.isEmpty else {
                     throw fail("Entity '\(entity.name)' has an empty uniqueness constraint or index.", entity.name)
                 }
+            }
+            for list in entity.uniquenessConstraints {
                 for name in list where entity.attribute(named: name) == nil {
-                    throw fail("A uniqueness constraint or index of '\(entity.name)' names '\(name)', which is not one of its attributes.", entity.name, name)
+                    throw fail("A uniqueness constraint of '\(entity.name)' names '\(name)', which is not one of its attributes.", entity.name, name)
+                }
+            }
+            for index in entity.indexes {
+                for name in index.attributeNames
+                where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ $0.isToMany }) != false {
+                    throw fail("An index of '\(entity.name)' names '\(name)', which is neither one of its attributes nor a to-one relationship.", entity.name, name)
                 }
             }
         }

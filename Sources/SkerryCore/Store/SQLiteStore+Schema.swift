@@ -77,15 +77,62 @@ extension SQLiteStore {
 
     /// Creates the indexes of `entity`'s table: foreign keys, uniqueness constraints, indexes.
     static func createIndexes(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: SQLiteConnection) throws {
-        for column in extraColumns.sorted() where !column.hasPrefix("_") {
-            try createIndex(entity.name, [column], unique: false, connection)
+        for index in wantedIndexes(entity, extraColumns: extraColumns) {
+            try connection.execute(index.sql)
         }
-        for constraint in entity.uniquenessConstraints {
-            try createIndex(entity.name, constraint, unique: true, connection)
+    }
+
+    /// Brings the indexes of an existing table to those `entity` wants: drops Skerry's indexes it
+    /// no longer wants and creates the missing ones (a store migrating additively).
+    static func syncIndexes(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: SQLiteConnection) throws {
+        let wanted = wantedIndexes(entity, extraColumns: extraColumns)
+        let statement = try connection.cachedStatement("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
+        try statement.bind([.string(entity.name)])
+        var existing: [String] = []
+        while try statement.step() { existing.append(statement.text(at: 0)) }
+        statement.reset()
+        let wantedNames = Set(wanted.map(\.name))
+        for name in existing where !wantedNames.contains(name)
+            && (name.hasPrefix("\(entity.name)__index__") || name.hasPrefix("\(entity.name)__unique__")) {
+            try connection.execute("DROP INDEX \(SQLBuilder.quote(name))")
         }
+        for index in wanted where !existing.contains(index.name) {
+            try connection.execute(index.sql)
+        }
+    }
+
+    /// One index of a table, as created.
+    struct TableIndex {
+        let name: String
+        let sql: String
+    }
+
+    /// The indexes `entity`'s table gets, each column list once: a single-column index on each
+    /// foreign-key column, a unique index per uniqueness constraint, and an index per fetch index
+    /// (a to-one relationship's name stands for its foreign-key column; one kept in the other
+    /// table of a one-to-one pair is left out). Two fetch indexes over the same columns (in
+    /// another order or under another name in Xcode) give one index, and an index that a unique
+    /// index or a foreign-key index already covers exactly is not made again.
+    static func wantedIndexes(_ entity: EntityDescription, extraColumns: Set<String>) -> [TableIndex] {
+        let q = SQLBuilder.quote
+        var seen = Set<[String]>()
+        var result: [TableIndex] = []
+        func add(_ columns: [String], unique: Bool) {
+            guard !columns.isEmpty, seen.insert(columns).inserted || unique else { return }
+            let name = indexName(entity.name, columns, unique: unique)
+            guard !result.contains(where: { $0.name == name }) else { return }
+            result.append(TableIndex(name: name, sql: "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(q(name)) ON \(q(entity.name)) (\(columns.map(q).joined(separator: ", ")))"))
+        }
+        for constraint in entity.uniquenessConstraints { add(constraint, unique: true) }
+        for column in extraColumns.sorted() where !column.hasPrefix("_") { add([column], unique: false) }
         for index in entity.indexes {
-            try createIndex(entity.name, index.attributeNames, unique: false, connection)
+            var columns: [String] = []
+            for name in index.attributeNames where entity.attribute(named: name) != nil || extraColumns.contains(name) {
+                if !columns.contains(name) { columns.append(name) }
+            }
+            add(columns, unique: false)
         }
+        return result
     }
 
     /// Creates the join table of a to-many relationship pair.
@@ -113,12 +160,6 @@ extension SQLiteStore {
     /// comma (which names cannot contain), so that different lists never share a name.
     private static func indexName(_ entityName: String, _ attributes: [String], unique: Bool) -> String {
         "\(entityName)__\(unique ? "unique" : "index")__\(ObjectModel.fnv1a64Hex(attributes.joined(separator: ",")))"
-    }
-
-    private static func createIndex(_ entityName: String, _ attributes: [String], unique: Bool,
-                                    _ connection: SQLiteConnection) throws {
-        let q = SQLBuilder.quote
-        try connection.execute("CREATE \(unique ? "UNIQUE " : "")INDEX \(q(indexName(entityName, attributes, unique: unique))) ON \(q(entityName)) (\(attributes.map(q).joined(separator: ", ")))")
     }
 
     private static func writeMetadata(_ values: [String: String], _ connection: SQLiteConnection) throws {
@@ -177,7 +218,6 @@ extension SQLiteStore {
         for (table, columns) in newLayout.extraColumns.sorted(by: { $0.key < $1.key }) where !newEntityNames.contains(table) {
             for column in columns.subtracting(oldLayout.extraColumns[table] ?? []).sorted() {
                 try connection.execute("ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) INTEGER")
-                if !column.hasPrefix("_") { try createIndex(table, [column], unique: false, connection) }
             }
         }
         for table in newLayout.joinTables.subtracting(oldLayout.joinTables).sorted() {
@@ -189,11 +229,8 @@ extension SQLiteStore {
                 try connection.cachedStatement("UPDATE \(q(entity.name)) SET \(q(attribute.name)) = ?").run([attribute.defaultValue])
             }
         }
-        for (entityName, attributes) in migration.droppedIndexes {
-            try connection.execute("DROP INDEX IF EXISTS \(q(indexName(entityName, attributes, unique: false)))")
-        }
-        for (entity, attributes) in migration.newIndexes {
-            try createIndex(entity.name, attributes, unique: false, connection)
+        for entity in entities where !newEntityNames.contains(entity.name) {
+            try syncIndexes(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }
         try writeModelMetadata(model: model, entities: entities, connection)
         return identifier

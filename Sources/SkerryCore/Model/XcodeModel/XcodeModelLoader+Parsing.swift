@@ -153,7 +153,7 @@ struct XcodeModelParser {
                     entity.constraints.append(try propertyNames(constraint, listedAs: "constraint", in: "uniqueness constraint", entity: name))
                 }
             case "fetchIndex":
-                entity.indexes.append(try readFetchIndex(child, entity: name))
+                if let index = try readFetchIndex(child, entity: name) { entity.indexes.append(index) }
             case "compoundIndexes":
                 for index in child.children(named: "compoundIndex") {
                     entity.indexes.append(IndexDescription(try propertyNames(index, listedAs: "index", in: "compound index", entity: name)))
@@ -208,15 +208,10 @@ struct XcodeModelParser {
         case "UUID": type = .uuid
         case "URI": type = .url
         case "Transformable":
-            guard let transformer = nonEmpty(node["valueTransformerName"]) else {
-                throw fail("Transformable attributes are not supported unless they name a value transformer (valueTransformerName) registered with XcodeModel.registerTransformer(named:as:); this one names none.",
-                           line: node.line, entity: entity, element: element)
-            }
-            guard let registered = transformers[transformer] else {
-                throw fail("Transformable attributes are not supported unless their value transformer is registered: call XcodeModel.registerTransformer(named: \"\(transformer)\", as:) with the type its values are stored as.",
-                           line: node.line, entity: entity, element: element)
-            }
-            type = registered
+            // Core Data stores a transformable value as the data its transformer produces: with no
+            // name, its keyed archiver; NSSecureUnarchiveFromData (and the app's subclasses of it,
+            // whose names the model cannot tell apart) likewise. A registered transformer decides.
+            type = nonEmpty(node["valueTransformerName"]).flatMap { transformers[$0] } ?? .binary
         case "Composite": throw unsupported("composite attributes")
         case "Undefined", "Object ID": throw unsupported("attributes of type '\(typeName)'")
         default:
@@ -227,7 +222,9 @@ struct XcodeModelParser {
         // Read as Core Data's model compiler reads it: leniently, never an error (see XcodeDefaultValue).
         let defaultValue = defaultText.map { XcodeDefaultValue.parse($0, as: type) } ?? .null
         return Attribute(description: AttributeDescription(name, type, isOptional: node.flag("optional"),
-                                                           defaultValue: defaultValue.isNull ? nil : defaultValue),
+                                                           defaultValue: defaultValue.isNull ? nil : defaultValue,
+                                                           renamingIdentifier: nonEmpty(node["elementID"]),
+                                                           valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil),
                          elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
                          line: node.line)
     }
@@ -265,26 +262,29 @@ struct XcodeModelParser {
         let description = RelationshipDescription(name, destination: destination, inverse: nonEmpty(node["inverseName"]),
                                                   toMany: toMany, ordered: node.flag("ordered"),
                                                   isOptional: node.flag("optional"), deleteRule: deleteRule,
-                                                  minCount: toMany ? minCount : 0, maxCount: toMany ? maxCount : 0)
+                                                  minCount: toMany ? minCount : 0, maxCount: toMany ? maxCount : 0,
+                                                  renamingIdentifier: nonEmpty(node["elementID"]))
         return Relationship(description: description, inverseEntity: nonEmpty(node["inverseEntity"]),
                             elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
                             line: node.line)
     }
 
     /// Reads one `<fetchIndex>` element.
-    private func readFetchIndex(_ node: XMLNode, entity: String) throws(SkerryError) -> IndexDescription {
+    /// Returns nil for an index of expressions only.
+    private func readFetchIndex(_ node: XMLNode, entity: String) throws(SkerryError) -> IndexDescription? {
         let element = ("fetch index", node["name"] ?? "")
         var names: [String] = []
+        var expressions = 0
         for item in node.children(named: "fetchIndexElement") {
-            if let type = item["type"], type != "Binary" {
-                throw fail("\(type) indexes are not supported by Skerry.", line: item.line, entity: entity, element: element)
-            }
+            // An R-tree index (for spatial range queries) becomes an ordinary index of its
+            // columns; an expression index is left out. Both only make fetches faster.
             guard let property = nonEmpty(item["property"]) else {
-                throw fail("expression indexes are not supported by Skerry (the index element names no property).",
-                           line: item.line, entity: entity, element: element)
+                expressions += 1
+                continue
             }
             names.append(property)
         }
+        if names.isEmpty && expressions > 0 { return nil }
         guard !names.isEmpty else {
             throw fail("the fetch index lists no property.", line: node.line, entity: entity, element: element)
         }
@@ -399,7 +399,8 @@ struct XcodeModelParser {
             let item = flat[entity.name]!
             return EntityDescription(name: entity.name, attributes: item.attributes.map(\.attribute.description),
                                      relationships: item.relationships.map(\.relationship.description),
-                                     uniquenessConstraints: item.constraints, indexes: item.indexes)
+                                     uniquenessConstraints: item.constraints, indexes: item.indexes,
+                                     renamingIdentifier: entity.elementID)
         }
         // Core Data's version hash modifiers, gathered into the model's: two versions that differ
         // only in them get different hashes.

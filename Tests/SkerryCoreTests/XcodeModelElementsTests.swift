@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+/// Element kinds of modern Xcode model files beyond entities, attributes and relationships:
+/// fetch indexes on relationships, composite attributes, fetched properties, fetch request
+/// templates and configurations. Fixtures are hand-written in the shape Xcode writes.
+@Suite struct XcodeModelElementsTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures", isDirectory: true)
+
+    private func load(_ name: String) throws -> XcodeModelVersion {
+        try XcodeModel(contentsOf: Self.fixtures.appendingPathComponent(name, isDirectory: true)).loadCurrentVersion()
+    }
+
+    /// The column lists of the indexes of `table`, as SQLite has them, sorted.
+    private func indexColumns(_ url: URL, _ table: String) throws -> [String] {
+        let names = try rawSQL(url, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '\(table)' AND sql IS NOT NULL")
+        return try names.map { row in
+            try rawSQL(url, "PRAGMA index_info('\(row[0])')").map { $0[2] }.joined(separator: ",")
+        }.sorted()
+    }
+
+    // MARK: Indexes
+
+    @Test func fetchIndexesOnToOneRelationshipsIndexTheForeignKey() throws {
+        let model = try load("Indexes.xcdatamodel").model
+        #expect(model.entity(named: "Book")?.indexes == [
+            IndexDescription(["author"]), IndexDescription(["author", "year"]), IndexDescription(["author", "year"]),
+        ])
+        let directory = TemporaryDirectory()
+        let url = directory.file("Indexes.sqlite")
+        let stack = PersistentStack(name: "Indexes", model: model)
+        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        try stack.loadPersistentStores()
+        // The foreign key is indexed once (its own index and the fetch index on it are one), the
+        // two compound indexes over the same columns in another order are one.
+        #expect(try indexColumns(url, "Book") == ["author", "author,year"])
+        // indexed="YES" and two fetch indexes over `name` in both orders: one index.
+        #expect(try indexColumns(url, "Author") == ["name", "profile"])
+        // Profile.author is kept in Author's table (the other side of a one-to-one pair): its
+        // index is Author's foreign-key index; the compound index keeps the column Profile has.
+        #expect(try indexColumns(url, "Profile") == ["bio"])
+
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let author = try context.insert(entityName: "Author")
+            try author.setValue("Le Guin", forKey: "name")
+            let book = try context.insert(entityName: "Book")
+            try book.setValue("The Dispossessed", forKey: "title")
+            try book.setRelatedObject(author, forKey: "author")
+            try context.save()
+            let request = FetchRequest(entityName: "Book", predicate: AttributeKey("author.name") == "Le Guin")
+            #expect(try context.fetch(request).count == 1)
+        }
+    }
+
+    @Test func indexesChangedByAMigrationAreMadeAndDropped() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Migrated.sqlite")
+        func entities(_ indexes: [IndexDescription]) -> [EntityDescription] {
+            [EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)],
+                               relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)]),
+             EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string), AttributeDescription("year", .integer32)],
+                               relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
+                               indexes: indexes)]
+        }
+        for (indexes, expected) in [
+            ([IndexDescription(["title"])], ["author", "title"]),
+            ([IndexDescription(["author", "year"]), IndexDescription(["year", "author"]), IndexDescription(["author"])],
+             ["author", "author,year", "year,author"]),
+            ([], ["author"]),
+        ] {
+            let stack = PersistentStack(name: "Migrated", model: try ObjectModel(entities: entities(indexes)))
+            stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+            try stack.loadPersistentStores()
+            #expect(try indexColumns(url, "Book") == expected)
+        }
+    }
+
+    @Test func anIndexOnAToManyRelationshipIsAnError() {
+        let entity = EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)],
+                                       relationships: [RelationshipDescription("books", destination: "Author", toMany: true)],
+                                       indexes: [IndexDescription(["books"])])
+        let error = expectError(.invalidModel) { _ = try ObjectModel(entities: [entity]) }
+        #expect(error?.message.contains("neither one of its attributes nor a to-one relationship") == true)
+    }
+}
