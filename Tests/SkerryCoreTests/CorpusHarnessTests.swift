@@ -165,19 +165,38 @@ struct CorpusHarness {
         }
     }
 
-    static let objectsPerEntity = 4
+    /// How many objects of each entity to make: 4, more where a to-many relationship needs a
+    /// minimum of members that each hold it through a to-one inverse.
+    static func objectCounts(_ model: ObjectModel) -> [String: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, 4) })
+        for _ in 0..<5 {
+            for entity in model.entities {
+                for relationship in entity.relationships where relationship.isToMany {
+                    guard let inverse = relationship.inverseName.flatMap({ model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }),
+                          !inverse.isToMany else { continue }
+                    let need = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+                    guard need > 0 else { continue }
+                    counts[relationship.destinationEntityName] = min(64, max(counts[relationship.destinationEntityName] ?? 4, need * (counts[entity.name] ?? 4)))
+                }
+            }
+        }
+        return counts
+    }
 
     /// Fills a new store with objects of every entity, every attribute set, relationships linked;
-    /// returns what the store holds after the save.
+    /// returns what the store holds after the save. Each relationship pair is set from one side
+    /// only (the to-one side of a one-to-many pair, the side that sorts first otherwise), so that
+    /// no link steals another.
     func populate(_ model: ObjectModel, url: URL) throws -> CorpusSnapshot {
         let stack = PersistentStack(name: "Corpus", model: model)
         stack.persistentStoreDescriptions = [StoreDescription(url: url)]
         try stack.loadPersistentStores()
         let context = stack.newBackgroundContext()
+        let counts = Self.objectCounts(model)
         return try context.performAndWait {
             var objects: [String: [EntityObject]] = [:]
             for entity in model.entities where Self.isInstantiable(entity, in: model) {
-                for n in 0..<Self.objectsPerEntity {
+                for n in 0..<(counts[entity.name] ?? 4) {
                     let object = try context.insert(entityName: entity.name)
                     for (a, attribute) in entity.attributes.enumerated() where Self.isStored(attribute) {
                         try object.setValue(Self.value(attribute.type, object: n, attribute: a), at: a)
@@ -186,10 +205,16 @@ struct CorpusHarness {
                 }
             }
             for entity in model.entities {
-                for (n, object) in (objects[entity.name] ?? []).enumerated() {
-                    for (r, relationship) in entity.relationships.enumerated() {
-                        let candidates = Self.candidates(for: relationship, in: model, objects: objects)
-                        guard !candidates.isEmpty else { continue }
+                for (r, relationship) in entity.relationships.enumerated() {
+                    let inverse = relationship.inverseName.flatMap { model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }
+                    if let inverse {
+                        if relationship.isToMany && !inverse.isToMany { continue }
+                        if relationship.isToMany == inverse.isToMany
+                            && "\(entity.name).\(relationship.name)" > "\(relationship.destinationEntityName).\(inverse.name)" { continue }
+                    }
+                    let candidates = Self.candidates(for: relationship, in: model, objects: objects)
+                    guard !candidates.isEmpty else { continue }
+                    for (n, object) in (objects[entity.name] ?? []).enumerated() {
                         if relationship.isToMany {
                             var count = max(relationship.minCount, 2)
                             if relationship.maxCount > 0 { count = min(count, relationship.maxCount) }
@@ -263,6 +288,16 @@ struct CorpusHarness {
         return version.renamingIdentifiers[key] ?? name
     }
 
+    /// The element of `candidates` (names) that matches `name` of the source: within one version
+    /// by name; across versions by renaming identifier, preferring one that kept the name.
+    static func matchProperty(_ name: String, of sourceEntity: String, in source: XcodeModelVersion, among candidates: [String],
+                      of destinationEntity: String, in destination: XcodeModelVersion) -> String? {
+        if source.url == destination.url { return candidates.contains(name) ? name : nil }
+        let id = identifier("\(sourceEntity).\(name)", in: source)
+        let matches = candidates.filter { identifier("\(destinationEntity).\($0)", in: destination) == id }
+        return matches.first { $0 == name } ?? matches.first
+    }
+
     /// What of `old` (written with `source`) is missing from or different in `new` (read with
     /// `destination`), or nil. Entities and properties are matched by renaming identifier; only
     /// what the destination can hold is compared.
@@ -270,8 +305,10 @@ struct CorpusHarness {
                            to destination: XcodeModelVersion) -> String? {
         var problems: [String] = []
         func match(entity name: String) -> EntityDescription? {
+            if source.url == destination.url { return destination.model.entity(named: name) }
             let id = identifier(name, in: source)
-            return destination.model.entities.first { identifier($0.name, in: destination) == id }
+            let matches = destination.model.entities.filter { identifier($0.name, in: destination) == id }
+            return matches.first { $0.name == name } ?? matches.first
         }
         var entityMap: [String: String] = [:]
         for entity in source.model.entities { entityMap[entity.name] = match(entity: entity.name)?.name }
@@ -291,17 +328,18 @@ struct CorpusHarness {
             for (key, oldObject) in oldObjects {
                 let newObject = newObjects[mapKey(key)!]!
                 for attribute in oldEntity.attributes {
-                    let id = identifier("\(oldEntity.name).\(attribute.name)", in: source)
-                    guard let newAttribute = newEntity.attributes.first(where: { identifier("\(newEntity.name).\($0.name)", in: destination) == id }),
-                          newAttribute.type == attribute.type else { continue }
+                    guard let newName = Self.matchProperty(attribute.name, of: oldEntity.name, in: source, among: newEntity.attributes.map(\.name),
+                                              of: newEntity.name, in: destination),
+                          let newAttribute = newEntity.attribute(named: newName), newAttribute.type == attribute.type else { continue }
                     let was = oldObject.values[attribute.name] ?? .null, now = newObject.values[newAttribute.name] ?? .null
                     if was != now && !(was.isNull && now == newAttribute.defaultValue) {
                         problems.append("\(key).\(attribute.name): \(was) became \(now)")
                     }
                 }
                 for relationship in oldEntity.relationships {
-                    let id = identifier("\(oldEntity.name).\(relationship.name)", in: source)
-                    guard let newRelationship = newEntity.relationships.first(where: { identifier("\(newEntity.name).\($0.name)", in: destination) == id }),
+                    guard let newName = Self.matchProperty(relationship.name, of: oldEntity.name, in: source, among: newEntity.relationships.map(\.name),
+                                              of: newEntity.name, in: destination),
+                          let newRelationship = newEntity.relationship(named: newName),
                           entityMap[relationship.destinationEntityName] == newRelationship.destinationEntityName else { continue }
                     let was = (oldObject.relationships[relationship.name] ?? []).compactMap(mapKey)
                     let now = newObject.relationships[newRelationship.name] ?? []

@@ -115,7 +115,8 @@ public struct RelationshipDescription: Sendable, Hashable {
 /// that filter or sort on them.
 public struct IndexDescription: Sendable, Hashable {
     /// The indexed attributes, in order; a to-one relationship's name indexes the key of the
-    /// related object.
+    /// related object; a to-many relationship's name is left out (there is no column to index:
+    /// Core Data accepts such an index and ignores it too).
     public let attributeNames: [String]
 
     /// Describes an index.

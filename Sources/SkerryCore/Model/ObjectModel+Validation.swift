@@ -48,9 +48,8 @@ extension ObjectModel {
                 }
             }
             for index in entity.indexes {
-                for name in index.attributeNames
-                where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ $0.isToMany }) != false {
-                    throw fail("An index of '\(entity.name)' names '\(name)', which is neither one of its attributes nor a to-one relationship.", entity.name, name)
+                for name in index.attributeNames where entity.attribute(named: name) == nil && entity.relationship(named: name) == nil {
+                    throw fail("An index of '\(entity.name)' names '\(name)', which is neither one of its attributes nor one of its relationships.", entity.name, name)
                 }
             }
         }
