@@ -21,17 +21,21 @@ import Synchronization
 ///
 /// - Attribute types: Boolean, Integer 16/32/64, Float, Double, Decimal, Date, String, Binary,
 ///   UUID and URI map to the ``AttributeType`` of the same meaning (URI is ``AttributeType/url``).
-///   Transformable attributes are unsupported unless their `valueTransformerName` was registered
-///   with ``registerTransformer(named:as:)``, which says how their values are stored.
+///   Transformable attributes are ``AttributeType/binary`` (Core Data stores the data their
+///   transformer produces) unless their `valueTransformerName` was registered with
+///   ``registerTransformer(named:as:)``, which says how their values are stored.
 /// - An attribute or relationship is optional only when Xcode wrote `optional="YES"`; absent
 ///   means required. Default values (`defaultValueString`, and `defaultDateTimeInterval` —
-///   seconds since 2001-01-01 UTC — for dates) are parsed per type; "YES"/"NO" for Boolean.
+///   seconds since 2001-01-01 UTC — for dates) are read as Core Data's model compiler reads them,
+///   with `NSString`'s lenient conversions (`"0.0"` on an integer is 0, `"100"` on a Boolean is
+///   true); a text that is no value gives 0, false or no default, never an error.
 /// - Relationships keep their destination, inverse, to-many, ordered, optional, delete rule and,
 ///   for to-many relationships, minimum and maximum counts (Xcode's `maxCount="1"` of a to-one
 ///   relationship is implied by to-one and becomes 0).
 /// - Uniqueness constraints and fetch indexes (and the older `compoundIndexes` and
 ///   `indexed="YES"`) become ``EntityDescription/uniquenessConstraints`` and
-///   ``EntityDescription/indexes``; an index element's sort order is ignored.
+///   ``EntityDescription/indexes``; an index element's sort order is ignored, R-tree indexes are
+///   ordinary ones and expression indexes are left out (they only speed up fetches).
 /// - Entity inheritance is flattened: a sub-entity gets its parent's attributes,
 ///   relationships, uniqueness constraints and indexes before its own, and is stored on its own.
 ///   Abstract entities (`isAbstract="YES"`) are left out of the ``ObjectModel`` (they are listed
@@ -42,8 +46,8 @@ import Synchronization
 /// - Renaming IDs (`elementID`) and version hash modifiers are returned in
 ///   ``XcodeModelVersion/renamingIdentifiers`` and ``XcodeModelVersion/versionHashModifiers`` for
 ///   migrations; configurations in ``XcodeModelVersion/configurations``.
-/// - Transient and derived attributes, composite attributes, transient relationships, R-tree
-///   and expression indexes are unsupported (an error). Fetched properties, fetch request
+/// - Transient and derived attributes, composite attributes and transient relationships are
+///   unsupported (an error). Fetched properties, fetch request
 ///   templates, user info, validation rules (min/max values, regular expressions), class names,
 ///   code generation, `usesScalarValueType`, external binary storage and the diagram layout are
 ///   ignored: none of them changes what a store holds.
