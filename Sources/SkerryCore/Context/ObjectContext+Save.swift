@@ -43,6 +43,9 @@ extension ObjectContext {
                 }
                 let unresolved = plan.resolve(found, in: part, policy: policy)
                 if !unresolved.isEmpty { throw Self.conflictError(unresolved) }
+                coordinator.events.emit(.conflictsResolved(ConflictResolutionEvent(
+                    contextName: name, policy: policy, changedObjects: found.versionConflicts.map(\.objectID),
+                    uniquenessConflicts: found.uniquenessConflicts.count)))
                 if attempt == Self.maximumSaveAttempts {
                     throw SkerryError(.mergeConflict, "The rows being saved kept changing in the store; the save gave up after \(attempt) attempts. Nothing was saved.")
                 }

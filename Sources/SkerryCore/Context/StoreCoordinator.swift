@@ -9,6 +9,8 @@ final class StoreCoordinator: @unchecked Sendable {
     let model: ObjectModel
     /// Did-save events of every context of the stack.
     let didSave = DidSaveBroadcaster()
+    /// The stack's events (store loads, migration steps, traced statements, resolved conflicts).
+    let events = EventHub()
     private let lock = NSLock()
     private var stores: [any ObjectStore] = []
 

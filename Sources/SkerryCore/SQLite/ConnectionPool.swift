@@ -29,7 +29,7 @@ final class ConnectionPool: @unchecked Sendable {
     let location: DatabaseLocation
     let settings: ConnectionSettings
     /// What the pool's connections executed.
-    let counters = StoreCounters()
+    let counters: StoreCounters
     private let writer: SQLiteConnection
     private let writerLock = NSLock()
     private let readerLock = NSLock()
@@ -37,7 +37,8 @@ final class ConnectionPool: @unchecked Sendable {
     private let readerSlots: DispatchSemaphore
 
     /// Opens the writer connection and applies the journal and synchronous modes.
-    init(location: DatabaseLocation, settings: ConnectionSettings) throws(SQLiteError) {
+    init(location: DatabaseLocation, settings: ConnectionSettings, counters: StoreCounters = StoreCounters()) throws(SQLiteError) {
+        self.counters = counters
         self.location = location
         self.settings = settings
         self.readerSlots = DispatchSemaphore(value: max(1, settings.maximumReaderCount))

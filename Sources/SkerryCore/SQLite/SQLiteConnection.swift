@@ -59,7 +59,9 @@ final class SQLiteConnection {
     /// Runs one or more SQL statements that take no parameters (DDL, pragmas, transaction control).
     func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
+        let start = counters?.traceStart
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if let start { counters?.traceFinished(sql, start: start, rowsRead: 0, rowsWritten: 0) }
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_free(errorMessage)

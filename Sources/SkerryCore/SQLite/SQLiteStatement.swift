@@ -14,6 +14,8 @@ final class SQLiteStatement {
     /// Whether the statement has been stepped since its last reset, and the rows it returned.
     private var isRunning = false
     private var rowsReturned = 0
+    /// When the running execution started, if statements are traced.
+    private var startedAt: ContinuousClock.Instant?
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -32,6 +34,10 @@ final class SQLiteStatement {
         guard isRunning else { return }
         isRunning = false
         counters?.record(rowsRead: rowsReturned, rowsWritten: changes)
+        if let startedAt {
+            counters?.traceFinished(sql, start: startedAt, rowsRead: rowsReturned, rowsWritten: changes)
+            self.startedAt = nil
+        }
         rowsReturned = 0
     }
 
@@ -103,7 +109,10 @@ final class SQLiteStatement {
 
     /// Advances to the next row. Returns true when a row is available, false when done.
     func step() throws(SQLiteError) -> Bool {
-        isRunning = true
+        if !isRunning {
+            isRunning = true
+            startedAt = counters?.traceStart
+        }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW {
             rowsReturned += 1

@@ -70,11 +70,12 @@ open class PersistentStack: @unchecked Sendable {
             }
             do {
                 let entities = model.entities.filter { description.holds($0) }
-                let store = try SQLiteStore(description: description, model: model, entities: entities)
+                let store = try SQLiteStore(description: description, model: model, entities: entities, events: coordinator.events)
                 coordinator.add(store)
                 lock.withLock { loaded.append(description) }
                 completionHandler(description, nil)
             } catch {
+                coordinator.events.emit(.storeLoadFailed(store: description, error: SkerryError.converting(error)))
                 completionHandler(description, error)
             }
         }
@@ -127,6 +128,26 @@ open class PersistentStack: @unchecked Sendable {
     public func addDidSaveObserver(_ handler: @escaping @Sendable (DidSaveEvent) -> Void) -> DidSaveObservation {
         coordinator.didSave.add(context: nil, handler)
     }
+
+    /// Calls `handler` with the stack's notable events: store loads (and failed loads), migration
+    /// steps, merge conflicts a policy resolved, and the statements `statements` asks for (a SQL
+    /// trace, or slow statements only). Register before ``loadPersistentStores()`` to see the loads.
+    /// Keep the returned observation, and cancel it to stop.
+    ///
+    /// The logging and metrics integrations (`SkerryLogging`, `SkerryMetrics`) are observers.
+    /// Without observers nothing is built or timed; with a statement observer each statement is
+    /// timed (two clock reads).
+    /// - Parameters:
+    ///   - statements: which statements to receive as ``StackEvent/statement(_:)``. Default none.
+    ///   - handler: called synchronously on the thread where the event happened; keep it short.
+    public func addEventObserver(statements: StatementTracing = .none,
+                                 _ handler: @escaping @Sendable (StackEvent) -> Void) -> EventObservation {
+        coordinator.events.add(statements: statements, handler)
+    }
+
+    /// The stack's event hub, for store kinds of other modules of the package (which emit the same
+    /// events as the SQLite store).
+    package var events: EventHub { coordinator.events }
 
     /// The did-save events of every context of the stack, as an asynchronous sequence.
     public var didSaveEvents: AsyncStream<DidSaveEvent> {

@@ -4,7 +4,8 @@ extension SQLiteStore {
     /// Before a file store opens: if it was written with an older version of `plan`, migrates a
     /// copy of it one step at a time and puts the copy in place of the original. A failed step
     /// throws and leaves the original exactly as it was.
-    static func migrateProgressively(_ url: URL, description: StoreDescription, plan: MigrationPlan) throws(SkerryError) {
+    static func migrateProgressively(_ url: URL, description: StoreDescription, plan: MigrationPlan,
+                                     events: EventHub? = nil) throws(SkerryError) {
         guard FileManager.default.fileExists(atPath: url.path), let current = plan.versions.last else { return }
         let start: Int
         do {
@@ -28,11 +29,17 @@ extension SQLiteStore {
                 let steps = plan.versions.count - 1 - start
                 for index in start..<(plan.versions.count - 1) {
                     plan.progress?(index - start + 1, steps)
+                    let stepStarted = ContinuousClock.now
                     let entities = { (model: ObjectModel) in model.entities.filter { description.holds($0) } }
                     try connection.writeTransaction {
                         try migrateStep(connection, from: entities(plan.versions[index]), to: plan.versions[index + 1],
                                         entities: entities(plan.versions[index + 1]), step: plan.steps[index], number: index + 1)
                     }
+                    events?.emit(.migrationStep(MigrationStepEvent(
+                        store: description, step: index - start + 1, stepCount: steps,
+                        fromVersionHash: plan.versions[index].versionHash, toVersionHash: plan.versions[index + 1].versionHash,
+                        summary: plan.steps[index] == nil ? "version \(index + 1) to \(index + 2)" : "version \(index + 1) to \(index + 2), custom step",
+                        duration: .now - stepStarted)))
                 }
             }   // the copy's connection closes here
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }

@@ -10,16 +10,20 @@ extension SQLiteStore {
     static let keysTable = "_skerry_keys"
 
     /// Creates the schema of a new store, or checks and migrates the schema of an existing one, in
-    /// one write transaction. Returns the store's identifier.
+    /// one write transaction. Returns the store's identifier, what the load did, and the model
+    /// version hash the store recorded before (nil for a new store).
     static func prepareSchema(pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
-                              entities: [EntityDescription]) throws(SkerryError) -> String {
+                              entities: [EntityDescription]) throws(SkerryError)
+        -> (identifier: String, outcome: StoreLoadEvent.Outcome, previousVersionHash: String?) {
         do {
             return try pool.write { connection in
                 try connection.writeTransaction {
                     if try tableExists(metadataTable, connection) {
-                        return try migrateIfNeeded(connection, description: description, model: model, entities: entities)
+                        let previous = try readMetadata(connection)["modelVersionHash"]
+                        let identifier = try migrateIfNeeded(connection, description: description, model: model, entities: entities)
+                        return (identifier, previous == model.versionHash ? .opened : .migrated, previous)
                     }
-                    return try createSchema(connection, description: description, model: model, entities: entities)
+                    return (try createSchema(connection, description: description, model: model, entities: entities), .created, nil)
                 }
             }
         } catch let error as SkerryError {

@@ -23,7 +23,10 @@ final class SQLiteStore: ObjectStore {
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the file cannot be opened or is not a
     ///   Skerry store; ``SkerryError/Code/modelMismatch`` when the store was written with a model
     ///   that cannot be migrated automatically. The store file is never deleted or rebuilt.
-    init(description: StoreDescription, model: ObjectModel, entities: [EntityDescription]) throws(SkerryError) {
+    ///   - events: where the store reports its load, migration steps and (when traced) statements.
+    init(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
+         events: EventHub? = nil) throws(SkerryError) {
+        let started = ContinuousClock.now
         self.storeDescription = description
         self.entities = entities
         self.model = model
@@ -50,21 +53,30 @@ final class SQLiteStore: ObjectStore {
             }
             location = .file(url.path)
             if let plan = description.migrationPlan {
-                try Self.migrateProgressively(url, description: description, plan: plan)
+                try Self.migrateProgressively(url, description: description, plan: plan, events: events)
             }
         }
         do {
-            pool = try ConnectionPool(location: location, settings: description.connectionSettings)
+            pool = try ConnectionPool(location: location, settings: description.connectionSettings,
+                                      counters: StoreCounters(events: events, store: description))
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot open \(description): \(error.message)", sqlite: error)
         }
-        let identifier = try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
+        let prepared = try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
+        let identifier = prepared.identifier
+        if prepared.outcome == .migrated, let events, events.isObserved {
+            events.emit(.migrationStep(MigrationStepEvent(
+                store: description, step: 1, stepCount: 1, fromVersionHash: prepared.previousVersionHash,
+                toVersionHash: model.versionHash, summary: "automatic migration", duration: .now - started)))
+        }
         do {
             try pool.applyJournalMode()
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot set the journal mode of \(description): \(error.message)", sqlite: error)
         }
         identity = StoreIdentity(identifier: identifier)
+        events?.emit(.storeLoaded(StoreLoadEvent(store: description, outcome: prepared.outcome,
+                                                 modelVersionHash: model.versionHash, duration: .now - started)))
     }
 
     var statistics: StoreStatistics { pool.counters.snapshot }

@@ -58,9 +58,30 @@ public struct ContextStatistics: Sendable, Hashable, CustomStringConvertible {
 /// Counters a store's connections add to. Each statement counts its rows locally and adds them
 /// once per execution, so that counting costs a few atomic additions per statement, not per row.
 final class StoreCounters: Sendable {
+    /// Where finished statements are reported when some observer traces them (nil: nowhere).
+    let events: EventHub?
+    /// The store the statements belong to, for the traces.
+    let store: StoreDescription?
     private let statements = Atomic<Int>(0)
     private let rowsRead = Atomic<Int>(0)
     private let rowsWritten = Atomic<Int>(0)
+
+    init(events: EventHub? = nil, store: StoreDescription? = nil) {
+        self.events = events
+        self.store = store
+    }
+
+    /// When statements are traced, the instant a statement starts; nil otherwise (one atomic load).
+    var traceStart: ContinuousClock.Instant? {
+        guard let events, events.tracesStatements else { return nil }
+        return .now
+    }
+
+    /// Reports a statement that started at `start` (from ``traceStart``) to the observers.
+    func traceFinished(_ sql: String, start: ContinuousClock.Instant, rowsRead: Int, rowsWritten: Int) {
+        guard let events, let store else { return }
+        events.statementFinished(store: store, sql: sql, duration: .now - start, rowsRead: rowsRead, rowsWritten: rowsWritten)
+    }
 
     /// Records one execution of a statement.
     func record(rowsRead read: Int, rowsWritten written: Int) {
