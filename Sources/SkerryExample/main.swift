@@ -27,8 +27,23 @@ let model = try ObjectModel(entities: [
     ], indexes: [IndexDescription(["year"])]),
 ])
 
-if CommandLine.arguments.count > 1 {
-    ExampleStack.directory = URL(fileURLWithPath: CommandLine.arguments[1], isDirectory: true)
+let arguments = CommandLine.arguments.dropFirst()
+if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print("""
+        usage: skerry-example [FOLDER]
+
+        Creates (or opens) the store Library.sqlite in FOLDER (default: the stack's default
+        directory, skerry-example/ in the user's data folder), writes three books, closes the
+        store, reopens it, reads and prints.
+        """)
+    exit(0)
+}
+if let option = arguments.first(where: { $0.hasPrefix("-") }) {
+    FileHandle.standardError.write(Data("skerry-example: unknown option \(option); see --help\n".utf8))
+    exit(2)
+}
+if let folder = arguments.first {
+    ExampleStack.directory = URL(fileURLWithPath: folder, isDirectory: true)
 }
 
 // 1. Create (or open) the store and write.

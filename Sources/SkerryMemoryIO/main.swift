@@ -50,12 +50,16 @@ struct StudyError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Shows progress on a terminal (one line, rewritten), and nothing when the output is not one.
+/// Shows progress: on a terminal one line, rewritten; otherwise (a pipe, a CI log) a line at each
+/// tenth of the way, so that a long run shows it is alive without flooding the log.
 func progress(_ label: String) -> (Int, Int) -> Void {
     let interactive = isatty(STDERR_FILENO) == 1
     return { done, total in
-        guard interactive else { return }
-        FileHandle.standardError.write(Data("\r\(label): \(done)/\(total)   \(done == total ? "\n" : "")".utf8))
+        if interactive {
+            FileHandle.standardError.write(Data("\r\(label): \(done)/\(total)   \(done == total ? "\n" : "")".utf8))
+        } else if done == total || (done * 10 / total) != ((done - 1) * 10 / total) {
+            FileHandle.standardError.write(Data("\(label): \(done)/\(total)\n".utf8))
+        }
     }
 }
 

@@ -19,6 +19,7 @@ import Testing
             try context.insertBook("Dune", year: 1965)
             try context.save()
         }
+        // doc: sql-recorder
         let sql = try recorder.record {
             try context.performAndWait {
                 let book = try context.fetch(FetchRequest(entityName: "Book"))[0]
@@ -34,6 +35,7 @@ import Testing
             #"UPDATE "Book" SET "_version" = "_version" + 1, "year" = ? WHERE "_pk" = ? AND "_version" = ?"#,
             "COMMIT",
         ])
+        // doc: end
     }
 
     @Test func saveWithoutChangesRunsNoStatement() throws {
@@ -123,6 +125,33 @@ import Testing
         let before = all.value.count
         try stack.viewContext.performAndWait { _ = try stack.viewContext.count(for: FetchRequest(entityName: "Book")) }
         #expect(all.value.count == before)
+    }
+
+    @Test func slowStatementsExample() throws {
+        let stack = PersistentStack(name: "Library", model: Fixtures.model())
+        stack.persistentStoreDescriptions = [.inMemory()]
+        let slow = Locked<[String]>([])
+        @Sendable func report(_ text: String) { slow.append(text) }
+        // doc: events
+        let observation = stack.addEventObserver(statements: .slowerThan(.milliseconds(100))) { event in
+            switch event {
+            case .storeLoaded(let load):
+                report("loaded \(load.store): \(load.outcome) in \(load.duration)")
+            case .migrationStep(let step):
+                report("migration step \(step.step)/\(step.stepCount): \(step.summary)")
+            case .statement(let trace):
+                report("slow statement: \(trace.sql) took \(trace.duration), \(trace.rowsRead) rows")
+            case .conflictsResolved(let resolution):
+                report("\(resolution.policy) resolved \(resolution.changedObjects.count) conflicts")
+            case .storeLoadFailed(let store, let error):
+                report("\(store) failed to load: \(error)")
+            }
+        }
+        try stack.loadPersistentStores()
+        // doc: end
+        observation.cancel()
+        #expect(slow.value.count == 1)
+        #expect(slow.value.first?.hasPrefix("loaded in-memory store: created in ") == true)
     }
 
     @Test func loadsReportCreatedOpenedMigratedAndFailed() throws {
