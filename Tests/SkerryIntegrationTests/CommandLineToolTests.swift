@@ -49,10 +49,10 @@ import Testing
     }
 
     @Test func modelCheckFailsOnAVersionItCannotUseAndSaysWhy() throws {
-        let (output, succeeded) = try run(["model", "check", fixture("BadTransformable.xcdatamodel").path])
+        let (output, succeeded) = try run(["model", "check", fixture("BadUnknownType.xcdatamodel").path])
         #expect(!succeeded)
-        #expect(output.contains(#"version "BadTransformable" (current): CANNOT BE USED"#))
-        #expect(output.contains { $0.contains("Transformable attributes are not supported") })
+        #expect(output.contains(#"version "BadUnknownType" (current): CANNOT BE USED"#))
+        #expect(output.contains { $0.contains("the attribute type 'Integer 8' is unknown") })
     }
 
     @Test func modelCheckListsWhatItIgnores() throws {
