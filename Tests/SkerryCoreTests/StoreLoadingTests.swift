@@ -512,12 +512,13 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
         #expect(try titles(stack) == ["Dune", "Emma"])
     }
 
-    // MARK: Incompatible changes
+    // MARK: Changes lightweight migration infers
 
-    /// One change to the fixture model that automatic migration must refuse.
-    enum IncompatibleChange: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case removedAttribute, removedAttributeOfOtherEntity, typeChanged, optionalToRequired,
-             requiredWithoutDefault, removedEntity, uniquenessChanged, uniquenessRemoved, uniquenessAdded
+    /// One change to the fixture model that Core Data's lightweight migration infers: the store
+    /// migrates on load with every row that the new model can hold.
+    enum LightweightChange: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case removedAttribute, removedAttributeOfOtherEntity, widenedInteger, optionalToRequiredWithDefault,
+             removedEntity, uniquenessChanged, uniquenessRemoved, uniquenessAdded
 
         var testDescription: String { rawValue }
 
@@ -535,12 +536,10 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
                 entities = [bookWith(book.attributes.filter { $0.name != "rating" }), Fixtures.authorEntity()]
             case .removedAttributeOfOtherEntity:
                 entities = [book, EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)])]
-            case .typeChanged:
+            case .widenedInteger:
                 entities = [bookWith(replacing("year", with: AttributeDescription("year", .integer64, isOptional: true))), Fixtures.authorEntity()]
-            case .optionalToRequired:
-                entities = [bookWith(replacing("year", with: AttributeDescription("year", .integer32, defaultValue: Int32(0)))), Fixtures.authorEntity()]
-            case .requiredWithoutDefault:
-                entities = [Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string)]), Fixtures.authorEntity()]
+            case .optionalToRequiredWithDefault:
+                entities = [bookWith(replacing("isbn", with: AttributeDescription("isbn", .string, defaultValue: "none"))), Fixtures.authorEntity()]
             case .removedEntity:
                 entities = [book]
             case .uniquenessChanged:
@@ -552,18 +551,72 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
             }
             return try! ObjectModel(entities: entities)
         }
+    }
+
+    @Test(arguments: LightweightChange.allCases)
+    func lightweightChangeMigratesEveryRow(change: LightweightChange) throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Library.sqlite")
+        try createFixtureStore(url)
+        let stack = try load(url, model: change.model)
+        #expect(try titles(stack) == ["Dune", "Emma"])
+        #expect(try metadata(url, "modelVersionHash") == change.model.versionHash)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")]))
+            #expect(try books.map { try $0.value(forKey: "year", as: Int64?.self) } == [1965, 1815])
+            let isbns = try books.map { try $0.value(forKey: "isbn", as: String?.self) }
+            #expect(isbns == (change == .optionalToRequiredWithDefault ? ["978-0441013593", "none"] : ["978-0441013593", nil]))
+            if change != .removedEntity {
+                #expect(try context.fetch(FetchRequest(entityName: "Author")).map { try $0.value(forKey: "name", as: String.self) } == ["Frank Herbert"])
+            }
+            // The store keeps working: a new object gets a key no row had.
+            let added = try context.insertBook("Ubik", year: 1969, isbn: "0-394-71830-1")
+            try context.save()
+            #expect(try context.fetch(FetchRequest(entityName: "Book")).count == 3)
+            #expect(!added.objectID.isTemporary)
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".migrating"))
+    }
+
+    // MARK: Changes that need more than lightweight migration
+
+    /// One change to the fixture model that lightweight migration cannot apply to the fixture's
+    /// data: the load fails and the store is left exactly as it was.
+    enum IncompatibleChange: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case typeChanged, requiredWithoutDefault, optionalToRequiredWithoutDefault, uniquenessViolatedByData
+
+        var testDescription: String { rawValue }
+
+        var model: ObjectModel {
+            let book = Fixtures.bookEntity()
+            func bookWith(_ attributes: [AttributeDescription], unique: [[String]] = [["isbn"]]) -> EntityDescription {
+                EntityDescription(name: "Book", attributes: attributes, uniquenessConstraints: unique, indexes: book.indexes)
+            }
+            func replacing(_ name: String, with attribute: AttributeDescription) -> [AttributeDescription] {
+                book.attributes.map { $0.name == name ? attribute : $0 }
+            }
+            let entities: [EntityDescription]
+            switch self {
+            case .typeChanged:
+                entities = [bookWith(replacing("year", with: AttributeDescription("year", .string, isOptional: true))), Fixtures.authorEntity()]
+            case .requiredWithoutDefault:
+                entities = [Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string)]), Fixtures.authorEntity()]
+            case .optionalToRequiredWithoutDefault:
+                entities = [bookWith(replacing("isbn", with: AttributeDescription("isbn", .string))), Fixtures.authorEntity()]
+            case .uniquenessViolatedByData:
+                entities = [bookWith(book.attributes, unique: [["isbn"], ["inPrint"]]), Fixtures.authorEntity()]
+            }
+            return try! ObjectModel(entities: entities)
+        }
 
         /// What the error message must name.
         var mentions: [String] {
             switch self {
-            case .removedAttribute: return ["Book.rating"]
-            case .removedAttributeOfOtherEntity: return ["Author.born"]
-            case .typeChanged, .optionalToRequired: return ["Book.year"]
-            case .requiredWithoutDefault: return ["Book.subtitle"]
-            case .removedEntity: return ["Author"]
-            case .uniquenessChanged: return ["Book", "isbn", "title"]
-            case .uniquenessRemoved: return ["Book", "isbn"]
-            case .uniquenessAdded: return ["Book", "year"]
+            case .typeChanged: return ["Book.year", "integer32", "string"]
+            case .requiredWithoutDefault: return ["Book.subtitle", "no value"]
+            case .optionalToRequiredWithoutDefault: return ["Book.isbn", "no value"]
+            case .uniquenessViolatedByData: return ["UNIQUE"]
             }
         }
     }
@@ -585,6 +638,7 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
         let after = diskState(url)
         #expect(after == before, "the store files changed: \(differingOffsets(before.main, after.main))")
         #expect(try contents(url) == contentsBefore)
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".migrating"))
 
         // The completion-handler form reports the same error.
         let stack = PersistentStack(name: "Test", model: change.model)

@@ -197,8 +197,9 @@ extension SQLiteStore {
         guard metadata["formatVersion"] == formatVersion else {
             throw SkerryError(.storeLoadFailed, "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion)).")
         }
-        if stored == StoredSchema(entities: entities) {
-            if metadata["modelVersionHash"] != model.versionHash {
+        let current = StoredSchema(entities: entities)
+        if stored.shape == current.shape {
+            if metadata["modelVersionHash"] != model.versionHash || stored != current {
                 try writeModelMetadata(model: model, entities: entities, connection)
             }
             return identifier

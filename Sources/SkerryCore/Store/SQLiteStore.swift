@@ -22,7 +22,8 @@ final class SQLiteStore: ObjectStore {
     ///   - entities: the entities of `model` this store holds.
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the file cannot be opened or is not a
     ///   Skerry store; ``SkerryError/Code/modelMismatch`` when the store was written with a model
-    ///   that cannot be migrated automatically. The store file is never deleted or rebuilt.
+    ///   that cannot be migrated automatically; ``SkerryError/Code/migrationWouldLoseData`` when
+    ///   the data does not fit the new model. The store file is never deleted or rebuilt.
     ///   - events: where the store reports its load, migration steps and (when traced) statements.
     init(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
          events: EventHub? = nil) throws(SkerryError) {
@@ -52,9 +53,7 @@ final class SQLiteStore: ObjectStore {
                 throw SkerryError(.storeLoadFailed, "Cannot create the folder of \(url.path): \(error.localizedDescription)")
             }
             location = .file(url.path)
-            if let plan = description.migrationPlan {
-                try Self.migrateProgressively(url, description: description, plan: plan, events: events)
-            }
+            try Self.migrateStoreFile(url, description: description, model: model, entities: entities, events: events)
         }
         do {
             pool = try ConnectionPool(location: location, settings: description.connectionSettings,

@@ -1,10 +1,14 @@
 /// The part of a model that a store's tables depend on, recorded in the store as JSON so that a
-/// later load can tell exactly what changed.
+/// later load can tell exactly what changed, and migrate from it without the model it was
+/// written with (renaming identifiers included, so that a migration matches elements as Core
+/// Data does, by renaming identifier or name).
 struct StoredSchema: Codable, Equatable {
     struct Attribute: Codable, Equatable {
         var name: String
         var type: AttributeType
         var isOptional: Bool
+        var renamingIdentifier: String?
+        var canonicalName: String { renamingIdentifier ?? name }
     }
     struct Relationship: Codable, Equatable, Sendable {
         var name: String
@@ -12,6 +16,8 @@ struct StoredSchema: Codable, Equatable {
         var inverse: String?
         var isToMany: Bool
         var isOrdered: Bool
+        var renamingIdentifier: String?
+        var canonicalName: String { renamingIdentifier ?? name }
     }
     struct Entity: Codable, Equatable {
         var name: String
@@ -19,24 +25,43 @@ struct StoredSchema: Codable, Equatable {
         var relationships: [Relationship]
         var uniquenessConstraints: [[String]]
         var indexes: [[String]]
+        var renamingIdentifier: String?
+        var canonicalName: String { renamingIdentifier ?? name }
+
+        func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
+        func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
     }
     var entities: [Entity]
 
     init(entities: [EntityDescription]) {
         self.entities = entities.map { entity in
             Entity(name: entity.name,
-                   attributes: entity.attributes.map { Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional) },
+                   attributes: entity.attributes.map {
+                       Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional, renamingIdentifier: $0.renamingIdentifier)
+                   },
                    relationships: entity.relationships.map {
                        Relationship(name: $0.name, destination: $0.destinationEntityName, inverse: $0.inverseName,
-                                    isToMany: $0.isToMany, isOrdered: $0.isOrdered)
+                                    isToMany: $0.isToMany, isOrdered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
                    },
                    uniquenessConstraints: entity.uniquenessConstraints,
-                   indexes: entity.indexes.map(\.attributeNames))
+                   indexes: entity.indexes.map(\.attributeNames),
+                   renamingIdentifier: entity.renamingIdentifier)
         }
     }
 
     func entity(named name: String) -> Entity? {
         entities.first { $0.name == name }
+    }
+
+    /// The schema without renaming identifiers: what the tables' shape depends on.
+    var shape: StoredSchema {
+        var copy = self
+        for e in copy.entities.indices {
+            copy.entities[e].renamingIdentifier = nil
+            for a in copy.entities[e].attributes.indices { copy.entities[e].attributes[a].renamingIdentifier = nil }
+            for r in copy.entities[e].relationships.indices { copy.entities[e].relationships[r].renamingIdentifier = nil }
+        }
+        return copy
     }
 }
 
@@ -97,7 +122,7 @@ struct SchemaMigration {
                 }
                 let current = StoredSchema.Relationship(name: relationship.name, destination: relationship.destinationEntityName,
                                            inverse: relationship.inverseName, isToMany: relationship.isToMany,
-                                           isOrdered: relationship.isOrdered)
+                                           isOrdered: relationship.isOrdered, renamingIdentifier: oldRelationship.renamingIdentifier)
                 if current != oldRelationship {
                     incompatibilities.append("relationship \(here) changed (destination, inverse, to-many or ordering)")
                 }

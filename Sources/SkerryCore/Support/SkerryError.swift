@@ -45,6 +45,10 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         public static let undecodableValue = Code(rawValue: 15)
         /// A relationship's delete rule (deny) or member count limits would be violated.
         public static let relationshipViolation = Code(rawValue: 16)
+        /// A migration would not carry every row and relationship link the new model can hold
+        /// (for example several related objects where the new model keeps one); nothing was
+        /// changed. The message names the entity or relationship and the counts.
+        public static let migrationWouldLoseData = Code(rawValue: 18)
 
         public var description: String {
             switch self {
@@ -64,6 +68,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .invalidArgument: return "invalidArgument"
             case .undecodableValue: return "undecodableValue"
             case .relationshipViolation: return "relationshipViolation"
+            case .migrationWouldLoseData: return "migrationWouldLoseData"
             default: return "code \(rawValue)"
             }
         }

@@ -1,0 +1,132 @@
+import Foundation
+
+extension SQLiteStore {
+    /// One step of a migration: the schema the store has before it, the entities it holds after.
+    struct MigrationStepSpec {
+        let source: StoredSchema
+        /// The entities of the version reached, for a plan step's `finish`.
+        let sourceEntities: [EntityDescription]
+        let destination: [EntityDescription]
+        let model: ObjectModel
+        let custom: MigrationStep?
+        /// 1-based, for messages.
+        let number: Int
+    }
+
+    /// Before a file store opens: if it was written with another model, and the change is not one
+    /// the load applies in place (new entities, optional attributes, indexes...), migrates a copy
+    /// of it and puts the copy in place of the original once every step succeeded and every row
+    /// and link the new model can hold was found in it. Steps come from the description's
+    /// ``MigrationPlan`` when the store was written with one of its versions; otherwise one step
+    /// goes straight from the schema the store records to the current model, as Core Data's
+    /// lightweight migration does from any earlier version. Any failure leaves the original file
+    /// exactly as it was.
+    static func migrateStoreFile(_ url: URL, description: StoreDescription, model: ObjectModel,
+                                 entities: [EntityDescription], events: EventHub? = nil) throws(SkerryError) {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        let recorded: (schema: StoredSchema, hash: String?)
+        do {
+            let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: description.busyTimeout)
+            guard try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                             [.string(metadataTable)]) ?? 0 > 0 else { return }
+            let metadata = try readMetadata(connection)
+            // An unreadable schema is left for the ordinary load, which reports it.
+            guard let text = metadata["schema"], metadata["formatVersion"] == formatVersion,
+                  let schema = try? JSONDecoder().decode(StoredSchema.self, from: Data(text.utf8)) else { return }
+            recorded = (schema, metadata["modelVersionHash"])
+        } catch {
+            // Not a readable SQLite database: the ordinary load opens it and reports why.
+            return
+        }
+        let held = { (model: ObjectModel) in model.entities.filter { description.holds($0) } }
+        var steps: [MigrationStepSpec] = []
+        var schema = recorded.schema
+        if let plan = description.migrationPlan, let hash = recorded.hash,
+           let start = plan.versions.firstIndex(where: { $0.versionHash == hash }), start < plan.versions.count - 1 {
+            for index in start..<(plan.versions.count - 1) {
+                let destination = held(plan.versions[index + 1])
+                steps.append(MigrationStepSpec(source: schema, sourceEntities: held(plan.versions[index]), destination: destination,
+                                               model: plan.versions[index + 1], custom: plan.steps[index], number: index + 1))
+                schema = StoredSchema(entities: destination)
+            }
+        }
+        if schema.shape != StoredSchema(entities: entities).shape && (!steps.isEmpty || !isAppliedInPlace(from: schema, to: entities)) {
+            if !description.shouldMigrateAutomatically {
+                throw SkerryError(.modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
+            }
+            steps.append(MigrationStepSpec(source: schema, sourceEntities: [], destination: entities, model: model,
+                                           custom: nil, number: steps.count + 1))
+        }
+        guard !steps.isEmpty else { return }
+        // What cannot be inferred fails before anything is copied; a custom step answers for its own.
+        for step in steps where step.custom == nil {
+            let mapping = SchemaMapping(from: step.source, to: step.destination)
+            if !mapping.problems.isEmpty {
+                throw SkerryError(.modelMismatch,
+                                  "\(description) was written with a model that cannot be migrated automatically to this one: "
+                                    + mapping.problems.joined(separator: "; ")
+                                    + ". Give the store description a MigrationPlan whose step converts it (or an Xcode mapping model). The store was left untouched.")
+            }
+        }
+        try migrateCopy(url, description: description, model: model, steps: steps, events: events, recordedHash: recorded.hash)
+    }
+
+    /// Whether the ordinary load brings a store of `schema` to `entities` in place: every
+    /// change additive, no relationship's storage moved.
+    static func isAppliedInPlace(from schema: StoredSchema, to entities: [EntityDescription]) -> Bool {
+        SchemaMigration(from: schema, to: entities).incompatibilities.isEmpty
+    }
+
+    /// Runs `steps` on a copy of the store at `url`, each in its own transaction, and puts the
+    /// copy in place of the original when all succeeded.
+    private static func migrateCopy(_ url: URL, description: StoreDescription, model: ObjectModel,
+                                    steps: [MigrationStepSpec], events: EventHub?, recordedHash: String?) throws(SkerryError) {
+        let copyPath = url.path + ".migrating"
+        do {
+            let original = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: description.busyTimeout)
+            // A copy left by an interrupted migration is stale: the original was never replaced.
+            try? FileManager.default.removeItem(atPath: copyPath)
+            try original.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try original.cachedStatement("VACUUM INTO ?").run([.string(copyPath)])
+        } catch {
+            throw SkerryError(.storeLoadFailed, "Cannot prepare the migration of \(description): \(SkerryError.converting(error).message)")
+        }
+        do {
+            do {
+                let connection = try SQLiteConnection(path: copyPath, readOnly: false, busyTimeout: description.busyTimeout)
+                var fromHash = recordedHash
+                for (position, step) in steps.enumerated() {
+                    description.migrationPlan?.progress?(position + 1, steps.count)
+                    let started = ContinuousClock.now
+                    try connection.writeTransaction {
+                        try runMigrationStep(step, connection)
+                    }
+                    events?.emit(.migrationStep(MigrationStepEvent(
+                        store: description, step: position + 1, stepCount: steps.count,
+                        fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
+                        summary: step.custom == nil ? "lightweight migration (inferred mapping)" : "version \(step.number) to \(step.number + 1), custom step",
+                        duration: .now - started)))
+                    fromHash = step.model.versionHash
+                }
+            }   // the copy's connection closes here
+            for suffix in ["-wal", "-shm"] {
+                // Only the original's own side files: stale after the checkpoint above; a missing
+                // one is not an error.
+                try? FileManager.default.removeItem(atPath: url.path + suffix)
+            }
+            guard rename(copyPath, url.path) == 0 else {
+                throw SkerryError(.storeLoadFailed, "Cannot put the migrated store in place of \(url.path).")
+            }
+        } catch {
+            // The copy is ours and useless now; the original is untouched.
+            try? FileManager.default.removeItem(atPath: copyPath)
+            let reason = SkerryError.converting(error)
+            let code: SkerryError.Code = reason.code == .migrationWouldLoseData ? reason.code : .modelMismatch
+            var failure = SkerryError(code,
+                                      "The migration of \(description) to its current model (\(model.versionHash)) failed: \(reason.message) The store was left as it was.",
+                                      entityName: reason.entityName, key: reason.key, sqlite: reason.sqlite)
+            failure.objectIDs = reason.objectIDs
+            throw failure
+        }
+    }
+}

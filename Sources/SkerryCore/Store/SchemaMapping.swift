@@ -1,0 +1,145 @@
+/// How the rows and links of a store written with one schema reach another: which entity,
+/// attribute and relationship of the new version each element of the old one becomes, inferred
+/// as Core Data's lightweight migration infers its mapping model, and what cannot be inferred.
+///
+/// Elements are matched by renaming identifier and name: a new element whose renaming
+/// identifier names an old element (its name, or the old element's own renaming identifier)
+/// takes that one first; then elements that kept their name; then equal renaming identifiers.
+/// Each old element feeds at most one new element. Unmatched old elements are removed, unmatched
+/// new ones added.
+struct SchemaMapping {
+    /// A new entity and the old entity its rows come from.
+    struct EntityMapping {
+        let source: StoredSchema.Entity
+        let destination: EntityDescription
+        /// For each attribute of `destination`, by index, the old attribute it takes its values
+        /// from, or nil for a new attribute (which starts with its default value).
+        let attributes: [StoredSchema.Attribute?]
+        /// For each relationship of `destination`, by index, the old relationship (of `source`)
+        /// it takes its links from, or nil.
+        let relationships: [StoredSchema.Relationship?]
+    }
+
+    /// The new entities whose rows come from old ones.
+    var entities: [EntityMapping] = []
+    /// The new entities that start empty.
+    var newEntities: [EntityDescription] = []
+    /// The old entities the new version drops, with their rows.
+    var droppedEntities: [StoredSchema.Entity] = []
+    /// Changes that lightweight migration cannot infer, each a sentence.
+    var problems: [String] = []
+
+    /// The mapping of the new entity named `name`, if its rows come from an old one.
+    func mapping(ofDestination name: String) -> EntityMapping? {
+        entities.first { $0.destination.name == name }
+    }
+
+    /// The mapping whose rows come from the old entity named `name`.
+    func mapping(ofSource name: String) -> EntityMapping? {
+        entities.first { $0.source.name == name }
+    }
+
+    /// Infers the mapping from `source` (the schema a store records) to `destination` (the
+    /// entities the store holds in the new model).
+    /// - Parameters:
+    ///   - renamedAttributes: explicit renames, "Entity.newName" -> "oldName", that win over
+    ///     inference (a plan step's).
+    ///   - convertsValues: whether custom code converts values (a plan step's `transformRow`), so
+    ///     that a changed attribute type is not a problem.
+    init(from source: StoredSchema, to destination: [EntityDescription], renamedAttributes: [String: String] = [:],
+         convertsValues: Bool = false) {
+        let entityMatches = Self.match(destination.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                       source.entities.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                       explicit: [:])
+        var matchedSources = Set<String>()
+        for entity in destination {
+            guard let sourceName = entityMatches[entity.name], let old = source.entity(named: sourceName) else {
+                newEntities.append(entity)
+                continue
+            }
+            matchedSources.insert(sourceName)
+            var explicit: [String: String] = [:]
+            for (key, oldName) in renamedAttributes {
+                let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+                if parts.count == 2, parts[0] == entity.name { explicit[parts[1]] = oldName }
+            }
+            let attributeMatches = Self.match(entity.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                              old.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                              explicit: explicit)
+            let attributes = entity.attributes.map { attribute in attributeMatches[attribute.name].flatMap { old.attribute(named: $0) } }
+            for (attribute, oldAttribute) in zip(entity.attributes, attributes) {
+                guard let oldAttribute, !convertsValues, !Self.canConvert(oldAttribute.type, to: attribute.type) else { continue }
+                problems.append("attribute '\(entity.name).\(attribute.name)' changed type from \(oldAttribute.type) to \(attribute.type), which lightweight migration cannot infer")
+            }
+            let relationshipMatches = Self.match(entity.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                                 old.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                                 explicit: [:])
+            let relationships = entity.relationships.map { relationship in relationshipMatches[relationship.name].flatMap { old.relationship(named: $0) } }
+            entities.append(EntityMapping(source: old, destination: entity, attributes: attributes, relationships: relationships))
+        }
+        droppedEntities = source.entities.filter { !matchedSources.contains($0.name) }
+        // A relationship keeps its links only if its destination is the entity the old
+        // relationship's destination became.
+        for mapping in entities {
+            for (relationship, old) in zip(mapping.destination.relationships, mapping.relationships) {
+                guard let old else { continue }
+                let became = self.mapping(ofSource: old.destination)?.destination.name
+                if became != relationship.destinationEntityName {
+                    problems.append("relationship '\(mapping.destination.name).\(relationship.name)' points to '\(relationship.destinationEntityName)' and pointed to '\(old.destination)'\(became.map { ", which became '\($0)'" } ?? ", which was removed"), which lightweight migration cannot infer")
+                }
+            }
+        }
+    }
+
+    /// Whether values of `old` type carry over to `new` without custom code: the same type, or
+    /// numbers of another width (each value is checked to fit when copied).
+    static func canConvert(_ old: AttributeType, to new: AttributeType) -> Bool {
+        if old == new { return true }
+        if old.isInteger && new.isInteger { return true }
+        let floating: Set<AttributeType> = [.float, .double]
+        return floating.contains(old) && floating.contains(new)
+    }
+
+    /// An element to match: its name and renaming identifier.
+    struct Element {
+        let name: String
+        let renamingIdentifier: String?
+        var canonicalName: String { renamingIdentifier ?? name }
+    }
+
+    /// Matches new elements to old ones; returns new name -> old name.
+    ///
+    /// Pairs are taken best first, each element at most once: an explicit rename; a new element
+    /// whose renaming identifier is the old one's renaming identifier or name (same name first);
+    /// the same name; the same renaming identifier.
+    static func match(_ new: [Element], _ old: [Element], explicit: [String: String]) -> [String: String] {
+        var candidates: [(rank: Int, new: Int, old: Int)] = []
+        for (n, element) in new.enumerated() {
+            for (o, previous) in old.enumerated() {
+                let rank: Int
+                if explicit[element.name] == previous.name {
+                    rank = 0
+                } else if explicit[element.name] != nil {
+                    continue
+                } else if let identifier = element.renamingIdentifier, identifier == previous.canonicalName || identifier == previous.name {
+                    rank = element.name == previous.name ? 1 : (identifier == previous.canonicalName ? 2 : 3)
+                } else if element.name == previous.name {
+                    rank = 4
+                } else if element.canonicalName == previous.canonicalName {
+                    rank = 5
+                } else {
+                    continue
+                }
+                candidates.append((rank, n, o))
+            }
+        }
+        candidates.sort { ($0.rank, $0.new, $0.old) < ($1.rank, $1.new, $1.old) }
+        var result: [String: String] = [:]
+        var usedOld = Set<Int>()
+        for candidate in candidates where result[new[candidate.new].name] == nil && !usedOld.contains(candidate.old) {
+            result[new[candidate.new].name] = old[candidate.old].name
+            usedOld.insert(candidate.old)
+        }
+        return result
+    }
+}
