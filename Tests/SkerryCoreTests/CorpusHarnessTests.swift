@@ -289,13 +289,20 @@ struct CorpusHarness {
     }
 
     /// The element of `candidates` (names) that matches `name` of the source: within one version
-    /// by name; across versions by renaming identifier, preferring one that kept the name.
+    /// by name; across versions by Skerry's reading of Core Data's rule (SchemaMapping.match).
     static func matchProperty(_ name: String, of sourceEntity: String, in source: XcodeModelVersion, among candidates: [String],
-                      of destinationEntity: String, in destination: XcodeModelVersion) -> String? {
+                              of destinationEntity: String, in destination: XcodeModelVersion) -> String? {
         if source.url == destination.url { return candidates.contains(name) ? name : nil }
-        let id = identifier("\(sourceEntity).\(name)", in: source)
-        let matches = candidates.filter { identifier("\(destinationEntity).\($0)", in: destination) == id }
-        return matches.first { $0 == name } ?? matches.first
+        let sourceEntityDescription = source.model.entity(named: sourceEntity)
+        let destinationEntityDescription = destination.model.entity(named: destinationEntity)
+        func element(_ name: String, _ entity: EntityDescription?) -> SchemaMapping.Element {
+            SchemaMapping.Element(name: name, renamingIdentifier: entity?.attribute(named: name)?.renamingIdentifier
+                                  ?? entity?.relationship(named: name)?.renamingIdentifier)
+        }
+        let sourceNames = (sourceEntityDescription?.attributes.map(\.name) ?? []) + (sourceEntityDescription?.relationships.map(\.name) ?? [])
+        let matches = SchemaMapping.match(candidates.map { element($0, destinationEntityDescription) },
+                                          sourceNames.map { element($0, sourceEntityDescription) }, explicit: [:])
+        return matches.first { $0.value == name }?.key
     }
 
     /// What of `old` (written with `source`) is missing from or different in `new` (read with

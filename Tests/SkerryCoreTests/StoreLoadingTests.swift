@@ -614,8 +614,8 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
         var mentions: [String] {
             switch self {
             case .typeChanged: return ["Book.year", "integer32", "string"]
-            case .requiredWithoutDefault: return ["Book.subtitle", "no value"]
-            case .optionalToRequiredWithoutDefault: return ["Book.isbn", "no value"]
+            case .requiredWithoutDefault: return ["Book.subtitle", "no default value", "2 of the 2 rows", "new in this model"]
+            case .optionalToRequiredWithoutDefault: return ["Book.isbn", "no default value", "1 of the 2 rows", "was optional"]
             case .uniquenessViolatedByData: return ["UNIQUE"]
             }
         }

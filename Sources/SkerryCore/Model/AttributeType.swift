@@ -35,6 +35,14 @@ public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
         }
     }
 
+    /// Whether the type is a number: Boolean, an integer, Float, Double or Decimal.
+    var isNumber: Bool {
+        switch self {
+        case .boolean, .integer16, .integer32, .integer64, .float, .double, .decimal: return true
+        default: return false
+        }
+    }
+
     /// The range of values an integer attribute of this type can hold.
     var integerRange: ClosedRange<Int64> {
         switch self {

@@ -81,10 +81,27 @@ extension SQLiteStore {
         for entityMapping in mapping.entities {
             let entity = entityMapping.destination
             let extra = (destinationLayout.extraColumns[entity.name] ?? []).sorted()
-            for source in rows[entityMapping.source.name] ?? [] {
+            let sourceRows = rows[entityMapping.source.name] ?? []
+            if step.custom?.transformRow == nil {
+                try checkRequiredValues(entityMapping, rows: sourceRows, number: step.number)
+            }
+            for source in sourceRows {
                 var row = MigrationRow(primaryKey: source.row.primaryKey, values: [:])
                 for (attribute, old) in zip(entity.attributes, entityMapping.attributes) {
-                    row.values[attribute.name] = old.map { source.row.values[$0.name] ?? .null } ?? attribute.defaultValue
+                    guard let old else {
+                        row.values[attribute.name] = attribute.defaultValue
+                        continue
+                    }
+                    let value = source.row.values[old.name] ?? .null
+                    if let converted = SchemaMapping.convert(value, to: attribute.type) {
+                        row.values[attribute.name] = converted
+                    } else if step.custom?.transformRow != nil {
+                        row.values[attribute.name] = value        // the step's transformRow converts it
+                    } else {
+                        throw SkerryError(.migrationWouldLoseData,
+                                          "Step \(step.number): the value \(value) of '\(entityMapping.source.name).\(old.name)' in row \(source.row.primaryKey) does not fit '\(entity.name).\(attribute.name)', which is \(attribute.type) now (it was \(old.type)).",
+                                          entityName: entity.name, key: attribute.name)
+                    }
                 }
                 var computed: [String: AttributeValue] = [:]
                 for column in extra {
@@ -122,6 +139,21 @@ extension SQLiteStore {
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }
         try carryKeys(mapping, connection)
         try writeModelMetadata(model: step.model, entities: step.destination, connection)
+    }
+
+    /// Fails when a required attribute without a default value would be left empty in some rows:
+    /// new in this version, or optional before with rows that have no value (Core Data's
+    /// lightweight migration fails the same way).
+    private static func checkRequiredValues(_ mapping: SchemaMapping.EntityMapping, rows: [MigrationSourceRow], number: Int) throws {
+        for (attribute, old) in zip(mapping.destination.attributes, mapping.attributes)
+        where !attribute.isOptional && attribute.defaultValue.isNull && !rows.isEmpty {
+            let empty = rows.filter { row in old.map { (row.row.values[$0.name] ?? .null).isNull } ?? true }.count
+            guard empty > 0 else { continue }
+            let why = old == nil ? "it is new in this model" : "it was optional"
+            throw SkerryError(.missingRequiredValue,
+                              "Step \(number): '\(mapping.destination.name).\(attribute.name)' is required and has no default value, and \(empty) of the \(rows.count) rows of '\(mapping.source.name)' have no value for it (\(why)); Core Data's lightweight migration fails the same way. Give the attribute a default value, or migrate with a MigrationPlan step (or a mapping model) that sets it.",
+                              entityName: mapping.destination.name, key: attribute.name)
+        }
     }
 
     /// Whether the links of `relationship` are gathered and written from its side: each pair

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How the rows and links of a store written with one schema reach another: which entity,
 /// attribute and relationship of the new version each element of the old one becomes, inferred
 /// as Core Data's lightweight migration infers its mapping model, and what cannot be inferred.
@@ -92,12 +94,53 @@ struct SchemaMapping {
     }
 
     /// Whether values of `old` type carry over to `new` without custom code: the same type, or
-    /// numbers of another width (each value is checked to fit when copied).
+    /// one number type to another (Core Data's inferred mappings convert between its number
+    /// types: shipping apps widen integers and turn integers into decimals without a mapping
+    /// model). Each value is checked to fit when copied.
     static func canConvert(_ old: AttributeType, to new: AttributeType) -> Bool {
-        if old == new { return true }
-        if old.isInteger && new.isInteger { return true }
-        let floating: Set<AttributeType> = [.float, .double]
-        return floating.contains(old) && floating.contains(new)
+        old == new || (old.isNumber && new.isNumber)
+    }
+
+    /// `value` (of an attribute of type `old`) as a value of `new`, or nil when it does not fit
+    /// exactly (an integer out of range, a fraction into an integer, a number other than 0 or 1
+    /// into a Boolean).
+    static func convert(_ value: AttributeValue, to new: AttributeType) -> AttributeValue? {
+        if value.isNull || value.fits(new) { return value }
+        let exact: Decimal?
+        switch value {
+        case .bool(let flag): exact = flag ? 1 : 0
+        case .int(let number): exact = Decimal(number)
+        case .double(let number): exact = number.isFinite ? Decimal(string: "\(number)") : nil
+        case .decimal(let number): exact = number
+        default: return nil
+        }
+        guard let exact else { return nil }
+        switch new {
+        case .boolean:
+            return exact == 0 ? .bool(false) : (exact == 1 ? .bool(true) : nil)
+        case .integer16, .integer32, .integer64:
+            var rounded = Decimal(), copy = exact
+            NSDecimalRound(&rounded, &copy, 0, .plain)
+            guard rounded == exact, let number = Int64(exactly: NSDecimalNumber(decimal: exact).int64Value),
+                  Decimal(number) == exact, new.integerRange.contains(number) else { return nil }
+            return .int(number)
+        case .float, .double:
+            let number: Double
+            switch value {
+            case .int(let integer):
+                guard let double = Double(exactly: integer) else { return nil }
+                number = double
+            default:
+                number = NSDecimalNumber(decimal: exact).doubleValue
+                guard Decimal(string: "\(number)") == exact else { return nil }
+            }
+            if new == .float && Float(exactly: number) == nil { return nil }
+            return .double(number)
+        case .decimal:
+            return .decimal(exact)
+        default:
+            return nil
+        }
     }
 
     /// An element to match: its name and renaming identifier.
