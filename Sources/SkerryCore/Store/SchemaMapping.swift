@@ -80,16 +80,19 @@ struct SchemaMapping {
             entities.append(EntityMapping(source: old, destination: entity, attributes: attributes, relationships: relationships))
         }
         droppedEntities = source.entities.filter { !matchedSources.contains($0.name) }
-        // A relationship keeps its links only if its destination is the entity the old
-        // relationship's destination became.
-        for mapping in entities {
-            for (relationship, old) in zip(mapping.destination.relationships, mapping.relationships) {
+        // A relationship takes over the links of the old one it matched only if its destination
+        // is the entity the old destination became: otherwise the new model cannot hold those
+        // links (their objects are gone, or of an entity the relationship cannot point to), and
+        // the relationship starts empty, as a new one.
+        for (index, mapping) in entities.enumerated() {
+            var relationships = mapping.relationships
+            for (position, (relationship, old)) in zip(mapping.destination.relationships, mapping.relationships).enumerated() {
                 guard let old else { continue }
-                let became = self.mapping(ofSource: old.destination)?.destination.name
-                if became != relationship.destinationEntityName {
-                    problems.append("relationship '\(mapping.destination.name).\(relationship.name)' points to '\(relationship.destinationEntityName)' and pointed to '\(old.destination)'\(became.map { ", which became '\($0)'" } ?? ", which was removed"), which lightweight migration cannot infer")
-                }
+                let became = entities.first { $0.source.name == old.destination }?.destination.name
+                if became != relationship.destinationEntityName { relationships[position] = nil }
             }
+            entities[index] = EntityMapping(source: mapping.source, destination: mapping.destination,
+                                            attributes: mapping.attributes, relationships: relationships)
         }
     }
 
