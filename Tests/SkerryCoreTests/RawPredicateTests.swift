@@ -37,7 +37,7 @@ import Testing
             expectError(.invalidArgument) {
                 _ = try context.fetch(FetchRequest(entityName: "Book", predicate: .sql("title = ? AND year = ?", [.string("Dune")])))
             }
-            expectError(.sqlite) {
+            expectError(.invalidArgument) {
                 _ = try context.fetch(FetchRequest(entityName: "Book", predicate: .sql("no_such_column = 1", [])))
             }
             #expect(try context.count(for: FetchRequest(entityName: "Book")) == 2)

@@ -92,9 +92,9 @@ import Testing
         let context = stack.newBackgroundContext()
         context.performAndWait {
             expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("author.nope") == "x")) }
-            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Author", predicate: AttributeKey("books.title") == "x")) }
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Author", predicate: AttributeKey("books.nope") == "x")) }
             expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: RelationshipKey("author").count == 1)) }
-            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("author.name")])) }
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("books.title")])) }
         }
     }
 }

@@ -81,32 +81,47 @@ extension ObjectContext {
     private func fetchIncludingPendingChanges(_ request: FetchRequest, _ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
         let entity = query.entity
         let rows = try sourceRows(request, query, unlimited: true)
-        func matches(_ object: EntityObject) -> Bool {
-            query.predicate?.evaluate(ObjectSubject(object: object, context: self)) ?? true
-        }
-        var result: [EntityObject] = []
-        var included = Set<ObjectIdentifier>()
+        // Rows without pending changes matched in SQL; objects with changes, and unsaved ones, are
+        // matched in memory, all together.
+        var candidates: [EntityObject] = []
+        var unchecked: [Bool] = []
+        var seen = Set<ObjectIdentifier>()
         for row in rows {
             let object = register(row)
-            if object.isDeletedFlag || (object.committedValues != nil && !matches(object)) { continue }
-            result.append(object)
-            included.insert(ObjectIdentifier(object))
+            seen.insert(ObjectIdentifier(object))
+            if object.isDeletedFlag { continue }
+            candidates.append(object)
+            unchecked.append(object.committedValues == nil)
         }
-        for object in changedObjects where object.entity === entity && !object.isDeletedFlag
-            && !included.contains(ObjectIdentifier(object)) && matches(object) {
-            result.append(object)
+        for object in changedObjects where object.entity === entity && !object.isDeletedFlag && !seen.contains(ObjectIdentifier(object)) {
+            candidates.append(object)
+            unchecked.append(false)
         }
-        for object in insertedList where object.entity === entity && matches(object) {
-            result.append(object)
+        for object in insertedList where object.entity === entity {
+            candidates.append(object)
+            unchecked.append(false)
+        }
+        var keep = unchecked
+        if let predicate = query.predicate {
+            let toCheck = candidates.indices.filter { !unchecked[$0] }
+            let answers = try predicate.evaluate(toCheck.map { ObjectSubject(object: candidates[$0], context: self) })
+            for (index, answer) in zip(toCheck, answers) { keep[index] = answer }
+        } else {
+            keep = Array(repeating: true, count: candidates.count)
         }
         let sortKeys = query.sortKeys
-        result.sort { lhs, rhs in
+        var sortable: [(object: EntityObject, values: [AttributeValue])] = []
+        for (index, object) in candidates.enumerated() where keep[index] {
+            sortable.append((object, try sortKeys.sortValues(ObjectSubject(object: object, context: self))))
+        }
+        sortable.sort { lhs, rhs in
             let order = sortKeys.compare(lhs.values, rhs.values)
             if order != 0 { return order < 0 }
             // Ties in store order: saved objects by key, then unsaved ones in insertion order.
-            if lhs.objectID.isTemporary != rhs.objectID.isTemporary { return rhs.objectID.isTemporary }
-            return lhs.objectID.key < rhs.objectID.key
+            if lhs.object.objectID.isTemporary != rhs.object.objectID.isTemporary { return rhs.object.objectID.isTemporary }
+            return lhs.object.objectID.key < rhs.object.objectID.key
         }
+        let result = sortable.map(\.object)
         let start = min(query.offset, result.count)
         let end = query.limit > 0 ? start + min(query.limit, result.count - start) : result.count
         return Array(result[start..<end])

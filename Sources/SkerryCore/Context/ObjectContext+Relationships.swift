@@ -224,36 +224,39 @@ extension ObjectContext {
 }
 
 /// An object of a context as a predicate subject: relationships are followed (and loaded) as the
-/// predicate needs. An object or relationship that cannot be loaded counts as empty.
+/// predicate needs. An object or relationship that cannot be loaded is an error, thrown to the
+/// caller of the fetch (never taken for "no match").
 struct ObjectSubject: PredicateSubject {
     let object: EntityObject
     let context: ObjectContext
 
-    func value(_ key: ResolvedKey) -> AttributeValue {
+    var objectID: ObjectID { object.objectID }
+
+    func value(_ key: ResolvedKey) throws(SkerryError) -> AttributeValue {
         var current = object
         for hop in key.path {
-            guard case .toOne(let id?)? = try? context.relationshipValue(current, hop.index),
-                  let next = context.relatedObject(id) else { return .null }
-            if next.isFaultFlag { try? context.fulfillFault(next) }
-            guard !next.isFaultFlag else { return .null }
+            guard case .toOne(let id?) = try context.relationshipValue(current, hop.index),
+                  let next = context.relatedObject(id), !next.isDeletedFlag else { return .null }
             current = next
         }
-        if current.isFaultFlag { try? context.fulfillFault(current) }
-        return current.isFaultFlag ? .null : current.values[key.index]
+        if current.isFaultFlag { try context.fulfillFault(current) }
+        return current.values[key.index]
     }
 
-    func evaluateSQL(_ condition: String, _ values: [AttributeValue]) -> Bool {
-        if object.isFaultFlag { try? context.fulfillFault(object) }
-        guard !object.isFaultFlag, let store = try? context.coordinator.store(for: object.entity) else { return false }
-        return (try? store.evaluate(condition: condition, bindings: values, entity: object.entity, values: object.values)) ?? false
-    }
-
-    func members(_ relationship: ResolvedRelationship) -> [ObjectSubject] {
-        guard let ids = try? context.relationshipValue(object, relationship.index).objectIDs else { return [] }
-        return ids.compactMap { id in
-            guard let member = context.relatedObject(id), !member.isDeletedFlag else { return nil }
-            if member.isFaultFlag { try? context.fulfillFault(member) }
-            return member.isFaultFlag ? nil : ObjectSubject(object: member, context: context)
+    func related(_ relationship: ResolvedRelationship) throws(SkerryError) -> [ObjectSubject] {
+        var result: [ObjectSubject] = []
+        for id in try context.relationshipValue(object, relationship.index).objectIDs {
+            guard let member = context.relatedObject(id), !member.isDeletedFlag else { continue }
+            result.append(ObjectSubject(object: member, context: context))
         }
+        return result
+    }
+
+    static func evaluateSQL(_ condition: String, _ bindings: [AttributeValue], entity: EntityDescription,
+                            on subjects: [ObjectSubject]) throws(SkerryError) -> [Bool] {
+        guard let context = subjects.first?.context else { return [] }
+        for subject in subjects where subject.object.isFaultFlag { try context.fulfillFault(subject.object) }
+        return try context.coordinator.store(for: entity).evaluate(condition: condition, bindings: bindings, entity: entity,
+                                                                   rows: subjects.map(\.object.values))
     }
 }

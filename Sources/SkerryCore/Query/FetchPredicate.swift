@@ -1,3 +1,17 @@
+/// The aggregate functions of ``FetchPredicate/aggregate(_:keyPath:_:_:)``.
+public enum AggregateFunction: String, Sendable, Hashable {
+    /// The number of members (`@count`).
+    case count
+    /// The sum of the members' values (`@sum`).
+    case sum
+    /// The mean of the members' values (`@avg`).
+    case average = "avg"
+    /// The smallest of the members' values (`@min`).
+    case min
+    /// The largest of the members' values (`@max`).
+    case max
+}
+
 /// The comparison operators of a predicate.
 public enum ComparisonOperator: String, Sendable, Hashable {
     case equal = "=="
@@ -51,18 +65,59 @@ public indirect enum FetchPredicate: Sendable, Hashable {
     /// An SQL condition on the entity's columns (its attributes, by name), with a `?` for each of
     /// `values`, which are always bound as parameters, never spliced into the text. The escape hatch
     /// for what the other cases cannot say. For unsaved objects SQLite evaluates it over the
-    /// object's values, so the answer stays the store's; foreign-key columns are not available
-    /// there. Text with a `;` is refused.
+    /// objects' values (with the columns' types), so the answer stays the store's.
+    ///
+    /// The condition must be exactly one SQL expression that reads only the entity's attribute
+    /// columns: text that closes a parenthesis it did not open, holds a `;`, names parameters
+    /// other than `?`, or reads another table or column (checked by SQLite's authorizer) is
+    /// refused with ``SkerryError/Code/invalidArgument``. A trailing `--` comment is allowed.
     case sql(String, [AttributeValue])
+    /// `function` over the members of a to-many relationship, compared with `value` (Core Data's
+    /// `@count`, `@sum`, `@avg`, `@min`, `@max`). `keyPath` leads through the to-many
+    /// relationship (possibly after to-one ones) and, except for `.count`, on to an attribute of
+    /// the members: `.aggregate(.sum, keyPath: "books.pages", .greaterThan, 500)` is Core Data's
+    /// `books.@sum.pages > 500`. Members' nil values are skipped; `.sum` of no values is 0,
+    /// `.average`, `.min` and `.max` of none are nil (and compare false, except `== nil`).
+    case aggregate(AggregateFunction, keyPath: String, ComparisonOperator, AttributeValue)
+    /// The number of members of a to-many relationship for which `predicate` holds (keys in it
+    /// are the members'), compared with `count`: Core Data's
+    /// `SUBQUERY(relationship, $x, predicate).@count`.
+    case countMatching(relationship: String, FetchPredicate, ComparisonOperator, Int)
+    /// The object itself (`keyPath` empty, Core Data's `SELF`), or the object reached through
+    /// `keyPath`'s relationships, is one of `objectIDs`: `SELF == %@`, `author IN %@`,
+    /// `ANY books == %@`.
+    case isObject(keyPath: String, in: [ObjectID])
+    /// A predicate parsed from a format with `$VARIABLE`s, waiting for
+    /// ``withSubstitutionVariables(_:)``. A fetch with it throws
+    /// ``SkerryError/Code/invalidPredicateFormat``, naming the variables without values.
+    case unsubstituted(PredicateTemplate)
 
-    /// Both predicates hold.
+    /// How deeply predicates may nest (`NOT`, `ANY`, `ALL`, subqueries, parentheses, the steps of a
+    /// key path). Deeper predicates, parsed or built in code, are refused with
+    /// ``SkerryError/Code/invalidPredicateFormat`` or ``SkerryError/Code/invalidArgument``, so
+    /// that no input can exhaust the stack. `AND`s and `OR`s joined with `&&` and `||` do not
+    /// nest: `a && b && c` is one `.and` of three.
+    public static let maximumDepth = 100
+
+    /// Both predicates hold. Joins into an existing `.and` rather than nesting, so that a predicate
+    /// built in a loop stays flat.
     public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
-        .and([lhs, rhs])
+        switch (lhs, rhs) {
+        case (.and(let left), .and(let right)): return .and(left + right)
+        case (.and(let left), _): return .and(left + [rhs])
+        case (_, .and(let right)): return .and([lhs] + right)
+        default: return .and([lhs, rhs])
+        }
     }
 
-    /// Either predicate holds.
+    /// Either predicate holds. Joins into an existing `.or` rather than nesting.
     public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
-        .or([lhs, rhs])
+        switch (lhs, rhs) {
+        case (.or(let left), .or(let right)): return .or(left + right)
+        case (.or(let left), _): return .or(left + [rhs])
+        case (_, .or(let right)): return .or([lhs] + right)
+        default: return .or([lhs, rhs])
+        }
     }
 
     /// The predicate does not hold.

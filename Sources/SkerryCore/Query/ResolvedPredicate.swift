@@ -13,12 +13,15 @@ indirect enum ResolvedPredicate: Sendable {
     case and([ResolvedPredicate])
     case or([ResolvedPredicate])
     case not(ResolvedPredicate)
-    /// Some member of the relationship matches (the inner predicate is on the destination).
+    /// Some object related through the relationship (to-one or to-many) matches the inner
+    /// predicate, which is on the destination.
     case any(ResolvedRelationship, ResolvedPredicate)
-    /// Every member matches.
+    /// Every related object matches (true when there is none).
     case all(ResolvedRelationship, ResolvedPredicate)
-    /// The member count compared with a number.
-    case count(ResolvedRelationship, ComparisonOperator, Int)
+    /// An aggregate of a to-many relationship's members compared with a value.
+    case aggregate(ResolvedAggregate, ComparisonOperator, AttributeValue)
+    /// The object is one of these (IDs of other entities never match).
+    case isObject([ObjectID])
     /// A raw SQL condition on `entity`'s columns, with its bound values.
     case sql(String, [AttributeValue], EntityDescription)
 }
@@ -28,6 +31,7 @@ struct ResolvedRelationship: Sendable {
     let index: Int
     let storage: RelationshipStorage
     let destination: EntityDescription
+    let isToMany: Bool
 }
 
 /// An attribute, reached through `path` (to-one relationships, first step first) from the
@@ -38,6 +42,17 @@ struct ResolvedKey: Sendable {
     var path: [ResolvedRelationship] = []
 }
 
+/// `function` over the members of `collection` (a to-many relationship reached through the
+/// to-one relationships of `path`): of `key`'s values, or for `.count` of the members matching
+/// `filter` (all when nil).
+struct ResolvedAggregate: Sendable {
+    let path: [ResolvedRelationship]
+    let collection: ResolvedRelationship
+    let function: AggregateFunction
+    let key: ResolvedKey?
+    let filter: ResolvedPredicate?
+}
+
 /// A ``SortKey`` resolved against an entity.
 struct ResolvedSortKey: Sendable {
     let key: ResolvedKey
@@ -46,75 +61,135 @@ struct ResolvedSortKey: Sendable {
 
 extension FetchPredicate {
     /// Resolves the predicate against `entity` of `model`.
-    /// - Throws: ``SkerryError/Code/unknownAttribute`` for a key or relationship the entity lacks
-    ///   (or a path through a to-many relationship), ``SkerryError/Code/wrongValueType`` for a value
-    ///   that cannot be compared with the attribute.
+    /// - Throws: ``SkerryError/Code/unknownAttribute`` for a key or relationship the entity lacks,
+    ///   ``SkerryError/Code/wrongValueType`` for a value that cannot be compared with the
+    ///   attribute, ``SkerryError/Code/invalidArgument`` for a predicate nested deeper than
+    ///   ``FetchPredicate/maximumDepth``, ``SkerryError/Code/invalidPredicateFormat`` for
+    ///   variables without values.
     func resolved(for entity: EntityDescription, in model: ObjectModel) throws(SkerryError) -> ResolvedPredicate {
+        try resolved(for: entity, in: model, depth: 0)
+    }
+
+    func resolved(for entity: EntityDescription, in model: ObjectModel, depth: Int) throws(SkerryError) -> ResolvedPredicate {
+        guard depth <= Self.maximumDepth else { throw Self.tooDeep() }
         switch self {
         case .constant(let value):
             return .constant(value)
         case .comparison(let key, let op, let value):
-            let resolved = try entity.resolveKey(key, in: model)
-            try resolved.checkComparable(value, entity: entity)
-            return .comparison(resolved, op, value)
-        case .isIn(let key, let values):
-            let resolved = try entity.resolveKey(key, in: model)
-            for value in values { try resolved.checkComparable(value, entity: entity) }
-            return .isIn(resolved, values)
-        case .between(let key, let lower, let upper):
-            let resolved = try entity.resolveKey(key, in: model)
-            try resolved.checkComparable(lower, entity: entity)
-            try resolved.checkComparable(upper, entity: entity)
-            return .between(resolved, lower, upper)
-        case .string(let key, let op, let pattern, let options):
-            let resolved = try entity.resolveKey(key, in: model)
-            guard resolved.attribute.type == .string || resolved.attribute.type == .url else {
-                throw SkerryError(.wrongValueType,
-                                  "String operators need a string or URL attribute; '\(entity.name).\(key)' is \(resolved.attribute.type).",
-                                  entityName: entity.name, key: key)
+            if value.isNull, op == .equal || op == .notEqual, let hops = try entity.relationshipPath(key, in: model, depth: depth) {
+                // `author == nil`: no related object.
+                let exists = ResolvedPredicate.nested(hops, .constant(true), all: false)
+                return op == .equal ? .not(exists) : exists
             }
-            return .string(resolved, op, pattern, options)
+            return try entity.resolveLeaf(key, in: model, depth: depth) { resolved throws(SkerryError) in
+                try resolved.checkComparable(value, entity: entity)
+                return .comparison(resolved, op, value)
+            }
+        case .isIn(let key, let values):
+            return try entity.resolveLeaf(key, in: model, depth: depth) { resolved throws(SkerryError) in
+                for value in values { try resolved.checkComparable(value, entity: entity) }
+                return .isIn(resolved, values)
+            }
+        case .between(let key, let lower, let upper):
+            return try entity.resolveLeaf(key, in: model, depth: depth) { resolved throws(SkerryError) in
+                try resolved.checkComparable(lower, entity: entity)
+                try resolved.checkComparable(upper, entity: entity)
+                return .between(resolved, lower, upper)
+            }
+        case .string(let key, let op, let pattern, let options):
+            try StringMatching.checkPattern(pattern, op, options)
+            return try entity.resolveLeaf(key, in: model, depth: depth) { resolved throws(SkerryError) in
+                guard resolved.attribute.type == .string || resolved.attribute.type == .url else {
+                    throw SkerryError(.wrongValueType,
+                                      "String operators need a string or URL attribute; '\(entity.name).\(key)' is \(resolved.attribute.type).",
+                                      entityName: entity.name, key: key)
+                }
+                return .string(resolved, op, pattern, options)
+            }
         case .and(let predicates):
             var resolved: [ResolvedPredicate] = []
-            for predicate in predicates { resolved.append(try predicate.resolved(for: entity, in: model)) }
+            for predicate in predicates { resolved.append(try predicate.resolved(for: entity, in: model, depth: depth + 1)) }
             return .and(resolved)
         case .or(let predicates):
             var resolved: [ResolvedPredicate] = []
-            for predicate in predicates { resolved.append(try predicate.resolved(for: entity, in: model)) }
+            for predicate in predicates { resolved.append(try predicate.resolved(for: entity, in: model, depth: depth + 1)) }
             return .or(resolved)
         case .not(let predicate):
-            return .not(try predicate.resolved(for: entity, in: model))
-        case .any(let name, let predicate):
-            let relationship = try entity.resolveToMany(name, in: model)
-            return .any(relationship, try predicate.resolved(for: relationship.destination, in: model))
-        case .all(let name, let predicate):
-            let relationship = try entity.resolveToMany(name, in: model)
-            return .all(relationship, try predicate.resolved(for: relationship.destination, in: model))
-        case .count(let name, let op, let value):
-            return .count(try entity.resolveToMany(name, in: model), op, value)
+            return .not(try predicate.resolved(for: entity, in: model, depth: depth + 1))
+        case .any(let path, let predicate), .all(let path, let predicate):
+            guard let hops = try entity.relationshipPath(path, in: model, depth: depth) else {
+                throw SkerryError(.unknownAttribute, "'\(path)' is not a relationship key path of '\(entity.name)'.", entityName: entity.name, key: path)
+            }
+            let inner = try predicate.resolved(for: hops.last?.destination ?? entity, in: model, depth: depth + hops.count + 1)
+            if case .all = self { return .nested(hops, inner, all: true) }
+            return .nested(hops, inner, all: false)
+        case .count(let path, let op, let value):
+            let aggregate = try entity.resolveAggregate(.count, path, filter: nil, in: model, depth: depth)
+            return .aggregate(aggregate, op, .int(Int64(value)))
+        case .aggregate(let function, let path, let op, let value):
+            let aggregate = try entity.resolveAggregate(function, path, filter: nil, in: model, depth: depth)
+            try aggregate.checkComparable(value, entity: entity, path: path)
+            return .aggregate(aggregate, op, value)
+        case .countMatching(let path, let predicate, let op, let value):
+            let aggregate = try entity.resolveAggregate(.count, path, filter: predicate, in: model, depth: depth)
+            return .aggregate(aggregate, op, .int(Int64(value)))
+        case .isObject(let path, let ids):
+            // IDs of other entities can never match; the SQL compares primary keys only.
+            if path.isEmpty { return .isObject(ids.filter { $0.entityName == entity.name }) }
+            guard let hops = try entity.relationshipPath(path, in: model, depth: depth) else {
+                throw SkerryError(.unknownAttribute, "'\(path)' is not a relationship key path of '\(entity.name)'.", entityName: entity.name, key: path)
+            }
+            let destination = hops.last?.destination.name
+            return .nested(hops, .isObject(ids.filter { $0.entityName == destination }), all: false)
+        case .unsubstituted(let template):
+            throw SkerryError(.invalidPredicateFormat,
+                              "The predicate \"\(template.format)\" has variables without values (\(template.variableNames.map { "$" + $0 }.joined(separator: ", "))); call withSubstitutionVariables first.",
+                              entityName: entity.name)
         case .sql(let condition, let values):
-            guard !condition.contains(";") else {
-                throw SkerryError(.invalidArgument, "A raw SQL condition may not contain ';'.", entityName: entity.name)
-            }
-            let placeholders = condition.filter { $0 == "?" }.count
-            guard placeholders == values.count else {
-                throw SkerryError(.invalidArgument, "The raw SQL condition has \(placeholders) '?' for \(values.count) value(s).", entityName: entity.name)
-            }
             for value in values where value.isNaN {
                 throw SkerryError(.wrongValueType, "A raw SQL condition cannot compare with NaN.", entityName: entity.name)
             }
+            // The text itself (one expression, its placeholders, what it reads) is checked by the
+            // store, which can ask SQLite.
             return .sql(condition, values, entity)
         }
     }
 }
 
-extension SortKey {
-    func resolved(for entity: EntityDescription, in model: ObjectModel) throws(SkerryError) -> ResolvedSortKey {
-        guard !key.contains(".") else {
-            throw SkerryError(.unknownAttribute, "Sorting on a key path through relationships ('\(key)') is not supported; sort on an attribute of '\(entity.name)'.",
-                              entityName: entity.name, key: key)
+extension ResolvedPredicate {
+    /// `inner` for the objects reached through `hops`, first hop outermost: some of them (`any`)
+    /// or all of them.
+    static func nested(_ hops: [ResolvedRelationship], _ inner: ResolvedPredicate, all: Bool) -> ResolvedPredicate {
+        var result = inner
+        for hop in hops.reversed() { result = all ? .all(hop, result) : .any(hop, result) }
+        return result
+    }
+}
+
+extension ResolvedAggregate {
+    /// Checks the value an aggregate is compared with.
+    func checkComparable(_ value: AttributeValue, entity: EntityDescription, path: String) throws(SkerryError) {
+        if value.isNaN {
+            throw SkerryError(.wrongValueType, "Cannot compare '\(path)' with NaN.", entityName: entity.name, key: path)
         }
-        return ResolvedSortKey(key: try entity.resolveKey(key, in: model), ascending: ascending)
+        guard let key, function == .min || function == .max else {
+            switch value {
+            case .null, .int, .double, .decimal: return
+            default:
+                throw SkerryError(.wrongValueType, "Cannot compare '@\(function.rawValue)' of '\(path)' with a \(value.kindName) value.",
+                                  entityName: entity.name, key: path)
+            }
+        }
+        try key.checkComparable(value, entity: collection.destination)
+    }
+}
+
+extension SortKey {
+    /// Resolves the sort key: an attribute, or a key path through to-one relationships
+    /// (`author.name`), whose objects without a related object sort as nil.
+    func resolved(for entity: EntityDescription, in model: ObjectModel) throws(SkerryError) -> ResolvedSortKey {
+        let resolved = try entity.resolveKey(key, in: model)
+        return ResolvedSortKey(key: resolved, ascending: ascending)
     }
 }
 
@@ -124,11 +199,12 @@ extension EntityDescription {
         var entity = self
         var path: [ResolvedRelationship] = []
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= FetchPredicate.maximumDepth else { throw FetchPredicate.tooDeep() }
         for step in parts.dropLast() {
             let relationship = try entity.resolveRelationship(step, in: model)
-            guard !entity.relationships[relationship.index].isToMany else {
+            guard !relationship.isToMany else {
                 throw SkerryError(.unknownAttribute,
-                                  "'\(step)' in '\(name)' is a to-many relationship of '\(entity.name)'; use RelationshipKey(\"\(step)\").any/all/count.",
+                                  "'\(step)' in '\(name)' is a to-many relationship of '\(entity.name)'; sort keys and values go through to-one relationships only.",
                                   entityName: entity.name, key: name)
             }
             path.append(relationship)
@@ -138,25 +214,96 @@ extension EntityDescription {
         return ResolvedKey(index: index, attribute: entity.attributes[index], path: path)
     }
 
+    /// Resolves a condition on the attribute at the end of key path `name`. Steps through to-many
+    /// relationships make it hold when it holds for some related object (Core Data's implicit
+    /// ANY): those steps, and the to-one steps before the last of them, become `.any`s around
+    /// `make`'s predicate; the to-one steps after it stay in the key.
+    func resolveLeaf(_ name: String, in model: ObjectModel, depth: Int,
+                     _ make: (ResolvedKey) throws(SkerryError) -> ResolvedPredicate) throws(SkerryError) -> ResolvedPredicate {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard depth + parts.count <= FetchPredicate.maximumDepth else { throw FetchPredicate.tooDeep() }
+        var entity = self
+        var hops: [ResolvedRelationship] = []
+        for step in parts.dropLast() {
+            let relationship = try entity.resolveRelationship(step, in: model)
+            hops.append(relationship)
+            entity = relationship.destination
+        }
+        let index = try entity.requireAttributeIndex(parts.last ?? name)
+        let split = (hops.lastIndex { $0.isToMany }).map { $0 + 1 } ?? 0
+        let key = ResolvedKey(index: index, attribute: entity.attributes[index], path: Array(hops[split...]))
+        return .nested(Array(hops[..<split]), try make(key), all: false)
+    }
+
+    /// The relationships of key path `name` when every step is a relationship; nil when its last
+    /// step is not one (an attribute, or a name the entity lacks).
+    func relationshipPath(_ name: String, in model: ObjectModel, depth: Int) throws(SkerryError) -> [ResolvedRelationship]? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard depth + parts.count <= FetchPredicate.maximumDepth else { throw FetchPredicate.tooDeep() }
+        var entity = self
+        var hops: [ResolvedRelationship] = []
+        for (position, step) in parts.enumerated() {
+            if position == parts.count - 1, entity.relationshipIndex(named: step) == nil { return nil }
+            let relationship = try entity.resolveRelationship(step, in: model)
+            hops.append(relationship)
+            entity = relationship.destination
+        }
+        return hops
+    }
+
+    /// Resolves an aggregate's key path: to-one steps, one to-many step (the collection), then for
+    /// functions other than count the to-one steps to an attribute of the members.
+    func resolveAggregate(_ function: AggregateFunction, _ name: String, filter: FetchPredicate?,
+                          in model: ObjectModel, depth: Int) throws(SkerryError) -> ResolvedAggregate {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard depth + parts.count <= FetchPredicate.maximumDepth else { throw FetchPredicate.tooDeep() }
+        var entity = self
+        var prefix: [ResolvedRelationship] = []
+        var position = 0
+        while position < parts.count {
+            let relationship = try entity.resolveRelationship(parts[position], in: model)
+            position += 1
+            entity = relationship.destination
+            if relationship.isToMany {
+                var key: ResolvedKey?
+                let rest = parts[position...].joined(separator: ".")
+                if function == .count {
+                    guard rest.isEmpty else {
+                        throw SkerryError(.unknownAttribute, "@count takes a key path that ends in a to-many relationship; '\(name)' goes on past '\(relationship.destination.name)'.",
+                                          entityName: self.name, key: name)
+                    }
+                } else {
+                    guard !rest.isEmpty else {
+                        throw SkerryError(.unknownAttribute, "@\(function.rawValue) needs an attribute of the members after the to-many relationship in '\(name)'.",
+                                          entityName: self.name, key: name)
+                    }
+                    let resolved = try entity.resolveKey(rest, in: model)
+                    let numeric = resolved.attribute.type.isInteger || resolved.attribute.type == .decimal
+                        || resolved.attribute.type == .float || resolved.attribute.type == .double
+                    let ordered = numeric || resolved.attribute.type == .date
+                    guard function == .min || function == .max ? ordered : numeric else {
+                        throw SkerryError(.wrongValueType, "@\(function.rawValue) of '\(name)' needs a numeric\(function == .min || function == .max ? " or date" : "") attribute; it is \(resolved.attribute.type).",
+                                          entityName: self.name, key: name)
+                    }
+                    key = resolved
+                }
+                let resolvedFilter = try filter?.resolved(for: entity, in: model, depth: depth + parts.count + 1)
+                return ResolvedAggregate(path: prefix, collection: relationship, function: function, key: key, filter: resolvedFilter)
+            }
+            prefix.append(relationship)
+        }
+        throw SkerryError(.unknownAttribute, "'\(name)' of '\(self.name)' does not go through a to-many relationship, which @\(function.rawValue) and SUBQUERY need.",
+                          entityName: self.name, key: name)
+    }
+
     /// Resolves a relationship of this entity.
     func resolveRelationship(_ name: String, in model: ObjectModel) throws(SkerryError) -> ResolvedRelationship {
         let index = try requireRelationshipIndex(name)
         guard let destination = model.entity(named: relationships[index].destinationEntityName) else {
             throw SkerryError(.unknownEntity, "The destination of '\(self.name).\(name)' is not in the model.", entityName: self.name, key: name)
         }
-        return ResolvedRelationship(index: index, storage: model.relationships(of: self).storage[index], destination: destination)
-    }
-
-    /// Resolves a to-many relationship (possibly at the end of a key path through to-one ones is
-    /// not supported: it must be this entity's own).
-    func resolveToMany(_ name: String, in model: ObjectModel) throws(SkerryError) -> ResolvedRelationship {
-        let relationship = try resolveRelationship(name, in: model)
-        guard relationships[relationship.index].isToMany else {
-            throw SkerryError(.unknownAttribute,
-                              "'\(self.name).\(name)' is a to-one relationship; compare its attributes with a key path (\"\(name).attribute\").",
-                              entityName: self.name, key: name)
-        }
-        return relationship
+        return ResolvedRelationship(index: index, storage: model.relationships(of: self).storage[index], destination: destination,
+                                    isToMany: relationships[index].isToMany)
     }
 }
 

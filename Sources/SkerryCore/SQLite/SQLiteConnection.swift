@@ -15,6 +15,9 @@ final class SQLiteConnection {
     /// Beyond this many cached statements the cache is emptied, so that statements built for
     /// one-off SQL (an `IN` list of an unusual length) cannot grow it without bound.
     private static let statementCacheLimit = 256
+    /// Raw SQL conditions already checked on this connection (entity name, NUL, text), with their
+    /// number of parameters; see `SQLiteStore.checkRawConditions`.
+    var checkedConditions: [String: Int] = [:]
 
     /// Opens a connection.
     /// - Parameters:

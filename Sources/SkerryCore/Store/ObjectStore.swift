@@ -110,10 +110,12 @@ protocol ObjectStore: AnyObject, Sendable {
     ///   the one expected and every insert that collides with a uniqueness constraint (the write is
     ///   rolled back); ``SkerryError`` for anything else.
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T)
-    /// The value of a raw SQL condition on one row's attribute values, computed by the database
-    /// (so that a raw predicate answers the same for unsaved objects as for rows).
+    /// The value of a raw SQL condition on each of `rows` (attribute values of `entity`), computed
+    /// by the database as on stored rows, columns' types included, so that a raw predicate answers
+    /// the same for unsaved objects as for rows. One statement for all the rows (or a few, for
+    /// very many).
     func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
-                  values: [AttributeValue]) throws(SkerryError) -> Bool
+                  rows: [[AttributeValue]]) throws(SkerryError) -> [Bool]
     /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
     /// and returns their primary keys.
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64]

@@ -139,14 +139,57 @@ enum SQLBuilder {
                 append(inner, alias: member, to: &sql)
                 sql.text += "), 0))"
             case .sql(let condition, let values, _):
-                sql.text += "(\(condition))"
+                // On lines of its own, so that a trailing `--` comment ends with its line.
+                sql.text += "(\n\(condition)\n)"
                 sql.bindings += values
-            case .count(let relationship, let op, let value):
-                let member = newAlias()
-                let sqlOperator = op == .equal ? "=" : (op == .notEqual ? "<>" : op.rawValue)
-                sql.text += "(SELECT count(*) FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member))) \(sqlOperator) ?"
-                sql.bindings.append(.int(Int64(value)))
+            case .aggregate(let aggregate, let op, let value):
+                appendAggregate(aggregate, alias: alias, to: &sql)
+                let sqlOperator: String
+                switch op {
+                case .equal: sqlOperator = value.isNull ? "IS" : "="
+                case .notEqual: sqlOperator = value.isNull ? "IS NOT" : "<>"
+                default: sqlOperator = op.rawValue
+                }
+                sql.text += " \(sqlOperator) ?"
+                sql.bindings.append(aggregate.key.map { operand(value, for: $0) } ?? value)
+            case .isObject(let ids):
+                let keys = ids.filter { !$0.isTemporary }.map(\.key)
+                guard !keys.isEmpty else { sql.text += "0"; return }
+                sql.text += "\(alias).\(quote(primaryKeyColumn)) IN (" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
+                sql.bindings += keys.map { .int($0) }
             }
+        }
+
+        /// The value of an aggregate for the row of `alias`: a scalar subquery over the members
+        /// (NULL when a to-one step before the collection is empty).
+        private mutating func appendAggregate(_ aggregate: ResolvedAggregate, alias: String, to sql: inout BoundSQL) {
+            if let hop = aggregate.path.first {
+                let next = newAlias()
+                let rest = ResolvedAggregate(path: Array(aggregate.path.dropFirst()), collection: aggregate.collection,
+                                             function: aggregate.function, key: aggregate.key, filter: aggregate.filter)
+                sql.text += "(SELECT "
+                appendAggregate(rest, alias: next, to: &sql)
+                sql.text += " FROM \(quote(hop.destination.name)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
+                return
+            }
+            let member = newAlias()
+            let value = aggregate.key.map { valueExpression($0, alias: member) } ?? "*"
+            let expression: String
+            switch aggregate.function {
+            case .count: expression = "count(*)"
+            case .sum: expression = "coalesce(sum(\(value)), 0)"
+            case .average: expression = "avg(\(value))"
+            case .min: expression = "min(\(value))"
+            case .max: expression = "max(\(value))"
+            }
+            let collection = aggregate.collection
+            sql.text += "(SELECT \(expression) FROM \(quote(collection.destination.name)) AS \(member) WHERE \(join(collection, from: alias, to: member))"
+            if let filter = aggregate.filter {
+                sql.text += " AND coalesce(("
+                append(filter, alias: member, to: &sql)
+                sql.text += "), 0)"
+            }
+            sql.text += ")"
         }
 
         private mutating func appendJoined(_ predicates: [ResolvedPredicate], separator: String, empty: String,

@@ -245,7 +245,8 @@ extension SQLiteStore {
         let delete = SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(entity.name))",
                                       StoreQuery(entity: entity, predicate: predicate, sortKeys: []), ordered: false)
         return try writeConnection(entity) { connection in
-            try connection.writeTransaction {
+            try checkRawConditions(predicate, connection)
+            return try connection.writeTransaction {
                 try connection.cachedStatement(delete.text).run(delete.bindings)
                 return connection.changes
             }
@@ -258,7 +259,8 @@ extension SQLiteStore {
         let select = SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(entity.name))", query, ordered: false)
         let delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", query, ordered: false)
         return try writeConnection(entity) { connection in
-            try connection.writeTransaction {
+            try checkRawConditions(predicate, connection)
+            return try connection.writeTransaction {
                 let statement = try connection.cachedStatement(select.text)
                 try statement.bind(select.bindings)
                 var keys: [Int64] = []

@@ -150,6 +150,7 @@ final class SQLiteStore: ObjectStore {
         let sql = SQLBuilder.query(selectRows(query.entity), query)
         let foreignKeyCount = model.relationships(of: query.entity).foreignKeyIndexes.count
         return try read(query.entity) { connection in
+            try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var rows: [RowSnapshot] = []
@@ -171,15 +172,6 @@ final class SQLiteStore: ObjectStore {
                 rows.append(try decodeRow(statement, entity))
             }
             return rows
-        }
-    }
-
-    func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
-                  values: [AttributeValue]) throws(SkerryError) -> Bool {
-        let columns = entity.attributes.map { "? AS \(SQLBuilder.quote($0.name))" }.joined(separator: ", ")
-        let sql = "SELECT coalesce((\(condition)), 0) FROM (SELECT \(columns.isEmpty ? "1" : columns))"
-        return try read(entity) { connection in
-            try connection.scalarInt64(sql, bindings + values) ?? 0 != 0
         }
     }
 
@@ -211,6 +203,7 @@ final class SQLiteStore: ObjectStore {
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
         let sql = SQLBuilder.query(head, query)
         return try read(query.entity) { connection in
+            try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var keys: [Int64] = []
@@ -223,7 +216,8 @@ final class SQLiteStore: ObjectStore {
         let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, ordered: false)
         let text = "SELECT count(*) FROM (\(inner.text))"
         return try read(query.entity) { connection in
-            Int(try connection.scalarInt64(text, inner.bindings) ?? 0)
+            try checkRawConditions(query.predicate, connection)
+            return Int(try connection.scalarInt64(text, inner.bindings) ?? 0)
         }
     }
 
@@ -234,6 +228,7 @@ final class SQLiteStore: ObjectStore {
             + " FROM \(SQLBuilder.quote(entity.name))"
         let sql = SQLBuilder.query(head, query)
         return try read(entity) { connection in
+            try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var rows: [[AttributeValue]] = []

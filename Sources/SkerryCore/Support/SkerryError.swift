@@ -49,6 +49,9 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         /// (for example several related objects where the new model keeps one); nothing was
         /// changed. The message names the entity or relationship and the counts.
         public static let migrationWouldLoseData = Code(rawValue: 18)
+        /// A predicate format string is malformed, uses what Skerry does not support, or its
+        /// arguments or variables do not fit; ``SkerryError/predicateSyntax`` says where.
+        public static let invalidPredicateFormat = Code(rawValue: 17)
 
         public var description: String {
             switch self {
@@ -69,6 +72,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .undecodableValue: return "undecodableValue"
             case .relationshipViolation: return "relationshipViolation"
             case .migrationWouldLoseData: return "migrationWouldLoseData"
+            case .invalidPredicateFormat: return "invalidPredicateFormat"
             default: return "code \(rawValue)"
             }
         }
@@ -91,6 +95,8 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     /// For ``Code/mergeConflict`` and ``Code/constraintViolation`` raised by a save: every
     /// conflict, with the object's, the cached and the stored values.
     public var conflicts: [SaveConflict] = []
+    /// For ``Code/invalidPredicateFormat`` found in the text: where, what was expected, what was found.
+    public var predicateSyntax: PredicateSyntaxError?
 
     /// Creates an error.
     /// - Parameters:
