@@ -124,20 +124,24 @@ enum SQLBuilder {
                 appendJoined(predicates, separator: " AND ", empty: "1", alias: alias, to: &sql)
             case .or(let predicates):
                 appendJoined(predicates, separator: " OR ", empty: "0", alias: alias, to: &sql)
-            case .not(let inner):
-                sql.text += "NOT coalesce(("
+            case .not(.not(let inner)):
+                // NOT NOT x is x where the answer is used: NULL counts as false either way. Keeps
+                // the SQL shallow (SQLite's parser has a fixed stack).
                 append(inner, alias: alias, to: &sql)
-                sql.text += "), 0)"
+            case .not(let inner):
+                sql.text += "NOT coalesce("
+                append(inner, alias: alias, to: &sql)
+                sql.text += ", 0)"
             case .any(let relationship, let inner):
                 let member = newAlias()
-                sql.text += "EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND ("
+                sql.text += "EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND "
                 append(inner, alias: member, to: &sql)
-                sql.text += "))"
+                sql.text += ")"
             case .all(let relationship, let inner):
                 let member = newAlias()
-                sql.text += "NOT EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce(("
+                sql.text += "NOT EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce("
                 append(inner, alias: member, to: &sql)
-                sql.text += "), 0))"
+                sql.text += ", 0))"
             case .sql(let condition, let values, _):
                 // On lines of its own, so that a trailing `--` comment ends with its line.
                 sql.text += "(\n\(condition)\n)"
@@ -185,21 +189,33 @@ enum SQLBuilder {
             let collection = aggregate.collection
             sql.text += "(SELECT \(expression) FROM \(quote(collection.destination.name)) AS \(member) WHERE \(join(collection, from: alias, to: member))"
             if let filter = aggregate.filter {
-                sql.text += " AND coalesce(("
+                sql.text += " AND coalesce("
                 append(filter, alias: member, to: &sql)
-                sql.text += "), 0)"
+                sql.text += ", 0)"
             }
             sql.text += ")"
         }
 
+        /// `AND`/`OR` of the predicates, grouped in a balanced tree of parentheses: SQLite limits an
+        /// expression's depth (1,000), and a flat chain of a thousand terms is a thousand deep.
         private mutating func appendJoined(_ predicates: [ResolvedPredicate], separator: String, empty: String,
                                            alias: String, to sql: inout BoundSQL) {
             guard !predicates.isEmpty else { sql.text += empty; return }
-            sql.text += "("
-            for (offset, predicate) in predicates.enumerated() {
-                if offset > 0 { sql.text += separator }
-                append(predicate, alias: alias, to: &sql)
+            appendBalanced(predicates[...], separator: separator, alias: alias, to: &sql)
+        }
+
+        private mutating func appendBalanced(_ predicates: ArraySlice<ResolvedPredicate>, separator: String,
+                                             alias: String, to sql: inout BoundSQL) {
+            guard predicates.count > 1 else {
+                // Every predicate compiles to an expression that binds tighter than AND and OR.
+                append(predicates[predicates.startIndex], alias: alias, to: &sql)
+                return
             }
+            let middle = predicates.startIndex + predicates.count / 2
+            sql.text += "("
+            appendBalanced(predicates[..<middle], separator: separator, alias: alias, to: &sql)
+            sql.text += separator
+            appendBalanced(predicates[middle...], separator: separator, alias: alias, to: &sql)
             sql.text += ")"
         }
     }
