@@ -464,7 +464,7 @@ private struct Library {
             try context.insert(Book(title: "Dune", year: 1965, genre: .fiction))
             try context.insert(Book(title: "Leaves of Grass", year: 1855, genre: .poetry))
             try context.insert(Book(title: "Solaris", year: 1961))
-            return try context.fetch(Book.all.where(raw: "year < ? AND genre <> ?", 1962, Genre.poetry).sort(\Book.title), \Book.title)
+            return try context.fetch(Book.all.where(sql: "year < ? AND genre <> ?", 1962, Genre.poetry).sort(\Book.title), \Book.title)
         }
         #expect(titles == ["Solaris"])
     }

@@ -33,6 +33,63 @@ public struct Predicate: @unchecked Sendable {
     }
 }
 
+extension Predicate: ExpressibleByStringLiteral {
+    /// A predicate in Core Data's format language, as Sworm writes raw predicates:
+    ///
+    /// ```swift
+    /// Book.all.where(\Book.year > 1960 && !"tags.@count == 0")
+    /// ```
+    ///
+    /// The string is parsed at once; a malformed one makes the fetch that uses the predicate throw
+    /// ``SkerryCore/SkerryError/Code/invalidPredicateFormat``. See
+    /// ``SkerryCore/FetchPredicate/init(format:_:)`` for the language.
+    public init(stringLiteral format: String) {
+        self.init(format: format)
+    }
+
+    /// A predicate in Core Data's format language with its arguments (`%@`, `%K`, `%d`…): values
+    /// of the model's attribute types (enums and other ``SupportedAttributeType``s included),
+    /// ``ManagedObject``s and object IDs, nil, or arrays of these.
+    public init(format: String, _ arguments: Any...) {
+        self.init(format: format, argumentArray: arguments)
+    }
+
+    /// ``init(format:_:)`` with the arguments in an array.
+    public init(format: String, argumentArray: [Any]) {
+        self.init { () throws(SkerryError) in
+            var converted: [Any] = []
+            for argument in argumentArray { converted.append(try Self.formatArgument(argument)) }
+            return try FetchPredicate(format: format, argumentArray: converted)
+        }
+    }
+
+    /// A typed-layer value as the engine's format parser takes it.
+    static func formatArgument(_ argument: Any) throws(SkerryError) -> Any {
+        switch argument {
+        case let object as any ManagedObjectIdentifiable: return object.objectID
+        case let array as [Any]:
+            var converted: [Any] = []
+            for element in array { converted.append(try formatArgument(element)) }
+            return converted
+        case let value as any SupportedAttributeType:
+            do {
+                return try value.encodePrimitiveValue().attributeValue
+            } catch {
+                throw SkerryError(.wrongValueType, "An argument of a predicate cannot be encoded: \(error)")
+            }
+        default:
+            return argument
+        }
+    }
+}
+
+/// A typed-layer object that names an engine object (``ManagedObject``).
+protocol ManagedObjectIdentifiable {
+    var objectID: ObjectID { get }
+}
+
+extension ManagedObject: ManagedObjectIdentifiable {}
+
 /// The predicate builders, as Sworm's `Query`.
 public enum Query {}
 

@@ -64,6 +64,8 @@ enum FormatArgument {
         case let n as UInt16: return Int64(n)
         case let n as UInt8: return Int64(n)
         case let b as Bool: return b ? 1 : 0
+        case AttributeValue.int(let n): return n
+        case AttributeValue.bool(let b): return b ? 1 : 0
         default: throw Mismatch(wanted: "an integer")
         }
     }
@@ -75,6 +77,8 @@ enum FormatArgument {
         case let n as Double: value = n
         case let n as Float: value = Double(n)
         case let n as Decimal: value = NSDecimalNumber(decimal: n).doubleValue
+        case AttributeValue.double(let n): value = n
+        case AttributeValue.decimal(let n): value = NSDecimalNumber(decimal: n).doubleValue
         default:
             do {
                 value = Double(try integer(argument))

@@ -404,7 +404,9 @@ struct FormatParser {
 
     private mutating func keyPathArgument(at offset: Int) throws(SkerryError) -> String {
         let argument = try takeArgument("K", at: offset)
-        guard let name = argument as? String ?? (argument as? Substring).map(String.init), !name.isEmpty else {
+        var name = argument as? String ?? (argument as? Substring).map(String.init)
+        if case AttributeValue.string(let text)? = argument as? AttributeValue { name = text }
+        guard let name, !name.isEmpty else {
             throw error(expected: "a key path string for '%K'", found: "\(type(of: argument))", at: offset)
         }
         return name
@@ -422,6 +424,7 @@ struct FormatParser {
             case "f", "F", "e", "E", "g", "G", "a", "A":
                 return .value(.double(try FormatArgument.double(argument)))
             case "s", "S":
+                if case AttributeValue.string(let text)? = argument as? AttributeValue { return .value(.string(text)) }
                 guard let text = argument as? String else { throw FormatArgument.Mismatch(wanted: "a String") }
                 return .value(.string(text))
             default:
