@@ -106,10 +106,11 @@ final class Completion: @unchecked Sendable {
         layer.read { context in
             results["all"] = try Book.all(in: context).count
             results["old"] = try Book.all(matching: \Book.year < 1900, in: context).count
+            results["old by format"] = try Book.all(matching: "year < %d", 1900, in: context).count
             results["count"] = try Book.count(in: context)
             firstTitle = try Book.first(in: context)?.decode(\.title)
         }
-        #expect(results == ["all": 3, "old": 1, "count": 3])
+        #expect(results == ["all": 3, "old": 1, "old by format": 1, "count": 3])
         #expect(firstTitle == "Dune")
         layer.writeSync { context in try Book.removeAll(in: context) }
         layer.read { context in results["after"] = try Book.count(in: context) }

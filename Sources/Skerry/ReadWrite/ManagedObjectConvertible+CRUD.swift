@@ -19,6 +19,16 @@ extension ManagedObjectConvertible {
         try context.fetch(all.where(predicate))
     }
 
+    /// The objects for which a predicate in Core Data's format language holds, with its arguments
+    /// (as `NSPredicate(format:)` takes them; see ``Predicate/init(format:_:)``).
+    ///
+    /// ```swift
+    /// let old = try Book.all(matching: "year < %d", 1900, in: context)
+    /// ```
+    public static func all(matching format: String, _ arguments: Any..., in context: ManagedObjectContext) throws(SkerryError) -> [ManagedObject<Self>] {
+        try context.fetch(all.where(Predicate(format: format, argumentArray: arguments)))
+    }
+
     /// The first object of the type (in store order), or nil.
     public static func first(in context: ManagedObjectContext) throws(SkerryError) -> ManagedObject<Self>? {
         try context.fetchOne(all)

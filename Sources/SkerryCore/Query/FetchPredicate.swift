@@ -30,8 +30,12 @@ public enum ComparisonOperator: String, Sendable, Hashable {
 /// let recent = AttributeKey("year") >= 1960 && AttributeKey("title").beginsWith("d", options: .caseInsensitive)
 /// ```
 ///
-/// Keys may be key paths through to-one relationships (`"author.name"`); ``RelationshipKey``
-/// builds conditions on the members of to-many ones.
+/// or parsed from Core Data's predicate format language with ``init(format:_:)``.
+///
+/// Keys may be key paths through relationships: through to-one ones (`"author.name"`, nil when a
+/// step is empty), and through to-many ones, where the condition holds when it holds for some
+/// related object (`"tags.label"`, Core Data's implicit ANY). ``RelationshipKey`` builds
+/// conditions on the members of to-many relationships.
 ///
 /// It compiles to SQL whose values are all bound parameters, and it evaluates in memory with the
 /// same answers, so that a fetch that includes a context's unsaved changes returns what the same
@@ -55,12 +59,14 @@ public indirect enum FetchPredicate: Sendable, Hashable {
     case or([FetchPredicate])
     /// The predicate does not hold.
     case not(FetchPredicate)
-    /// Some member of a to-many relationship matches `predicate` (Core Data's `ANY`).
+    /// Some object related through `relationship` (a relationship, or a key path of them) matches
+    /// `predicate` (Core Data's `ANY`).
     case any(relationship: String, FetchPredicate)
-    /// Every member of a to-many relationship matches `predicate` (Core Data's `ALL`); true when
-    /// there are none.
+    /// Every object related through `relationship` (a relationship, or a key path of them) matches
+    /// `predicate` (Core Data's `ALL`); true when there are none.
     case all(relationship: String, FetchPredicate)
-    /// The number of members of a to-many relationship compared with `count` (`@count`).
+    /// The number of members of a to-many relationship (possibly reached through to-one ones,
+    /// `"author.books"`) compared with `count` (`@count`).
     case count(relationship: String, ComparisonOperator, Int)
     /// An SQL condition on the entity's columns (its attributes, by name), with a `?` for each of
     /// `values`, which are always bound as parameters, never spliced into the text. The escape hatch
