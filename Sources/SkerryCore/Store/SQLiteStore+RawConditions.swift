@@ -22,6 +22,8 @@ extension SQLiteStore {
                 parameters = known
             } else {
                 parameters = try Self.checkRawCondition(condition, entity, connection)
+                // Bounded like the statement cache: a program that builds many conditions cannot grow it.
+                if connection.checkedConditions.count >= 256 { connection.checkedConditions.removeAll() }
                 connection.checkedConditions[key] = parameters
             }
             guard parameters == values.count else {
