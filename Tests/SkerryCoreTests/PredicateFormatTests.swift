@@ -232,6 +232,18 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func sortKeysGoThroughToOneRelationships(kind: StoreKind) throws {
+        let library = try LibraryStacks(kind)
+        var request = FetchRequest(entityName: "Novel", sortKeys: [SortKey("writer.agency.name", ascending: false), SortKey("writer.name"), SortKey("title")])
+        let expected = ["Dune", "Dune Messiah", "Solaris", "Emma", "Persuasion"]   // Ace's writers first, then none
+        #expect(try library.saved.performAndWait { try library.saved.fetch(request).map(\.label) } == expected)
+        #expect(try library.unsaved.performAndWait { try library.unsaved.fetch(request).map(\.label) } == expected)
+        request.fetchLimit = 2
+        request.fetchOffset = 1
+        #expect(try library.unsaved.performAndWait { try library.unsaved.fetch(request).map(\.label) } == ["Dune Messiah", "Solaris"])
+    }
+
     @Test func anInvalidRegularExpressionIsATypedError() throws {
         let stack = try makeMemoryStack()
         let context = stack.newBackgroundContext()
