@@ -42,7 +42,8 @@ public final class PersistentContainer: Sendable {
     /// context if `action` left changes, and resets it afterwards when cleaning up.
     /// - Parameter action: the work; it receives the context and returns a value.
     /// - Returns: what `action` returned.
-    /// - Throws: what the factory, `action` or the save threw (after logging it).
+    /// - Throws: what the factory, `action` or the save threw, or the error a call that cannot
+    ///   throw recorded on the context during `action` (after logging it, once).
     @discardableResult
     public func perform<T>(action: (ManagedObjectContext) throws -> T) throws -> T {
         do {
@@ -77,11 +78,14 @@ public final class PersistentContainer: Sendable {
         }
     }
 
-    /// The work of one perform, on the context's queue.
+    /// The work of one perform, on the context's queue. An error recorded on the context by a
+    /// call that could not throw (a relation setter, a member iteration) fails the perform as if
+    /// the work had thrown it: nothing is saved.
     private func execute<T>(_ action: (ManagedObjectContext) throws -> T, on context: ObjectContext) throws -> T {
         defer { if cleanUpAfterExecution { context.reset() } }
         do {
             let result = try action(ManagedObjectContext(context))
+            if let recorded = context.takeRecordedError() { throw recorded }
             if context.hasChanges { try context.save() }
             return result
         } catch {

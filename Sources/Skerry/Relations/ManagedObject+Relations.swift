@@ -8,18 +8,31 @@ import SkerryCore
 /// try book.set(\.author, value: Author(name: "Frank Herbert"), context: context)
 /// ```
 extension ManagedObject {
-    /// The destination of a to-one relation. Setting it relates the objects (nil clears it); use
-    /// ``relate(_:to:)`` to see the errors a setter cannot throw.
+    /// The destination of a to-one relation. Setting it relates the objects (nil clears it).
+    ///
+    /// Neither the getter nor the setter can throw: an error they meet (the object's row is gone,
+    /// the new destination belongs to another context) is recorded on the context
+    /// (``SkerryCore/ObjectContext/recordedError``), so that the enclosing perform fails with it
+    /// and nothing is saved; the getter then returns nil. Use ``relate(_:to:)`` to handle the
+    /// error where it happens.
     public subscript<Destination: ManagedObjectConvertible>(
         dynamicMember keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>
     ) -> ManagedObject<Destination>? {
         get {
             let name = PlainObject.relations[keyPath: keyPath].name
-            guard let related = try? instance.relatedObject(forKey: name) else { return nil }
-            return ManagedObject<Destination>(instance: related)
+            do {
+                return try instance.relatedObject(forKey: name).map { ManagedObject<Destination>(instance: $0) }
+            } catch {
+                instance.recordOnContext(error)
+                return nil
+            }
         }
         set {
-            try? relate(keyPath, to: newValue)
+            do {
+                try relate(keyPath, to: newValue)
+            } catch {
+                instance.recordOnContext(error)
+            }
         }
     }
 
@@ -71,5 +84,14 @@ extension ManagedObject {
             try context.instance.delete(existing)
         }
         return self
+    }
+}
+
+extension EntityObject {
+    /// Records `error`, met by a call that cannot throw, on the object's context, so that the
+    /// enclosing perform fails with it. An object that belongs to no context any more (its perform
+    /// ended, or it was reset) has no perform to fail: every operation on it reports that itself.
+    func recordOnContext(_ error: SkerryError) {
+        context?.recordError(error)
     }
 }

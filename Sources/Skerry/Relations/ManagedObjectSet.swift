@@ -11,16 +11,26 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
         self.instance = instance
     }
 
-    /// The members. (Iterating reads the same; an object that cannot be read gives no members.)
+    /// The members.
+    /// - Throws: ``SkerryCore/SkerryError/Code/objectNotFound`` when the object's row or a member's
+    ///   is gone; ``SkerryCore/SkerryError/Code/objectNotInContext`` for an object of no context.
     public func objects() throws(SkerryError) -> [ManagedObject<PlainObject>] {
         var members: [ManagedObject<PlainObject>] = []
         for object in try instance.relatedObjects(forKey: name) { members.append(ManagedObject(instance: object)) }
         return members
     }
 
-    /// Iterates over the members.
+    /// Iterates over the members. Iteration cannot throw: an error it meets is recorded on the
+    /// context (``SkerryCore/ObjectContext/recordedError``), so that the enclosing perform fails
+    /// with it and nothing is saved, and the iteration yields no members. Use ``objects()`` to
+    /// handle the error where it happens.
     public func makeIterator() -> IndexingIterator<[ManagedObject<PlainObject>]> {
-        ((try? objects()) ?? []).makeIterator()
+        do {
+            return try objects().makeIterator()
+        } catch {
+            instance.recordOnContext(error)
+            return [].makeIterator()
+        }
     }
 
     /// Adds a member.

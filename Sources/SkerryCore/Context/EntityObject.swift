@@ -1,11 +1,11 @@
 /// The value of one relationship of an object: the related objects' IDs, once loaded.
-enum RelationshipValue: Equatable, Sendable {
+package enum RelationshipValue: Equatable, Sendable {
     case notLoaded
     case toOne(ObjectID?)
     case toMany([ObjectID])
 
     /// The related IDs (empty when not loaded).
-    var objectIDs: [ObjectID] {
+    package var objectIDs: [ObjectID] {
         switch self {
         case .notLoaded: return []
         case .toOne(let id): return id.map { [$0] } ?? []
@@ -51,16 +51,17 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: EntityDescription
     /// The object's ID: temporary until the object is saved, permanent after.
-    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
+    public var objectID: ObjectID { registration.objectID }
     /// The context the object is registered in; nil once the object was invalidated by
     /// `reset()`, by a rollback of its insert, by the save of its delete, by a merged delete, or
     /// by the end of its context.
-    public var context: ObjectContext? { isRegistered ? owner : nil }
+    public var context: ObjectContext? { registration.isRegistered ? owner : nil }
 
     /// The context that created the object. `unowned(unsafe)`, to keep value access free of
-    /// reference counting: it is read only while `isRegistered` is true, and every path that ends
-    /// the registration (`ObjectContext.unregister`, `reset()`, the context's deinit) calls
-    /// ``invalidate()``, which clears `isRegistered`, before the context can go away.
+    /// reference counting: it is read only while `registration.isRegistered` is true, and every
+    /// path that ends the registration goes through ``ObjectRegistry`` (`unregister`,
+    /// `unregisterAll` from `reset()` and from the context's deinit), which invalidates the object
+    /// before the context can go away.
     private unowned(unsafe) let owner: ObjectContext
     // The mutable state below is marked `@exclusivity(unchecked)`: it is touched only on the
     // owner's queue (one thread at a time), and no code holds an `inout` access to one of these
@@ -68,8 +69,9 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     // exclusivity check (a thread-local access-set insert on every read and write, 8% of a bulk
     // fetch's instructions) can never fire. Keep it that way: mutate them in single statements.
 
-    /// Whether the object is registered in `owner`.
-    @exclusivity(unchecked) private(set) var isRegistered = true
+    /// The object's ID, and whether (and how) `owner`'s registry holds it; written only by
+    /// ``ObjectRegistry``.
+    @exclusivity(unchecked) var registration: Registration
 
     /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
     @exclusivity(unchecked) var values: [AttributeValue]
@@ -84,15 +86,13 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var version: Int64
     /// Whether the values are not loaded yet.
     @exclusivity(unchecked) var isFaultFlag: Bool
-    @exclusivity(unchecked) var isInsertedFlag = false
-    @exclusivity(unchecked) var isDeletedFlag = false
     /// Faults fetched together with a batch size, loaded together.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
 
     init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
          version: Int64, isFault: Bool, relationships: [RelationshipValue]? = nil) {
         self.entity = entity
-        self.objectID = objectID
+        self.registration = Registration(unregistered: objectID)
         self.owner = context
         self.values = values
         self.relationshipValues = relationships ?? Array(repeating: .notLoaded, count: entity.relationships.count)
@@ -101,6 +101,14 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     }
 
     // MARK: State
+
+    /// Whether the object is a pending insert (see ``isInserted``).
+    @inline(__always) var isInsertedFlag: Bool { registration.isInserted }
+    /// Whether the object is a pending delete (see ``isDeleted``).
+    @inline(__always) var isDeletedFlag: Bool { registration.isDeleted }
+
+    /// Whether `context` is the context that made this object.
+    func isOwned(by context: ObjectContext) -> Bool { owner === context }
 
     /// Whether the object was inserted and not saved yet.
     public var isInserted: Bool { isInsertedFlag }
@@ -239,8 +247,8 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     // MARK: Context access
 
     /// The context, checked: it must still hold the object (every removal from a context goes
-    /// through ``invalidate()``, which clears `isRegistered`), and (in debug builds) the caller must
-    /// be running on the context's queue.
+    /// through ``ObjectRegistry``, which clears the registration), and (in debug builds) the caller
+    /// must be running on the context's queue.
     @inline(__always)
     func activeContext() throws(SkerryError) -> ObjectContext {
         try checkRegistered()
@@ -251,7 +259,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// also checks that the caller runs on the context's queue.
     @inline(__always)
     func checkRegistered() throws(SkerryError) {
-        guard isRegistered else {
+        guard registration.isRegistered else {
             throw SkerryError(.objectNotInContext,
                               "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
                               entityName: entity.name, objectID: objectID)
@@ -262,19 +270,6 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     private func loadIfFault() throws(SkerryError) {
         let context = try activeContext()
         if isFaultFlag { try context.fulfillFault(self) }
-    }
-
-    /// Forgets everything: the object no longer belongs to a context.
-    func invalidate() {
-        isRegistered = false
-        values = []
-        committedValues = nil
-        relationshipValues = []
-        committedRelationships = nil
-        isFaultFlag = true
-        isInsertedFlag = false
-        isDeletedFlag = false
-        faultBatch = nil
     }
 
     // MARK: Hashable, description

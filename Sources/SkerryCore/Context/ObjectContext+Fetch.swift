@@ -27,6 +27,7 @@ extension ObjectContext {
     /// applied in memory to all matching rows.
     public func fetch(_ request: FetchRequest) throws(SkerryError) -> [EntityObject] {
         assertOnQueue()
+        defer { checkRegistryInvariants() }
         let query = try prepare(request)
         var prefetched: [Int] = []
         for name in request.relationshipKeyPathsForPrefetching {
@@ -39,13 +40,12 @@ extension ObjectContext {
             return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize)
         } else {
             let rows = try sourceRows(request, query, unlimited: false)
+            registry.reserveCapacity(rows.count)
             if registry.isEmpty {
                 // A context that holds no object yet (as each perform of a container starts):
                 // the rows name distinct objects, none registered, so none is looked up first.
-                registry.reserveCapacity(rows.count)
                 objects = rows.map(registerNew)
             } else {
-                registry.reserveCapacity(registry.count + rows.count)
                 objects = rows.map(register)
             }
         }
@@ -56,8 +56,7 @@ extension ObjectContext {
     /// Loads relationship `index` of `objects`, and the related objects, with one query each.
     private func prefetch(_ index: Int, of objects: [EntityObject], entity: EntityDescription) throws(SkerryError) {
         guard parent == nil, let first = objects.first(where: { !$0.objectID.isTemporary }),
-              let store = coordinator.store(with: first.objectID.store),
-              let destination = coordinator.model.entity(named: entity.relationships[index].destinationEntityName) else {
+              let store = coordinator.store(with: first.objectID.store) else {
             for object in objects { _ = try relationshipValue(object, index) }     // a child reads through its parent
             return
         }
@@ -66,10 +65,9 @@ extension ObjectContext {
             return false
         }
         if !unloaded.isEmpty {
-            let related = try store.fetchRelatedKeys(entity, relationship: index, sourceKeys: unloaded.map(\.objectID.key))
+            let related = try store.fetchRelated(entity, relationship: index, sourceKeys: unloaded.map(\.objectID.key))
             for object in unloaded {
-                let ids = (related[object.objectID.key] ?? []).map { ObjectID(store: store.identity, entity: destination, primaryKey: $0) }
-                setLoadedRelationship(object, index, ids)
+                setLoadedRelationship(object, index, related[object.objectID.key] ?? [])
             }
         }
         let wanted = Set(objects.flatMap { $0.relationshipValues[index].objectIDs }).filter {
@@ -93,11 +91,11 @@ extension ObjectContext {
             candidates.append(object)
             unchecked.append(object.committedValues == nil)
         }
-        for object in changedObjects where object.entity === entity && !object.isDeletedFlag && !seen.contains(ObjectIdentifier(object)) {
+        for object in registry.changed where object.entity === entity && !object.isDeletedFlag && !seen.contains(ObjectIdentifier(object)) {
             candidates.append(object)
             unchecked.append(false)
         }
-        for object in insertedList where object.entity === entity {
+        for object in registry.inserted where object.entity === entity {
             candidates.append(object)
             unchecked.append(false)
         }
@@ -189,10 +187,11 @@ extension ObjectContext {
         if let object = registry[objectID] { return object }
         let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: [],
                                   version: 0, isFault: true)
-        if objectID.isTemporary && parent == nil {
-            object.invalidate()
-        } else {
-            registry[objectID] = object
+        // In a context of the stores, an unregistered temporary ID names no row: the object stays
+        // unregistered (invalid). In a child, it may name an insert of the parent.
+        if !objectID.isTemporary || parent != nil {
+            registry.register(object)
+            checkRegistryInvariants()
         }
         return object
     }
@@ -202,6 +201,7 @@ extension ObjectContext {
     ///   temporary and not registered here).
     public func existingObject(with objectID: ObjectID) throws(SkerryError) -> EntityObject {
         assertOnQueue()
+        defer { checkRegistryInvariants() }
         if let object = registry[objectID] {
             if object.isFaultFlag { try fulfillFault(object) } else { counts.cacheHits += 1 }
             return object
@@ -217,16 +217,12 @@ extension ObjectContext {
 
     /// The registered object for a row, created if needed. A fault, or an object without pending
     /// changes (also one whose changes were set back), takes the row's values.
-    func register(_ row: ObjectSnapshot) -> EntityObject {
+    func register(_ row: RowSnapshot) -> EntityObject {
         let objectID = row.objectID
         if let object = registry[objectID] {
             if object.isFaultFlag { counts.objectsMaterialized += 1 }
             if object.isFaultFlag || (!object.isUpdated && !object.isDeletedFlag) {
-                if object.committedValues != nil {
-                    object.committedValues = nil
-                    object.committedRelationships = nil
-                    changedObjects.remove(object)
-                }
+                clearChange(object)
                 object.values = row.values
                 if object.isFaultFlag {
                     object.relationshipValues = row.relationships
@@ -247,11 +243,10 @@ extension ObjectContext {
     }
 
     /// Registers a new object for a row that has none registered here.
-    private func registerNew(_ row: ObjectSnapshot) -> EntityObject {
-        assert(registry[row.objectID] == nil, "a second object for \(row.objectID)")   // debug builds only
+    private func registerNew(_ row: RowSnapshot) -> EntityObject {
         let object = EntityObject(entity: row.objectID.entity, objectID: row.objectID, context: self, values: row.values,
                                   version: row.version, isFault: false, relationships: row.relationships)
-        registry[row.objectID] = object
+        registry.register(object)
         counts.objectsMaterialized += 1
         return object
     }

@@ -21,12 +21,11 @@ extension ObjectContext {
     /// Gives objects saved by the parent their permanent IDs, and remembers the mapping for this
     /// context's own children.
     func adoptPermanentIDs(_ permanentIDs: [(temporary: ObjectID, permanent: ObjectID)]) {
-        if hasChildren { permanentIDsOfSavedObjects.merge(permanentIDs) { _, new in new } }
+        defer { checkRegistryInvariants() }
+        if hasChildren { registry.rememberPermanentIDs(permanentIDs) }
         for (temporary, permanent) in permanentIDs {
-            guard let object = registry.removeValue(forKey: temporary) else { continue }
-            if let other = registry[permanent], other !== object { unregister(other) }
-            object.objectID = permanent
-            registry[permanent] = object
+            guard let object = registry[temporary] else { continue }
+            registry.rekey(object, to: permanent)
         }
     }
 

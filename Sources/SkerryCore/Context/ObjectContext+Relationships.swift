@@ -15,7 +15,6 @@ extension ObjectContext {
     }
 
     private func loadRelationship(_ object: EntityObject, _ index: Int) throws(SkerryError) {
-        let relationship = object.entity.relationships[index]
         let objectID = object.objectID
         var ids: [ObjectID] = []
         counts.sourceRequests += 1
@@ -23,11 +22,9 @@ extension ObjectContext {
             ids = try Self.onParent(parent) {
                 try parent.relationshipValue(try parent.existingObject(with: parent.resolvedID(objectID)), index).objectIDs
             }
-        } else if !objectID.isTemporary, let store = coordinator.store(with: objectID.store),
-                  let destination = coordinator.model.entity(named: relationship.destinationEntityName) {
-            let keys = try store.fetchRelatedKeys(object.entity, relationship: index, sourceKeys: [objectID.key])[objectID.key] ?? []
-            ids = keys.map { ObjectID(store: store.identity, entity: destination, primaryKey: $0) }
-            counts.rowsRead += keys.count
+        } else if !objectID.isTemporary, let store = coordinator.store(with: objectID.store) {
+            ids = try store.fetchRelated(object.entity, relationship: index, sourceKeys: [objectID.key])[objectID.key] ?? []
+            counts.rowsRead += ids.count
         }
         setLoadedRelationship(object, index, ids)
     }
@@ -60,7 +57,7 @@ extension ObjectContext {
             return !other.isDeletedFlag && pointsHere(other) != false
         }
         var present = Set(result)
-        for other in insertedList + changedObjects where other.entity === destination && !other.isDeletedFlag
+        for other in registry.inserted + registry.changed where other.entity === destination && !other.isDeletedFlag
             && !present.contains(other.objectID) && pointsHere(other) == true {
             result.append(other.objectID)
             present.insert(other.objectID)
@@ -178,7 +175,7 @@ extension ObjectContext {
             for id in try relationshipValue(object, index).objectIDs {
                 guard let target = relatedObject(id) else { continue }
                 if relationship.deleteRule == .cascade {
-                    if !target.isDeletedFlag { try delete(target) }
+                    if !target.isDeletedFlag { try deleteMarking(target) }
                 } else {
                     try unlinkInverse(object, index, target)
                 }

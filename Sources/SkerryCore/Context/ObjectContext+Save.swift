@@ -17,10 +17,12 @@ extension ObjectContext {
     @discardableResult
     public func save() throws(SkerryError) -> StoreChanges {
         assertOnQueue()
+        try refuseIfErrorRecorded("The save")
         guard hasChanges else { return StoreChanges() }
-        let inserted = insertedList
-        let updated = changedObjects.filter { $0.isUpdated && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
-        let deleted = deletedSet.sorted { $0.objectID.key < $1.objectID.key }
+        defer { checkRegistryInvariants() }
+        let inserted = registry.inserted
+        let updated = registry.changed.filter { $0.isUpdated && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
+        let deleted = registry.deleted.sorted { $0.objectID.key < $1.objectID.key }
         try validateRequiredValues(inserted + updated)
         if coordinator.model.hasRelationships {
             try validateRelationships(saving: inserted + updated, deleting: deleted)
@@ -33,7 +35,7 @@ extension ObjectContext {
         var plan = SavePlan(inserted: inserted, updated: updated, deleted: deleted)
         let stores = coordinator.loadedStores
         for attempt in 1...Self.maximumSaveAttempts {
-            let parts = try plan.parts(storeOrder: stores, model: coordinator.model)
+            let parts = try plan.parts(storeOrder: stores)
             do {
                 let keys = try Self.write(parts, from: 0)
                 return apply(plan, parts: parts, insertedKeys: keys)
@@ -98,7 +100,7 @@ extension ObjectContext {
         changes.inserted.reserveCapacity(plan.inserts.count)
         changes.updated.reserveCapacity(plan.updates.count)
         changes.deleted.reserveCapacity(plan.deletes.count)
-        registry.reserveCapacity(registry.count + plan.inserts.count)
+        registry.reserveCapacity(plan.inserts.count)
         var permanentIDs: [(temporary: ObjectID, permanent: ObjectID)] = []
         permanentIDs.reserveCapacity(plan.inserts.count)
         var keyOfInsert = [Int64](repeating: 0, count: plan.inserts.count)
@@ -107,7 +109,7 @@ extension ObjectContext {
         }
         for delete in plan.deletes {
             changes.deleted.insert(delete.object.objectID)
-            unregister(delete.object)
+            registry.unregister(delete.object)
         }
         for update in plan.updates {
             let object = update.object
@@ -122,18 +124,12 @@ extension ObjectContext {
                 object.values = stored.values
                 object.version = stored.version
             case .dropDeleted:
-                unregister(object)
+                registry.unregister(object)
                 continue
             }
-            object.committedValues = nil
-            object.committedRelationships = nil
-            changedObjects.remove(object)
         }
-        for object in changedObjects {
-            object.committedValues = nil
-            object.committedRelationships = nil
-        }
-        changedObjects.removeAll()
+        // Every change is now saved (or was set back to the committed state, and saved nothing).
+        clearAllChanges()
         for (index, insert) in plan.inserts.enumerated() {
             let object = insert.object
             let temporaryID = object.objectID
@@ -141,30 +137,29 @@ extension ObjectContext {
             switch insert.fate {
             case .insert(let values):
                 object.values = values
-                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index]), version: 1)
+                object.version = 1
+                registry.rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index]))
                 changes.inserted.insert(object.objectID)
             case .upsert(let existing, let values):
                 object.values = values
-                let written = values != existing.values
-                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: existing.primaryKey),
-                      version: existing.version + (written ? 1 : 0))
-                if written { changes.updated.insert(object.objectID) }
+                object.version = existing.version + (insert.writesRow ? 1 : 0)
+                registry.rekey(object, to: existing.objectID)
+                if insert.writesRow { changes.updated.insert(object.objectID) }
             case .adopt(let existing):
                 object.values = existing.values
-                rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: existing.primaryKey),
-                      version: existing.version)
+                object.version = existing.version
+                registry.rekey(object, to: existing.objectID)
             case .mergedInto:
-                unregister(object)
+                registry.unregister(object)
             }
         }
-        insertedList.removeAll()
         if !permanentIDs.isEmpty && (coordinator.model.hasRelationships || hasChildren) {
             let mapping = Dictionary(permanentIDs, uniquingKeysWith: { _, new in new })
             if coordinator.model.hasRelationships {
-                for object in registry.values { object.relationshipValues = object.relationshipValues.map { $0.mapped(mapping) } }
+                for object in registry.objects.values { object.relationshipValues = object.relationshipValues.map { $0.mapped(mapping) } }
             }
             // Kept only where children may still hold temporary IDs.
-            if hasChildren { permanentIDsOfSavedObjects.merge(mapping) { _, new in new } }
+            if hasChildren { registry.rememberPermanentIDs(permanentIDs) }
         }
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes, permanentIDs: permanentIDs))
         return changes
@@ -190,14 +185,9 @@ extension ObjectContext {
         try Self.onParent(parent) { try parent.absorbChildChanges(inserts: inserts, updates: updates, deletes: deletes) }
 
         let changes = StoreChanges(inserted: Set(inserts.map(\.objectID)), updated: Set(updates.map(\.objectID)), deleted: Set(deletes))
-        for object in deleted { unregister(object) }
-        for object in changedObjects {
-            object.committedValues = nil
-            object.committedRelationships = nil
-        }
-        changedObjects.removeAll()
-        for object in inserted { object.isInsertedFlag = false }   // the parent holds the insert now
-        insertedList.removeAll()
+        for object in deleted { registry.unregister(object) }
+        clearAllChanges()
+        registry.endInserts()     // the parent holds the inserts now
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
         return changes
     }
@@ -214,6 +204,7 @@ extension ObjectContext {
     /// is found first, so that a change that cannot be applied changes nothing. Inverses need no
     /// upkeep here: the child kept them in sync, and saves both sides.
     func absorbChildChanges(inserts: [ChildChange], updates: [ChildChange], deletes: [ObjectID]) throws(SkerryError) {
+        defer { checkRegistryInvariants() }
         var updatedObjects: [(EntityObject, ChildChange)] = []
         for change in updates {
             updatedObjects.append((try existingObject(with: resolvedID(change.objectID)), change))
@@ -231,37 +222,18 @@ extension ObjectContext {
             let object = EntityObject(entity: entity, objectID: change.objectID, context: self, values: change.values,
                                       version: 0, isFault: false,
                                       relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
-            for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(permanentIDsOfSavedObjects) }
-            object.isInsertedFlag = true
-            registry[change.objectID] = object
-            insertedList.append(object)
+            for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(registry.permanentIDs) }
+            registry.registerInserted(object)
         }
         for (object, change) in updatedObjects {
             willChange(object)
             object.values = change.values
-            for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(permanentIDsOfSavedObjects) }
+            for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(registry.permanentIDs) }
         }
         for object in deletedObjects where !object.isDeletedFlag {
-            object.isDeletedFlag = true                       // the child applied the delete rules
-            if object.isInsertedFlag {
-                insertedList.removeAll { $0 === object }
-                unregister(object)
-            } else {
-                deletedSet.insert(object)
-            }
+            registry.markDeleted(object)                     // the child applied the delete rules
+            if object.isInsertedFlag { registry.unregister(object) }
         }
-    }
-
-    /// Gives a saved inserted object its row's ID. An object already registered for that row (an
-    /// upsert into a row this context had loaded) leaves the context: one object per row.
-    private func rekey(_ object: EntityObject, to objectID: ObjectID, version: Int64) {
-        registry.removeValue(forKey: object.objectID)
-        if let previous = registry[objectID], previous !== object { unregister(previous) }
-        object.objectID = objectID
-        object.isInsertedFlag = false
-        object.committedValues = nil
-        object.version = version
-        registry[objectID] = object
     }
 
     private func validateRequiredValues(_ objects: [EntityObject]) throws(SkerryError) {
@@ -283,17 +255,15 @@ extension ObjectContext {
     /// objects get their committed values back, deleted objects are no longer deleted.
     public func rollback() {
         assertOnQueue()
-        for object in insertedList { unregister(object) }
-        insertedList.removeAll()
-        for object in changedObjects {
+        defer { checkRegistryInvariants() }
+        clearRecordedError()
+        for object in registry.inserted { registry.unregister(object) }
+        for object in registry.changed {
             if let committed = object.committedValues { object.values = committed }
             if let committed = object.committedRelationships { object.relationshipValues = committed }
-            object.committedValues = nil
-            object.committedRelationships = nil
         }
-        changedObjects.removeAll()
-        for object in deletedSet { object.isDeletedFlag = false }
-        deletedSet.removeAll()
+        clearAllChanges()
+        registry.unmarkAllDeleted()
     }
 
     /// Forgets every registered object and every pending change. References to the objects held
@@ -301,13 +271,9 @@ extension ObjectContext {
     /// the context holds no strong reference to any of them any more.
     public func reset() {
         assertOnQueue()
-        let objects = registry.values
-        registry = [:]
-        permanentIDsOfSavedObjects = [:]
-        insertedList = []
-        changedObjects = []
-        deletedSet = []
-        for object in objects { object.invalidate() }
+        clearRecordedError()
+        registry.unregisterAll()
+        checkRegistryInvariants()
     }
 
     /// Brings one object up to date with the store.
@@ -325,10 +291,9 @@ extension ObjectContext {
                               entityName: object.entity.name, objectID: object.objectID)
         }
         guard !object.isInsertedFlag else { return }
+        defer { checkRegistryInvariants() }
         guard mergeChanges else {
-            changedObjects.remove(object)
-            object.committedValues = nil
-            object.committedRelationships = nil
+            clearChange(object)
             object.relationshipValues = Array(repeating: .notLoaded, count: object.entity.relationships.count)
             object.values = []
             object.isFaultFlag = true
@@ -372,14 +337,15 @@ extension ObjectContext {
     /// - Parameter changes: the IDs of the changed objects.
     public func mergeChanges(_ changes: StoreChanges) {
         assertOnQueue()
+        defer { checkRegistryInvariants() }
         for objectID in changes.deleted {
             guard let object = registry[objectID] else { continue }
-            unregister(object)
+            registry.unregister(object)
         }
         for objectID in changes.updated {
             guard let object = registry[objectID], !object.isFaultFlag else { continue }
             if object.isUpdated {
-                if (try? refresh(object, mergeChanges: true)) == nil { unregister(object) }
+                if (try? refresh(object, mergeChanges: true)) == nil { registry.unregister(object) }
             } else {
                 try? refresh(object, mergeChanges: false)
             }
@@ -398,8 +364,7 @@ extension ObjectContext {
         if request.resultType == .count {
             return BatchDeleteResult(deletedObjectIDs: [], count: try store.batchDeleteCount(entity, predicate: predicate))
         }
-        let keys = try store.batchDelete(entity, predicate: predicate)
-        return BatchDeleteResult(deletedObjectIDs: keys.map { ObjectID(store: store.identity, entity: entity, primaryKey: $0) },
-                                 count: keys.count)
+        let objectIDs = try store.batchDelete(entity, predicate: predicate)
+        return BatchDeleteResult(deletedObjectIDs: objectIDs, count: objectIDs.count)
     }
 }

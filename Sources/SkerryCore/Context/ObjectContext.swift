@@ -39,14 +39,11 @@ public final class ObjectContext: @unchecked Sendable {
     /// The thread running a block of this context, or 0.
     private let ownerThread = Atomic<UInt>(0)
 
-    /// Registered objects by ID: the identity map.
-    @exclusivity(unchecked) var registry: [ObjectID: EntityObject] = [:]
-    /// Inserted objects, in insertion order (saved in that order, so keys follow it).
-    @exclusivity(unchecked) var insertedList: [EntityObject] = []
-    /// Saved objects with a change captured (their `committedValues` is set).
-    @exclusivity(unchecked) var changedObjects: Set<EntityObject> = []
-    /// Objects marked for deletion.
-    @exclusivity(unchecked) var deletedSet: Set<EntityObject> = []
+    /// The registered objects and pending changes: the one owner of object identity.
+    let registry = ObjectRegistry()
+    /// The first error met by an operation that could not throw it, until the next save attempt
+    /// refuses, a rollback or a reset; see ``recordedError``.
+    @exclusivity(unchecked) private var recordedErrorStorage: SkerryError?
     /// What the context read and what its cache answered.
     @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
@@ -54,10 +51,6 @@ public final class ObjectContext: @unchecked Sendable {
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
-    /// The temporary IDs of objects this context saved, with the permanent IDs they got, so that
-    /// a child still holding a temporary ID finds the object. Kept only once the context has had
-    /// a child (so that it does not grow in contexts that never need it); emptied by `reset()`.
-    var permanentIDsOfSavedObjects: [ObjectID: ObjectID] = [:]
     /// Whether a child context was ever made from this one.
     private let childCount = Atomic<Int>(0)
     var hasChildren: Bool { childCount.load(ordering: .relaxed) > 0 }
@@ -88,16 +81,16 @@ public final class ObjectContext: @unchecked Sendable {
         return ObjectContext(coordinator: coordinator, name: name ?? "child of \(self.name ?? "context")", parent: self)
     }
 
-    /// `objectID`, or the permanent ID it got when this context saved it.
+    /// `objectID`, or the permanent ID it got when this context (or its parent) saved it.
     func resolvedID(_ objectID: ObjectID) -> ObjectID {
-        objectID.isTemporary ? (permanentIDsOfSavedObjects[objectID] ?? objectID) : objectID
+        registry.resolved(objectID)
     }
 
     deinit {
         automaticMerge.withLock { $0?.cancel() }
         parentSaves.withLock { $0?.cancel() }
         // Objects still registered must not reach this context any more (see EntityObject.owner).
-        for object in registry.values { object.invalidate() }
+        registry.unregisterAll()
     }
 
     /// How ``save()`` resolves conflicts with the store. `.error` by default. May be set at any
@@ -191,9 +184,8 @@ public final class ObjectContext: @unchecked Sendable {
         let objectID = ObjectID.temporary(store: store.identity, entity: entity)
         let object = EntityObject(entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
                                   version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
-        object.isInsertedFlag = true
-        registry[objectID] = object
-        insertedList.append(object)
+        registry.registerInserted(object)
+        checkRegistryInvariants()
         return object
     }
 
@@ -207,16 +199,18 @@ public final class ObjectContext: @unchecked Sendable {
             throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context.",
                               entityName: object.entity.name, objectID: object.objectID)
         }
+        defer { checkRegistryInvariants() }
+        try deleteMarking(object)
+    }
+
+    /// Marks `object` (registered here) deleted and applies its delete rules, which may come
+    /// back here for cascaded objects.
+    func deleteMarking(_ object: EntityObject) throws(SkerryError) {
         guard !object.isDeletedFlag else { return }
         // Marked first, so that a cascade that comes back to this object stops here.
-        object.isDeletedFlag = true
+        registry.markDeleted(object)
         if !object.entity.relationships.isEmpty { try applyDeleteRules(object) }
-        if object.isInsertedFlag {
-            insertedList.removeAll { $0 === object }
-            unregister(object)
-        } else {
-            deletedSet.insert(object)
-        }
+        if object.isInsertedFlag { registry.unregister(object) }
     }
 
     /// Called before a value of `object` changes: captures its committed values the first time.
@@ -224,16 +218,69 @@ public final class ObjectContext: @unchecked Sendable {
         if !object.isInsertedFlag && object.committedValues == nil {
             object.committedValues = object.values
             object.committedRelationships = object.relationshipValues
-            changedObjects.insert(object)
+            registry.markChanged(object)
         }
     }
 
-    /// Removes `object` from the context and invalidates it.
-    func unregister(_ object: EntityObject) {
-        registry.removeValue(forKey: object.objectID)
-        changedObjects.remove(object)
-        deletedSet.remove(object)
-        object.invalidate()
+    /// Drops the committed state of `object`: it has no pending change any more.
+    func clearChange(_ object: EntityObject) {
+        guard object.committedValues != nil else { return }
+        object.committedValues = nil
+        object.committedRelationships = nil
+        registry.unmarkChanged(object)
+    }
+
+    /// Drops the committed state of every changed object.
+    func clearAllChanges() {
+        for object in registry.changed {
+            object.committedValues = nil
+            object.committedRelationships = nil
+        }
+        registry.unmarkAllChanged()
+    }
+
+    // MARK: Recorded errors
+
+    /// The first error that an operation unable to throw met in this context, or nil.
+    ///
+    /// Some calls cannot throw by their signature (Sworm's relation `add` and `remove`, a to-one
+    /// relation setter, iterating a relation's members); an error they meet is recorded here
+    /// with ``recordError(_:)`` instead of being lost. While an error is recorded, ``save()``
+    /// refuses with it and saves nothing, and `PersistentContainer.perform` fails with it.
+    /// ``rollback()`` and ``reset()`` forget it, with the changes it concerned.
+    public var recordedError: SkerryError? {
+        assertOnQueue()
+        return recordedErrorStorage
+    }
+
+    /// Records `error`, met by an operation that cannot throw, so that the next ``save()`` refuses
+    /// and the enclosing perform fails with it. Only the first error is kept until it is cleared.
+    /// - Parameter error: what went wrong.
+    public func recordError(_ error: SkerryError) {
+        assertOnQueue()
+        if recordedErrorStorage == nil { recordedErrorStorage = error }
+    }
+
+    /// Returns the recorded error, if any, and forgets it (the caller now owns reporting it).
+    public func takeRecordedError() -> SkerryError? {
+        assertOnQueue()
+        defer { recordedErrorStorage = nil }
+        return recordedErrorStorage
+    }
+
+    /// Forgets the recorded error, for ``rollback()`` and ``reset()``.
+    func clearRecordedError() {
+        recordedErrorStorage = nil
+    }
+
+    /// Throws the recorded error, if any, as the reason `operation` refuses to run.
+    func refuseIfErrorRecorded(_ operation: String) throws(SkerryError) {
+        guard let recorded = recordedErrorStorage else { return }
+        var error = SkerryError(recorded.code,
+                                "\(operation) refused: an earlier operation in this context failed and could not throw. \(recorded.message) Nothing was saved; roll back or reset the context.",
+                                entityName: recorded.entityName, key: recorded.key, objectIDs: recorded.objectIDs, sqlite: recorded.sqlite)
+        error.conflicts = recorded.conflicts
+        throw error
     }
 
     // MARK: State
@@ -241,45 +288,45 @@ public final class ObjectContext: @unchecked Sendable {
     /// Whether the context has unsaved inserts, updates or deletes.
     public var hasChanges: Bool {
         assertOnQueue()
-        return !insertedList.isEmpty || !deletedSet.isEmpty || changedObjects.contains { $0.isUpdated }
+        return registry.insertedCount > 0 || !registry.deleted.isEmpty || registry.changed.contains { $0.isUpdated }
     }
 
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<EntityObject> {
         assertOnQueue()
-        return Set(insertedList)
+        return Set(registry.inserted)
     }
 
     /// Saved objects whose values were changed and not saved yet.
     public var updatedObjects: Set<EntityObject> {
         assertOnQueue()
-        return changedObjects.filter { $0.isUpdated }
+        return registry.changed.filter { $0.isUpdated }
     }
 
     /// Objects marked for deletion at the next save.
     public var deletedObjects: Set<EntityObject> {
         assertOnQueue()
-        return deletedSet
+        return registry.deleted
     }
 
     /// Every object registered in the context. The context holds them strongly until
     /// ``reset()``, so that reading them again costs no I/O.
     public var registeredObjects: Set<EntityObject> {
         assertOnQueue()
-        return Set(registry.values)
+        return Set(registry.objects.values)
     }
 
     /// Whether any object of the entity named `entityName` is registered in the context.
     /// Complexity: O(registered objects), without allocating.
     public func hasRegisteredObjects(ofEntity entityName: String) -> Bool {
         assertOnQueue()
-        return registry.values.contains { $0.entity.name == entityName }
+        return registry.objects.values.contains { $0.entity.name == entityName }
     }
 
     /// Whether objects of `entity` have pending changes in this context.
     func hasPendingChanges(of entity: EntityDescription) -> Bool {
-        insertedList.contains { $0.entity === entity }
-            || deletedSet.contains { $0.entity === entity }
-            || changedObjects.contains { $0.entity === entity }
+        registry.inserted.contains { $0.entity === entity }
+            || registry.deleted.contains { $0.entity === entity }
+            || registry.changed.contains { $0.entity === entity }
     }
 }

@@ -2,10 +2,10 @@ import Foundation
 import Synchronization
 
 /// The identity of a store within a process: one instance per loaded store, compared by reference.
-final class StoreIdentity: Sendable {
+package final class StoreIdentity: Sendable {
     /// The store's persistent identifier (a UUID recorded in the store when it was created).
-    let identifier: String
-    init(identifier: String) { self.identifier = identifier }
+    package let identifier: String
+    package init(identifier: String) { self.identifier = identifier }
 }
 
 /// Source of temporary keys, unique within the process so that temporary IDs never collide
@@ -18,15 +18,16 @@ private let temporaryKeyCounter = Atomic<Int64>(0)
 /// permanent ID, and from then on ``ObjectContext/object(with:)`` finds the same row from any
 /// context of the stack. IDs are `Sendable`: pass IDs, never objects, between contexts.
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
-    let store: StoreIdentity
+    package let store: StoreIdentity
     /// The object's entity.
     public let entity: EntityDescription
     /// Whether the ID is temporary: the object has not been saved yet.
     public let isTemporary: Bool
     /// The row's primary key when permanent; a process-unique number when temporary.
-    let key: Int64
+    package let key: Int64
 
-    init(store: StoreIdentity, entity: EntityDescription, primaryKey: Int64) {
+    /// The permanent ID of the row with key `primaryKey` of `entity` in the store `store`.
+    package init(store: StoreIdentity, entity: EntityDescription, primaryKey: Int64) {
         self.store = store
         self.entity = entity
         self.isTemporary = false

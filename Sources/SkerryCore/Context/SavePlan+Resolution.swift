@@ -38,7 +38,7 @@ extension SavePlan {
             guard case .insert(let values) = inserts[index].fate else { continue }
             switch existing {
             case .row(let stored):
-                let rowID = ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: stored.primaryKey)
+                let rowID = stored.objectID
                 if policy == .error {
                     unresolved.append(Self.conflict(.uniqueness(constraint: constraint), object, stored: stored, other: rowID))
                     continue
@@ -62,7 +62,8 @@ extension SavePlan {
                 if policy == .error {
                     let otherValues = inserts[other].object.values
                     unresolved.append(Self.conflict(.uniqueness(constraint: constraint), object,
-                                                    stored: RowSnapshot(primaryKey: 0, version: 0, values: otherValues),
+                                                    stored: RowSnapshot(objectID: inserts[other].object.objectID, version: 0,
+                                                                        values: otherValues, relationships: []),
                                                     other: inserts[other].object.objectID))
                     continue
                 }
@@ -145,7 +146,7 @@ extension SavePlan.Insert {
     func becomesRow(_ rowID: ObjectID) -> Bool {
         switch fate {
         case .upsert(let existing, _), .adopt(let existing):
-            return object.entity === rowID.entity && existing.primaryKey == rowID.key
+            return existing.objectID == rowID
         case .insert, .mergedInto:
             return false
         }
@@ -154,6 +155,6 @@ extension SavePlan.Insert {
     /// The row an upsert writes over, as an ID.
     var upsertTarget: ObjectID? {
         guard case .upsert(let existing, _) = fate else { return nil }
-        return ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: existing.primaryKey)
+        return existing.objectID
     }
 }

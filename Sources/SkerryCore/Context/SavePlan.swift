@@ -62,31 +62,27 @@ struct SavePlan {
         var insertOrigins: [Int] = []
     }
 
-    /// The foreign keys of `object` for an insert, per `EntityRelationships.foreignKeyIndexes`.
-    private static func foreignKeys(_ object: EntityObject, _ relationships: EntityRelationships) -> [ObjectID?] {
-        relationships.foreignKeyIndexes.map {
-            if case .toOne(let id) = object.relationshipValues[$0] { return id }
-            return nil
+    /// The relationships of `object` that changed since it was read (every loaded one that differs
+    /// from its committed value), with their new values.
+    private static func changedRelationships(_ object: EntityObject) -> [(index: Int, value: RelationshipValue)] {
+        guard let committed = object.committedRelationships else { return [] }
+        var changes: [(index: Int, value: RelationshipValue)] = []
+        for (index, value) in object.relationshipValues.enumerated() where value != .notLoaded && committed[index] != value {
+            changes.append((index, value))
         }
+        return changes
     }
 
-    /// The relationship writes of `object`: every to-many relationship this side stores whose
-    /// members changed (all non-empty ones, for a new object).
-    private static func relationshipWrites(_ object: EntityObject, _ relationships: EntityRelationships,
-                                           source: ObjectID) -> [RelationshipWrite] {
-        object.relationshipValues.indices.compactMap { index in
-            guard case .toMany(let members) = object.relationshipValues[index],
-                  relationships.storage[index].isWrittenBySource else { return nil }
-            if object.isInsertedFlag ? members.isEmpty : object.committedRelationships?[index] == object.relationshipValues[index] {
-                return nil
-            }
-            return RelationshipWrite(source: source, relationship: index, members: members)
+    /// The relationships of a new object that hold something, for an upsert into an existing row.
+    private static func setRelationships(_ object: EntityObject) -> [(index: Int, value: RelationshipValue)] {
+        object.relationshipValues.enumerated().compactMap { index, value in
+            value.objectIDs.isEmpty ? nil : (index, value)
         }
     }
 
     /// The writes, one per store, in `storeOrder` (the coordinator's order, so that saves spanning
     /// stores always lock them in the same order).
-    func parts(storeOrder: [any ObjectStore], model: ObjectModel) throws(SkerryError) -> [StorePart] {
+    func parts(storeOrder: [any ObjectStore]) throws(SkerryError) -> [StorePart] {
         var parts: [StorePart] = []
         func part(_ identity: StoreIdentity) throws(SkerryError) -> Int {
             if let index = parts.firstIndex(where: { $0.store.identity === identity }) { return index }
@@ -100,51 +96,32 @@ struct SavePlan {
             parts[try part(delete.object.objectID.store)].write.deletes.append((delete.object.objectID, delete.expectedVersion))
         }
         for update in updates {
-            guard case .write = update.fate else { continue }
-            let object = update.object
-            let relationships = model.relationships(of: object.entity)
-            let changes = update.values.indices.filter { update.values[$0] != update.base[$0] }.map { ($0, update.values[$0]) }
-            let foreignKeyChanges: [(relationship: Int, target: ObjectID?)] = relationships.foreignKeyIndexes.compactMap { index in
-                guard case .toOne(let id) = object.relationshipValues[index],
-                      object.committedRelationships?[index] != object.relationshipValues[index] else { return nil }
-                return (index, id)
-            }
             guard update.touchesRow else { continue }
-            let writes = Self.relationshipWrites(object, relationships, source: object.objectID)
-            let slot = try part(object.objectID.store)
-            parts[slot].write.updates.append(RowUpdate(objectID: object.objectID, expectedVersion: update.expectedVersion,
-                                                       changes: changes, foreignKeyChanges: foreignKeyChanges))
-            parts[slot].write.relationshipWrites += writes
+            let object = update.object
+            let changes = update.values.indices.filter { update.values[$0] != update.base[$0] }.map { ($0, update.values[$0]) }
+            parts[try part(object.objectID.store)].write.updates.append(
+                RowUpdate(objectID: object.objectID, expectedVersion: update.expectedVersion,
+                          changes: changes, relationshipChanges: Self.changedRelationships(object)))
         }
-        // The layout and the part of the previous insert's entity and store: a bulk insert looks
-        // each up once.
-        var last: (entity: EntityDescription, store: StoreIdentity, relationships: EntityRelationships, slot: Int)?
+        // The part of the previous insert's store: a bulk insert looks it up once.
+        var last: (store: StoreIdentity, slot: Int)?
         for (index, insert) in inserts.enumerated() {
             let objectID = insert.object.objectID
-            if last?.entity !== objectID.entity || last?.store !== objectID.store {
-                last = (objectID.entity, objectID.store, model.relationships(of: objectID.entity), try part(objectID.store))
-            }
-            let relationships = last!.relationships
+            if last?.store !== objectID.store { last = (objectID.store, try part(objectID.store)) }
             let slot = last!.slot
             switch insert.fate {
             case .insert(let values):
                 parts[slot].write.inserts.append(RowInsert(objectID: objectID, values: values,
-                                                           foreignKeys: Self.foreignKeys(insert.object, relationships)))
+                                                           relationships: insert.object.relationshipValues))
                 parts[slot].insertOrigins.append(index)
-                parts[slot].write.relationshipWrites += Self.relationshipWrites(insert.object, relationships, source: objectID)
-            case .upsert(let existing, let values):
-                let rowID = ObjectID(store: objectID.store, entity: objectID.entity, primaryKey: existing.primaryKey)
-                parts[slot].write.aliases[objectID] = rowID
-                let changes = values.indices.filter { values[$0] != existing.values[$0] }.map { ($0, values[$0]) }
-                let foreignKeyChanges = zip(relationships.foreignKeyIndexes, Self.foreignKeys(insert.object, relationships))
-                    .filter { $0.1 != nil }.map { (relationship: $0.0, target: $0.1) }
-                parts[slot].write.relationshipWrites += Self.relationshipWrites(insert.object, relationships, source: rowID)
-                guard !changes.isEmpty || !foreignKeyChanges.isEmpty else { continue }
-                parts[slot].write.updates.append(RowUpdate(objectID: rowID, expectedVersion: existing.version,
-                                                           changes: changes, foreignKeyChanges: foreignKeyChanges))
+            case .upsert(let existing, _):
+                parts[slot].write.aliases[objectID] = existing.objectID
+                guard insert.writesRow else { continue }
+                parts[slot].write.updates.append(RowUpdate(objectID: existing.objectID, expectedVersion: existing.version,
+                                                           changes: insert.upsertChanges,
+                                                           relationshipChanges: Self.setRelationships(insert.object)))
             case .adopt(let existing):
-                parts[slot].write.aliases[objectID] = ObjectID(store: objectID.store, entity: objectID.entity,
-                                                               primaryKey: existing.primaryKey)
+                parts[slot].write.aliases[objectID] = existing.objectID
             case .mergedInto(let other):
                 parts[slot].write.aliases[objectID] = inserts[other].object.objectID
             }
@@ -154,6 +131,21 @@ struct SavePlan {
             (order.firstIndex(of: ObjectIdentifier($0.store.identity)) ?? .max)
                 < (order.firstIndex(of: ObjectIdentifier($1.store.identity)) ?? .max)
         }
+    }
+}
+
+extension SavePlan.Insert {
+    /// For an upsert, the attributes whose values differ from the existing row's.
+    var upsertChanges: [(index: Int, value: AttributeValue)] {
+        guard case .upsert(let existing, let values) = fate else { return [] }
+        return values.indices.filter { values[$0] != existing.values[$0] }.map { ($0, values[$0]) }
+    }
+
+    /// Whether an upsert writes the existing row (an attribute differs, or the new object relates
+    /// it to something), bumping its version. The save and the context agree on it through here.
+    var writesRow: Bool {
+        guard case .upsert = fate else { return false }
+        return !upsertChanges.isEmpty || object.relationshipValues.contains { !$0.objectIDs.isEmpty }
     }
 }
 

@@ -11,23 +11,6 @@
 ///     ], indexes: [IndexDescription(["year"])])
 /// ])
 /// ```
-/// The storage of an entity's relationships, by relationship index.
-struct EntityRelationships: Sendable {
-    /// Each relationship's storage.
-    let storage: [RelationshipStorage]
-    /// The indexes of the relationships held in a foreign-key column of the entity's own table, in
-    /// the order their columns follow the attributes in a row.
-    let foreignKeyIndexes: [Int]
-
-    init(storage: [RelationshipStorage]) {
-        self.storage = storage
-        self.foreignKeyIndexes = storage.indices.filter {
-            if case .foreignKey = storage[$0] { return true }
-            return false
-        }
-    }
-}
-
 public final class ObjectModel: Sendable {
     /// The entities, in declaration order.
     public let entities: [EntityDescription]
@@ -41,8 +24,6 @@ public final class ObjectModel: Sendable {
     public let versionHashModifier: String?
 
     private let entityByName: [String: EntityDescription]
-    /// Where each relationship lives, by entity.
-    let relationshipInfo: [ObjectIdentifier: EntityRelationships]
     /// Whether any entity has relationships.
     let hasRelationships: Bool
 
@@ -61,24 +42,12 @@ public final class ObjectModel: Sendable {
         self.entityByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.versionHashModifier = versionHashModifier
         self.versionHash = Self.computeVersionHash(entities, modifier: versionHashModifier)
-        let layout = RelationshipLayout(entities: entities)
-        var info: [ObjectIdentifier: EntityRelationships] = [:]
-        for entity in entities {
-            let storage = entity.relationships.map { layout.storage[entity.name]![$0.name]! }
-            info[ObjectIdentifier(entity)] = EntityRelationships(storage: storage)
-        }
-        self.relationshipInfo = info
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
     }
 
     /// The entity named `name`, or nil.
     public func entity(named name: String) -> EntityDescription? {
         entityByName[name]
-    }
-
-    /// The relationships of `entity` (an entity of this model) and their storage.
-    func relationships(of entity: EntityDescription) -> EntityRelationships {
-        relationshipInfo[ObjectIdentifier(entity)] ?? EntityRelationships(storage: [])
     }
 
     /// The entity named `name`, or an ``SkerryError/Code/unknownEntity`` error.

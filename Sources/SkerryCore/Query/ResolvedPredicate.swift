@@ -1,10 +1,11 @@
 import Foundation
 
 /// A ``FetchPredicate`` checked against one entity: keys resolved to attribute positions (through
-/// to-one relationships where the key is a path), relationships to their storage, values checked
-/// against attribute types. Both the SQL compiler and the in-memory evaluator work from this form,
-/// so both see the same checked predicate.
-indirect enum ResolvedPredicate: Sendable {
+/// to-one relationships where the key is a path), relationships to their destinations, values
+/// checked against attribute types. Both the SQL compiler and the in-memory evaluator work from this
+/// form, so both see the same checked predicate. It says nothing of storage: each store compiles it
+/// for its own layout.
+package indirect enum ResolvedPredicate: Sendable {
     case constant(Bool)
     case comparison(ResolvedKey, ComparisonOperator, AttributeValue)
     case isIn(ResolvedKey, [AttributeValue])
@@ -27,36 +28,38 @@ indirect enum ResolvedPredicate: Sendable {
 }
 
 /// One relationship step from an entity to its destination.
-struct ResolvedRelationship: Sendable {
-    let index: Int
-    let storage: RelationshipStorage
-    let destination: EntityDescription
-    let isToMany: Bool
+package struct ResolvedRelationship: Sendable {
+    /// The entity the relationship belongs to.
+    package let entity: EntityDescription
+    /// Its index in `entity.relationships`.
+    package let index: Int
+    package let destination: EntityDescription
+    package let isToMany: Bool
 }
 
 /// An attribute, reached through `path` (to-one relationships, first step first) from the
 /// entity the predicate is on.
-struct ResolvedKey: Sendable {
-    let index: Int
-    let attribute: AttributeDescription
-    var path: [ResolvedRelationship] = []
+package struct ResolvedKey: Sendable {
+    package let index: Int
+    package let attribute: AttributeDescription
+    package var path: [ResolvedRelationship] = []
 }
 
 /// `function` over the members of `collection` (a to-many relationship reached through the
 /// to-one relationships of `path`): of `key`'s values, or for `.count` of the members matching
 /// `filter` (all when nil).
-struct ResolvedAggregate: Sendable {
-    let path: [ResolvedRelationship]
-    let collection: ResolvedRelationship
-    let function: AggregateFunction
-    let key: ResolvedKey?
-    let filter: ResolvedPredicate?
+package struct ResolvedAggregate: Sendable {
+    package let path: [ResolvedRelationship]
+    package let collection: ResolvedRelationship
+    package let function: AggregateFunction
+    package let key: ResolvedKey?
+    package let filter: ResolvedPredicate?
 }
 
 /// A ``SortKey`` resolved against an entity.
-struct ResolvedSortKey: Sendable {
-    let key: ResolvedKey
-    let ascending: Bool
+package struct ResolvedSortKey: Sendable {
+    package let key: ResolvedKey
+    package let ascending: Bool
 }
 
 extension FetchPredicate {
@@ -302,7 +305,7 @@ extension EntityDescription {
         guard let destination = model.entity(named: relationships[index].destinationEntityName) else {
             throw SkerryError(.unknownEntity, "The destination of '\(self.name).\(name)' is not in the model.", entityName: self.name, key: name)
         }
-        return ResolvedRelationship(index: index, storage: model.relationships(of: self).storage[index], destination: destination,
+        return ResolvedRelationship(entity: self, index: index, destination: destination,
                                     isToMany: relationships[index].isToMany)
     }
 }

@@ -70,7 +70,7 @@ open class PersistentStack: @unchecked Sendable {
             }
             do {
                 let entities = model.entities.filter { description.holds($0) }
-                let store = try SQLiteStore(description: description, model: model, entities: entities, events: coordinator.events)
+                let store = try description.makeStore(model: model, entities: entities, events: coordinator.events)
                 coordinator.add(store)
                 lock.withLock { loaded.append(description) }
                 completionHandler(description, nil)

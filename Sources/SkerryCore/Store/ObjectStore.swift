@@ -1,69 +1,98 @@
-/// One row of an entity as read from a store: its key, its version and its attribute values
-/// (indexed like the entity's attributes).
-struct RowSnapshot: Sendable {
-    let primaryKey: Int64
-    let version: Int64
-    let values: [AttributeValue]
-    /// The keys in the row's foreign-key columns, one per relationship of
-    /// `EntityRelationships.foreignKeyIndexes`.
-    var foreignKeys: [Int64?] = []
+/// One object's row as a store (or, for a child context, the parent context) gives it: the
+/// object's ID, its version, its attribute values and whatever relationship values came with it.
+///
+/// The store decides which relationships it can give cheaply (the SQLite store gives to-one
+/// relationships kept in a column of the row); the others are `.notLoaded` and the context asks
+/// for them with ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)`` when they are read.
+package struct RowSnapshot: Sendable {
+    /// The object: the store's identity, the row's concrete entity (a store that keeps an entity
+    /// hierarchy in one table names the sub-entity of each row) and its key.
+    package let objectID: ObjectID
+    /// The row's version, for optimistic locking.
+    package let version: Int64
+    /// The attribute values, indexed like `objectID.entity.attributes`.
+    package let values: [AttributeValue]
+    /// The relationship values, indexed like `objectID.entity.relationships`; `.notLoaded` where
+    /// the store did not read one. Related IDs name the related object's concrete entity.
+    package let relationships: [RelationshipValue]
+
+    package init(objectID: ObjectID, version: Int64, values: [AttributeValue], relationships: [RelationshipValue]) {
+        self.objectID = objectID
+        self.version = version
+        self.values = values
+        self.relationships = relationships
+    }
+
+    /// The row's key.
+    package var primaryKey: Int64 { objectID.key }
 }
 
 /// A query on one entity, already resolved against it.
-struct StoreQuery: Sendable {
-    let entity: EntityDescription
-    let predicate: ResolvedPredicate?
-    let sortKeys: [ResolvedSortKey]
+package struct StoreQuery: Sendable {
+    package let entity: EntityDescription
+    package let predicate: ResolvedPredicate?
+    package let sortKeys: [ResolvedSortKey]
     /// The most rows to return; 0 for all.
-    var limit: Int = 0
+    package var limit: Int = 0
     /// Rows to skip first.
-    var offset: Int = 0
+    package var offset: Int = 0
+
+    package init(entity: EntityDescription, predicate: ResolvedPredicate?, sortKeys: [ResolvedSortKey],
+                 limit: Int = 0, offset: Int = 0) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+        self.limit = limit
+        self.offset = offset
+    }
 }
 
-/// An update of one row: the changed attributes and foreign keys only, guarded by the version the
-/// context read.
-struct RowUpdate {
-    let objectID: ObjectID
-    let expectedVersion: Int64
-    let changes: [(index: Int, value: AttributeValue)]
-    /// Changed foreign keys, by relationship index.
-    var foreignKeyChanges: [(relationship: Int, target: ObjectID?)] = []
+/// A new object to write.
+package struct RowInsert {
+    /// Its temporary ID (the store gives it a key).
+    package let objectID: ObjectID
+    /// Its attribute values, indexed like its entity's attributes.
+    package let values: [AttributeValue]
+    /// Its relationships, indexed like its entity's relationships: `.toOne(nil)` and
+    /// `.toMany([])` where empty. Related IDs may be temporary IDs of other inserts of the write.
+    package let relationships: [RelationshipValue]
 }
 
-/// A new row: its attribute values and, per `EntityRelationships.foreignKeyIndexes`, the objects
-/// its foreign keys point at (possibly other inserts of the same write).
-struct RowInsert {
-    let objectID: ObjectID
-    let values: [AttributeValue]
-    var foreignKeys: [ObjectID?] = []
+/// A change of one existing row: the changed attributes and relationships only, guarded by the
+/// version the context read.
+package struct RowUpdate {
+    package let objectID: ObjectID
+    package let expectedVersion: Int64
+    /// The changed attributes, with their new values.
+    package let changes: [(index: Int, value: AttributeValue)]
+    /// The changed relationships, with their whole new value (every member of a to-many one, in
+    /// order for an ordered one). Both sides of a pair come in the same write when both objects
+    /// are saved; the store writes whichever side it keeps. An update may carry no change at all
+    /// to what the store keeps for this row: its version is still checked and bumped, so that
+    /// other contexts hear of the change and a row deleted meanwhile is a conflict.
+    package let relationshipChanges: [(index: Int, value: RelationshipValue)]
 }
 
-/// The members of a to-many relationship, written in full for the side that stores it (a join
-/// table's owner, or an ordered relationship's order column).
-struct RelationshipWrite {
-    let source: ObjectID
-    let relationship: Int
-    let members: [ObjectID]
-}
-
-/// Everything one save writes to one store.
-struct StoreWrite {
-    var inserts: [RowInsert] = []
-    var updates: [RowUpdate] = []
-    var relationshipWrites: [RelationshipWrite] = []
+/// Everything one save writes to one store, as logical changes: the store decides how to keep
+/// them (columns, join tables, order columns, documents...).
+package struct StoreWrite {
+    package var inserts: [RowInsert] = []
+    package var updates: [RowUpdate] = []
     /// Temporary IDs that name another object of the save (an insert folded into another, or one
     /// that became an existing row), so that references to them resolve.
-    var aliases: [ObjectID: ObjectID] = [:]
+    package var aliases: [ObjectID: ObjectID] = [:]
     /// Deleted rows, each with the version the context read (nil when it never read the row).
-    var deletes: [(objectID: ObjectID, expectedVersion: Int64?)] = []
+    /// The store also forgets every relationship link the row took part in that it keeps outside
+    /// the row.
+    package var deletes: [(objectID: ObjectID, expectedVersion: Int64?)] = []
 }
 
 /// The conflicts a write found; the write was rolled back.
-struct StoreWriteConflicts: Error {
+package struct StoreWriteConflicts: Error {
     /// The store that found them.
-    var store: StoreIdentity?
+    package var store: StoreIdentity?
     /// What an inserted row collided with.
-    enum Existing {
+    package enum Existing {
         /// A row already in the store.
         case row(RowSnapshot)
         /// An earlier insert of the same write (its position in `StoreWrite.inserts`).
@@ -71,18 +100,23 @@ struct StoreWriteConflicts: Error {
     }
 
     /// Updated or deleted rows whose version changed, with the row as it is now (nil: gone).
-    var versionConflicts: [(objectID: ObjectID, stored: RowSnapshot?)] = []
+    package var versionConflicts: [(objectID: ObjectID, stored: RowSnapshot?)] = []
     /// Inserts that violate a uniqueness constraint, by position in `StoreWrite.inserts`.
-    var uniquenessConflicts: [(insertIndex: Int, constraint: [String], existing: Existing)] = []
+    package var uniquenessConflicts: [(insertIndex: Int, constraint: [String], existing: Existing)] = []
 
-    var isEmpty: Bool { versionConflicts.isEmpty && uniquenessConflicts.isEmpty }
+    package init() {}
+
+    package var isEmpty: Bool { versionConflicts.isEmpty && uniquenessConflicts.isEmpty }
 }
 
-/// What contexts need of a store. Contexts never see SQL or connections: a store for another
-/// database implements this protocol and nothing in `Context/` changes.
+/// What contexts need of a store. Contexts never see SQL, tables, columns or connections: they
+/// hand a store logical changes ("object X's relationship R now holds these IDs") and receive
+/// rows with IDs; a store for another database implements this protocol and nothing in
+/// `Context/` changes. A store builds the ``ObjectID``s it returns with
+/// ``ObjectID/init(store:entity:primaryKey:)`` from its ``identity``.
 ///
 /// Every method is safe to call from any thread. Errors are ``SkerryError``s.
-protocol ObjectStore: AnyObject, Sendable {
+package protocol ObjectStore: AnyObject, Sendable {
     /// The store's identity in this process.
     var identity: StoreIdentity { get }
     /// How the store was described when loaded.
@@ -92,20 +126,21 @@ protocol ObjectStore: AnyObject, Sendable {
 
     /// The rows matching `query`, in its order.
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]
-    /// The primary keys of the rows matching `query`, in its order.
-    func fetchPrimaryKeys(_ query: StoreQuery) throws(SkerryError) -> [Int64]
+    /// The keys of the rows matching `query`, in its order.
+    func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID]
     /// How many rows match `query` (limit and offset applied).
     func count(_ query: StoreQuery) throws(SkerryError) -> Int
-    /// The rows of `entity` with these primary keys that still exist, in no particular order.
+    /// The rows of these objects (all of `entity`, or of its sub-entities) that still exist, in
+    /// no particular order.
     func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot]
-    /// The keys of the objects related to each of `sourceKeys` through the relationship at
-    /// `relationship` of `entity`, in the relationship's order.
-    func fetchRelatedKeys(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [Int64]]
+    /// The objects related to each of `sourceKeys` (rows of `entity`) through the relationship at
+    /// `relationship` of `entity`, in the relationship's order; sources with none may be absent.
+    func fetchRelated(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [ObjectID]]
     /// The values of the attributes at `attributeIndexes` of the rows matching `query`.
     func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]]
     /// Writes `changes` in one transaction and, before committing, runs `next` (the next store's
     /// write of the same save), so that a save spanning stores commits only if every store's part
-    /// succeeded. Returns the primary keys given to the inserted rows, in order.
+    /// succeeded. Returns the keys given to the inserted rows, in order.
     /// - Throws: ``StoreWriteConflicts`` listing every updated or deleted row whose version is not
     ///   the one expected and every insert that collides with a uniqueness constraint (the write is
     ///   rolled back); ``SkerryError`` for anything else.
@@ -117,8 +152,24 @@ protocol ObjectStore: AnyObject, Sendable {
     func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
                   rows: [[AttributeValue]]) throws(SkerryError) -> [Bool]
     /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
-    /// and returns their primary keys.
-    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64]
+    /// and returns their IDs.
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID]
     /// Deletes the rows of `entity` matching `predicate` with one statement and returns how many.
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int
+}
+
+/// Opens stores of a kind implemented outside this module (see ``StoreDescription/storeFactory``):
+/// the stack calls it when it loads a description that carries one.
+package protocol ObjectStoreFactory: AnyObject, Sendable {
+    /// Opens (creating or migrating as needed) the store `description` describes.
+    /// - Parameters:
+    ///   - description: the store's description.
+    ///   - model: the stack's model.
+    ///   - entities: the entities of `model` this store holds.
+    ///   - events: where the store reports its load, migration steps and (when traced)
+    ///     statements, as the SQLite store does; nil when nobody listens.
+    /// - Throws: ``SkerryError/Code/storeLoadFailed`` or ``SkerryError/Code/modelMismatch``, as the
+    ///   SQLite store does.
+    func makeStore(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
+                   events: EventHub?) throws(SkerryError) -> any ObjectStore
 }

@@ -33,17 +33,18 @@ enum SQLBuilder {
     }
 
     /// A full query: `head`, then WHERE, ORDER BY (ties broken by primary key) and LIMIT/OFFSET.
-    /// Conditions qualify columns with the entity's table name, so that subqueries can refer to it.
-    static func query(_ head: String, _ query: StoreQuery, ordered: Bool = true) -> BoundSQL {
+    /// Conditions qualify columns with the entity's table name, so that subqueries can refer to it;
+    /// `layout` says where relationships are kept.
+    static func query(_ head: String, _ query: StoreQuery, layout: SQLiteStoreLayout, ordered: Bool = true) -> BoundSQL {
         var sql = BoundSQL(text: head, bindings: [])
         let table = quote(query.entity.name)
         if let predicate = query.predicate {
             sql.text += " WHERE "
-            var compiler = ConditionCompiler()
+            var compiler = ConditionCompiler(layout: layout)
             compiler.append(predicate, alias: table, to: &sql)
         }
         if ordered {
-            var compiler = ConditionCompiler()
+            var compiler = ConditionCompiler(layout: layout)
             let keys = query.sortKeys.map { compiler.valueExpression($0.key, alias: table) + ($0.ascending ? " ASC" : " DESC") }
             sql.text += " ORDER BY " + (keys + ["\(table).\(quote(primaryKeyColumn))"]).joined(separator: ", ")
         }
@@ -57,7 +58,13 @@ enum SQLBuilder {
 
     /// Compiles resolved predicates to SQL conditions, naming the tables of subqueries `t1`, `t2`…
     struct ConditionCompiler {
+        /// Where the store keeps relationships.
+        let layout: SQLiteStoreLayout
         private var aliases = 0
+
+        init(layout: SQLiteStoreLayout) {
+            self.layout = layout
+        }
 
         private mutating func newAlias() -> String {
             aliases += 1
@@ -81,7 +88,11 @@ enum SQLBuilder {
         /// The condition that the row `to` is related to the row `from` through `relationship`.
         private func join(_ relationship: ResolvedRelationship, from: String, to: String) -> String {
             let key = quote(primaryKeyColumn)
-            switch relationship.storage {
+            switch layout.storage(relationship.entity, relationship.index) {
+            case nil:
+                // Unreachable: a store holds the destinations of its entities' relationships
+                // (checked when it loads), and a predicate is resolved against the store's model.
+                return "0"
             case .foreignKey(let column):
                 return "\(to).\(key) = \(from).\(quote(column))"
             case .inverseForeignKey(_, let column, _):

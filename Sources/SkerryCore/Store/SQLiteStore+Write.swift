@@ -17,16 +17,16 @@ extension SQLiteStore {
             // the same unique value does not trip over its own old row — then to-many members.
             let keys = try allocateKeys(changes.inserts, connection)
             // Temporary IDs need resolving only where something points at an object of the save.
-            let pointsAtObjects = !changes.relationshipWrites.isEmpty
-                || changes.updates.contains { !$0.foreignKeyChanges.isEmpty }
-                || changes.inserts.contains { insert in insert.foreignKeys.contains { $0 != nil } }
+            let pointsAtObjects = changes.updates.contains { !$0.relationshipChanges.isEmpty }
+                || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
             let resolve = KeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
                                       aliases: changes.aliases)
             var conflicts = StoreWriteConflicts()
+            var members: [MembersWrite] = []
             try writeDeletes(changes.deletes, connection, &conflicts)
-            try writeUpdates(changes.updates, resolve, connection, &conflicts)
-            try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts)
-            try writeRelationships(changes.relationshipWrites, resolve, connection)
+            try writeUpdates(changes.updates, resolve, connection, &conflicts, &members)
+            try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts, &members)
+            try writeMembers(members, resolve, connection)
             if !conflicts.isEmpty {
                 conflicts.store = identity
                 throw conflicts
@@ -73,10 +73,29 @@ extension SQLiteStore {
 
     /// The row with this key as it is now, or nil.
     private func currentRow(_ objectID: ObjectID, _ connection: SQLiteConnection) throws -> RowSnapshot? {
-        let statement = try connection.cachedStatement(selectRows(objectID.entity) + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
+        let entityLayout = try layout.of(objectID.entity)
+        let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
         defer { statement.reset() }
         try statement.bind([.int(objectID.key)])
-        return try statement.step() ? decodeRow(statement, objectID.entity) : nil
+        return try statement.step() ? decodeRow(statement, objectID.entity, entityLayout) : nil
+    }
+
+    /// The members of a to-many relationship that this store keeps on the side of `source` (a join
+    /// table's owner, or the order column of an ordered relationship whose inverse is to-one),
+    /// written in full once the rows exist.
+    private struct MembersWrite {
+        let source: ObjectID
+        let storage: RelationshipStorage
+        let members: [ObjectID]
+    }
+
+    /// The to-many relationship writes this store keeps for `source` among `relationships`.
+    private static func membersWrites(_ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
+                                      _ relationships: some Sequence<(index: Int, value: RelationshipValue)>) -> [MembersWrite] {
+        relationships.compactMap { index, value in
+            guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
+            return MembersWrite(source: source, storage: entityLayout.storage[index], members: members)
+        }
     }
 
     /// Deletes rows, and the join-table rows they take part in; a row whose version changed
@@ -101,7 +120,7 @@ extension SQLiteStore {
                 if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
                 continue
             }
-            for storage in model.relationships(of: entity).storage {
+            for storage in try layout.of(entity).storage {
                 guard case .joinTable(let table, let source, _, _) = storage else { continue }
                 try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(source)) = ?").run([.int(objectID.key)])
             }
@@ -111,7 +130,7 @@ extension SQLiteStore {
     /// Updates the changed columns of rows whose version is still the one read; the others
     /// (changed or deleted since) are conflicts.
     private func writeUpdates(_ updates: [RowUpdate], _ resolve: KeyResolver, _ connection: SQLiteConnection,
-                              _ conflicts: inout StoreWriteConflicts) throws {
+                              _ conflicts: inout StoreWriteConflicts, _ members: inout [MembersWrite]) throws {
         /// What determines an update's SQL: the entity and the columns it changes.
         struct Shape: Equatable {
             let entity: ObjectIdentifier
@@ -121,9 +140,17 @@ extension SQLiteStore {
         var repeated = RepeatedStatement<Shape>()
         for update in updates {
             let entity = update.objectID.entity
+            let entityLayout = try layout.of(entity)
             let attributes = update.changes.map(\.index)
-            let relationships = update.foreignKeyChanges.map(\.relationship)
-            let values = update.changes.map(\.value) + update.foreignKeyChanges.map { resolve.key($0.target) }
+            // The relationships kept in this row's foreign-key columns; the store keeps the others
+            // elsewhere (members written below, or the other side's column).
+            let foreignKeyChanges = update.relationshipChanges.filter {
+                if case .foreignKey = entityLayout.storage[$0.index] { return true }
+                return false
+            }
+            let relationships = foreignKeyChanges.map(\.index)
+            let values = update.changes.map(\.value) + foreignKeyChanges.map { resolve.key($0.value.objectIDs.first) }
+            members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             do {
                 let statement = try repeated.statement(for: Shape(entity: ObjectIdentifier(entity), attributes: attributes,
                                                                   relationships: relationships)) { () throws(SQLiteError) in
@@ -143,19 +170,32 @@ extension SQLiteStore {
     /// Inserts rows under their allocated keys. An insert that violates a uniqueness constraint is
     /// a conflict, with the row it collides with.
     private func writeInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: KeyResolver,
-                              _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
+                              _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts,
+                              _ members: inout [MembersWrite]) throws {
         var repeated = RepeatedStatement<ObjectIdentifier>()      // by entity
+        var last: (entity: EntityDescription, layout: SQLiteEntityLayout)?
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
+            if last?.entity !== entity { last = (entity, try layout.of(entity)) }
+            let entityLayout = last!.layout
             do {
                 let statement = try repeated.statement(for: ObjectIdentifier(entity)) { () throws(SQLiteError) in
-                    try connection.cachedStatement(SQLBuilder.insert(entity, foreignKeyColumns: foreignKeyColumns(entity)))
+                    try connection.cachedStatement(entityLayout.insertRow)
                 }
                 statement.reset()
                 try statement.bind(.int(keys[index]), at: 1)
                 try statement.bind(insert.values, from: 2)
-                try statement.bind(insert.foreignKeys.map(resolve.key), from: Int32(insert.values.count + 2))
+                var column = Int32(insert.values.count + 2)
+                for relationship in entityLayout.foreignKeyIndexes {
+                    try statement.bind(resolve.key(insert.relationships[relationship].objectIDs.first), at: column)
+                    column += 1
+                }
                 while try statement.step() {}
+                if !entityLayout.storage.isEmpty {
+                    members += Self.membersWrites(insert.objectID, entityLayout,
+                                                  insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
+                                                      .filter { !$0.value.objectIDs.isEmpty })
+                }
             } catch {
                 guard error.isUniqueConstraintViolation,
                       let (constraint, row) = try collidingRow(entity, insert.values, connection) else {
@@ -168,12 +208,12 @@ extension SQLiteStore {
     }
 
     /// Writes the members of to-many relationships, in full, for the side that stores them.
-    private func writeRelationships(_ writes: [RelationshipWrite], _ resolve: KeyResolver, _ connection: SQLiteConnection) throws {
+    private func writeMembers(_ writes: [MembersWrite], _ resolve: KeyResolver, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         for write in writes {
             guard case .int(let source) = resolve.key(write.source) else { continue }
             let members = write.members.map(resolve.key)
-            switch model.relationships(of: write.source.entity).storage[write.relationship] {
+            switch write.storage {
             case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
                 try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?").run([.int(source)])
                 let insert = try connection.cachedStatement(
@@ -202,10 +242,11 @@ extension SQLiteStore {
             let bound = indexes.map { values[$0] }
             guard !bound.contains(where: \.isNull) else { continue }
             let condition = constraint.map { "\(SQLBuilder.quote($0)) = ?" }.joined(separator: " AND ")
-            let statement = try connection.cachedStatement(selectRows(entity) + " WHERE " + condition)
+            let entityLayout = try layout.of(entity)
+            let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE " + condition)
             defer { statement.reset() }
             try statement.bind(bound)
-            if try statement.step() { return (constraint, try decodeRow(statement, entity)) }
+            if try statement.step() { return (constraint, try decodeRow(statement, entity, entityLayout)) }
         }
         return nil
     }
@@ -243,7 +284,7 @@ extension SQLiteStore {
 
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
         let delete = SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(entity.name))",
-                                      StoreQuery(entity: entity, predicate: predicate, sortKeys: []), ordered: false)
+                                      StoreQuery(entity: entity, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
@@ -253,20 +294,21 @@ extension SQLiteStore {
         }
     }
 
-    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [Int64] {
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID] {
         let query = StoreQuery(entity: entity, predicate: predicate, sortKeys: [])
         let q = SQLBuilder.quote
-        let select = SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(entity.name))", query, ordered: false)
-        let delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", query, ordered: false)
+        let select = SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(entity.name))", query, layout: layout, ordered: false)
+        let delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", query, layout: layout, ordered: false)
+        let identity = identity
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
                 let statement = try connection.cachedStatement(select.text)
                 try statement.bind(select.bindings)
-                var keys: [Int64] = []
-                while try statement.step() { keys.append(statement.int64(at: 0)) }
+                var objectIDs: [ObjectID] = []
+                while try statement.step() { objectIDs.append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))) }
                 try connection.cachedStatement(delete.text).run(delete.bindings)
-                return keys
+                return objectIDs
             }
         }
     }

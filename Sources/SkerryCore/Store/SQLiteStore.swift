@@ -11,8 +11,10 @@ final class SQLiteStore: ObjectStore {
     let storeDescription: StoreDescription
     /// The entities this store holds.
     let entities: [EntityDescription]
-    /// The model, for where relationships live.
+    /// The model.
     let model: ObjectModel
+    /// Where each entity's relationships are kept, and the SQL of its rows.
+    let layout: SQLiteStoreLayout
     let pool: ConnectionPool
 
     /// Opens (creating if needed) the store, creates or migrates its schema, and returns it.
@@ -31,6 +33,7 @@ final class SQLiteStore: ObjectStore {
         self.storeDescription = description
         self.entities = entities
         self.model = model
+        self.layout = SQLiteStoreLayout(entities: entities)
         let held = Set(entities.map(\.name))
         for entity in entities {
             for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
@@ -104,30 +107,27 @@ final class SQLiteStore: ObjectStore {
 
     // MARK: Reading
 
-    /// The names of the foreign-key columns of `entity`'s table, in row order.
-    func foreignKeyColumns(_ entity: EntityDescription) -> [String] {
-        model.relationships(of: entity).foreignKeyIndexes.map { entity.relationships[$0].name }
-    }
-
-    /// `SELECT` of every column of `entity`'s rows.
-    func selectRows(_ entity: EntityDescription) -> String {
-        SQLBuilder.selectRows(entity, foreignKeyColumns: foreignKeyColumns(entity))
-    }
-
-    /// Decodes the current row of a statement made by ``selectRows(_:)``.
-    /// Complexity: O(attributes).
-    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription,
-                   foreignKeyCount: Int? = nil) throws(SkerryError) -> RowSnapshot {
-        var row = try Self.decodeAttributes(statement, entity)
-        let first = Int32(entity.attributes.count + 2)
-        let count = foreignKeyCount ?? model.relationships(of: entity).foreignKeyIndexes.count
-        if count > 0 {
-            row.foreignKeys = (0..<Int32(count)).map { statement.isNull(at: first + $0) ? nil : statement.int64(at: first + $0) }
+    /// Decodes the current row of a statement made from `layout.selectRows`: key, version,
+    /// attributes, and the to-one relationships kept in foreign-key columns (the others are not
+    /// loaded). Complexity: O(attributes + relationships).
+    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription, _ layout: SQLiteEntityLayout) throws(SkerryError) -> RowSnapshot {
+        let objectID = ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))
+        let values = try Self.decodeAttributes(statement, entity)
+        var relationships: [RelationshipValue] = []
+        if !entity.relationships.isEmpty {
+            relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
+            var column = Int32(entity.attributes.count + 2)
+            for (position, index) in layout.foreignKeyIndexes.enumerated() {
+                relationships[index] = .toOne(statement.isNull(at: column) ? nil
+                    : ObjectID(store: identity, entity: layout.foreignKeyDestinations[position], primaryKey: statement.int64(at: column)))
+                column += 1
+            }
         }
-        return row
+        return RowSnapshot(objectID: objectID, version: statement.int64(at: 1), values: values, relationships: relationships)
     }
 
-    static func decodeAttributes(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> RowSnapshot {
+    /// The attribute values of the current row (columns from 2 on).
+    static func decodeAttributes(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> [AttributeValue] {
         let types = entity.attributeTypes
         var values: [AttributeValue] = []
         values.reserveCapacity(types.count)
@@ -137,7 +137,7 @@ final class SQLiteStore: ObjectStore {
             }
             values.append(value)
         }
-        return RowSnapshot(primaryKey: statement.int64(at: 0), version: statement.int64(at: 1), values: values)
+        return values
     }
 
     static func undecodable(_ entity: EntityDescription, _ attribute: AttributeDescription, primaryKey: Int64) -> SkerryError {
@@ -147,15 +147,15 @@ final class SQLiteStore: ObjectStore {
     }
 
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
-        let sql = SQLBuilder.query(selectRows(query.entity), query)
-        let foreignKeyCount = model.relationships(of: query.entity).foreignKeyIndexes.count
+        let entityLayout = try layout.of(query.entity)
+        let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout)
         return try read(query.entity) { connection in
             try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var rows: [RowSnapshot] = []
             while try statement.step() {
-                rows.append(try decodeRow(statement, query.entity, foreignKeyCount: foreignKeyCount))
+                rows.append(try decodeRow(statement, query.entity, entityLayout))
             }
             return rows
         }
@@ -163,23 +163,24 @@ final class SQLiteStore: ObjectStore {
 
     func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot] {
         guard !primaryKeys.isEmpty else { return [] }
+        let entityLayout = try layout.of(entity)
         return try read(entity) { connection in
-            let statement = try connection.cachedStatement(selectRows(entity) + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
+            let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
             try statement.bind([SQLBuilder.jsonKeys(primaryKeys)])
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(primaryKeys.count)
             while try statement.step() {
-                rows.append(try decodeRow(statement, entity))
+                rows.append(try decodeRow(statement, entity, entityLayout))
             }
             return rows
         }
     }
 
-    func fetchRelatedKeys(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [Int64]] {
+    func fetchRelated(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [ObjectID]] {
         guard !sourceKeys.isEmpty else { return [:] }
         let q = SQLBuilder.quote
         let sql: String
-        switch model.relationships(of: entity).storage[relationship] {
+        switch try layout.of(entity).storage[relationship] {
         case .foreignKey(let column):
             sql = "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column)) FROM \(q(entity.name)) WHERE "
                 + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"
@@ -190,30 +191,39 @@ final class SQLiteStore: ObjectStore {
             sql = "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(source)
                 + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
         }
+        let destinationName = entity.relationships[relationship].destinationEntityName
+        guard let destination = entities.first(where: { $0.name == destinationName }) else {
+            throw SkerryError(.noStore, "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
+                              entityName: entity.name, key: entity.relationships[relationship].name)
+        }
+        let identity = identity
         return try read(entity) { connection in
             let statement = try connection.cachedStatement(sql)
             try statement.bind([SQLBuilder.jsonKeys(sourceKeys)])
-            var related: [Int64: [Int64]] = [:]
-            while try statement.step() { related[statement.int64(at: 0), default: []].append(statement.int64(at: 1)) }
+            var related: [Int64: [ObjectID]] = [:]
+            while try statement.step() {
+                related[statement.int64(at: 0), default: []].append(ObjectID(store: identity, entity: destination, primaryKey: statement.int64(at: 1)))
+            }
             return related
         }
     }
 
-    func fetchPrimaryKeys(_ query: StoreQuery) throws(SkerryError) -> [Int64] {
+    func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID] {
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
-        let sql = SQLBuilder.query(head, query)
+        let sql = SQLBuilder.query(head, query, layout: layout)
+        let (identity, entity) = (identity, query.entity)
         return try read(query.entity) { connection in
             try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
-            var keys: [Int64] = []
-            while try statement.step() { keys.append(statement.int64(at: 0)) }
-            return keys
+            var objectIDs: [ObjectID] = []
+            while try statement.step() { objectIDs.append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))) }
+            return objectIDs
         }
     }
 
     func count(_ query: StoreQuery) throws(SkerryError) -> Int {
-        let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, ordered: false)
+        let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, layout: layout, ordered: false)
         let text = "SELECT count(*) FROM (\(inner.text))"
         return try read(query.entity) { connection in
             try checkRawConditions(query.predicate, connection)
@@ -226,7 +236,7 @@ final class SQLiteStore: ObjectStore {
         let columns = attributeIndexes.map { SQLBuilder.quote(entity.attributes[$0].name) }
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), " + columns.joined(separator: ", ")
             + " FROM \(SQLBuilder.quote(entity.name))"
-        let sql = SQLBuilder.query(head, query)
+        let sql = SQLBuilder.query(head, query, layout: layout)
         return try read(entity) { connection in
             try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)

@@ -33,6 +33,7 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
             && lhs.synchronous == rhs.synchronous && lhs.busyTimeout == rhs.busyTimeout
             && lhs.maximumReaderCount == rhs.maximumReaderCount && lhs.shouldMigrateAutomatically == rhs.shouldMigrateAutomatically
             && lhs.migrationPlan.map(ObjectIdentifier.init) == rhs.migrationPlan.map(ObjectIdentifier.init)
+            && lhs.storeFactory.map(ObjectIdentifier.init) == rhs.storeFactory.map(ObjectIdentifier.init)
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -71,6 +72,9 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// The model versions a file store may have been written with, and the custom steps between
     /// them: a store of an older version is migrated step by step when it loads. See ``MigrationPlan``.
     public var migrationPlan: MigrationPlan?
+    /// For a store of a kind this module does not implement (a PostgreSQL store), what opens it;
+    /// nil for the SQLite kinds. Set by that store's module.
+    package var storeFactory: (any ObjectStoreFactory)?
 
     /// Describes a SQLite file store.
     /// - Parameter url: the database file; its folder is created on load if missing.
@@ -86,6 +90,15 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// Describes an in-memory store.
     public static func inMemory() -> StoreDescription {
         StoreDescription(kind: .inMemory)
+    }
+
+    /// Opens the store this description describes, for the entities of `model` it holds.
+    /// - Throws: the store's load error.
+    func makeStore(model: ObjectModel, entities: [EntityDescription], events: EventHub?) throws(SkerryError) -> any ObjectStore {
+        if let storeFactory {
+            return try storeFactory.makeStore(description: self, model: model, entities: entities, events: events)
+        }
+        return try SQLiteStore(description: self, model: model, entities: entities, events: events)
     }
 
     /// Whether the store holds `entity`.

@@ -114,3 +114,69 @@ struct RelationshipLayout: Sendable {
         })
     }
 }
+
+/// How the SQLite store keeps one entity's rows: the storage of each relationship, the
+/// foreign-key columns that follow the attributes in its rows, and the SQL that reads and
+/// inserts them. Computed once per entity when the store loads.
+struct SQLiteEntityLayout: Sendable {
+    /// Each relationship's storage, by relationship index.
+    let storage: [RelationshipStorage]
+    /// The indexes of the relationships kept in a foreign-key column of the entity's own table, in
+    /// the order their columns follow the attributes in a row.
+    let foreignKeyIndexes: [Int]
+    /// The destination entity of each of `foreignKeyIndexes`.
+    let foreignKeyDestinations: [EntityDescription]
+    /// The foreign-key columns, in row order.
+    let foreignKeyColumns: [String]
+    /// `SELECT` of every column of the entity's rows (key, version, attributes, foreign keys).
+    let selectRows: String
+    /// `INSERT` of a whole row.
+    let insertRow: String
+
+    init(entity: EntityDescription, storage: [RelationshipStorage], entities: [String: EntityDescription]) {
+        self.storage = storage
+        foreignKeyIndexes = storage.indices.filter {
+            if case .foreignKey = storage[$0] { return true }
+            return false
+        }
+        foreignKeyDestinations = foreignKeyIndexes.map { entities[entity.relationships[$0].destinationEntityName] ?? entity }
+        foreignKeyColumns = foreignKeyIndexes.map {
+            guard case .foreignKey(let column) = storage[$0] else { return "" }
+            return column
+        }
+        selectRows = SQLBuilder.selectRows(entity, foreignKeyColumns: foreignKeyColumns)
+        insertRow = SQLBuilder.insert(entity, foreignKeyColumns: foreignKeyColumns)
+    }
+}
+
+/// The layouts of every entity of a store, by entity.
+struct SQLiteStoreLayout: Sendable {
+    private let layouts: [ObjectIdentifier: SQLiteEntityLayout]
+
+    /// The layouts of `entities` (a store's entities; relationships' destinations among them).
+    init(entities: [EntityDescription]) {
+        let relationships = RelationshipLayout(entities: entities)
+        let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var layouts: [ObjectIdentifier: SQLiteEntityLayout] = [:]
+        for entity in entities {
+            let storage = entity.relationships.map { relationships.storage[entity.name]![$0.name]! }
+            layouts[ObjectIdentifier(entity)] = SQLiteEntityLayout(entity: entity, storage: storage, entities: byName)
+        }
+        self.layouts = layouts
+    }
+
+    /// The storage of relationship `index` of `entity`, or nil for an entity the store does not hold.
+    func storage(_ entity: EntityDescription, _ index: Int) -> RelationshipStorage? {
+        layouts[ObjectIdentifier(entity)]?.storage[index]
+    }
+
+    /// The layout of `entity`.
+    /// - Throws: ``SkerryError/Code/noStore`` for an entity the store does not hold (contexts ask
+    ///   a store only about its own entities, so this guards against misrouted IDs).
+    func of(_ entity: EntityDescription) throws(SkerryError) -> SQLiteEntityLayout {
+        guard let layout = layouts[ObjectIdentifier(entity)] else {
+            throw SkerryError(.noStore, "This store does not hold entity '\(entity.name)'.", entityName: entity.name)
+        }
+        return layout
+    }
+}

@@ -1,0 +1,257 @@
+/// The part of an object's state that says who it is and where it belongs: its ID, whether a
+/// context holds it, whether it is a pending insert or delete. Only ``ObjectRegistry`` changes it
+/// (its setters are private to this file); anything else can only make an unregistered one.
+struct Registration {
+    /// The object's ID: temporary until the object is saved (or its parent saved it).
+    fileprivate(set) var objectID: ObjectID
+    /// Whether a context's registry holds the object.
+    fileprivate(set) var isRegistered: Bool
+    /// Whether the object is a pending insert of its context.
+    fileprivate(set) var isInserted = false
+    /// Whether the object is a pending delete of its context.
+    fileprivate(set) var isDeleted = false
+
+    /// The registration of an object not (yet) held by any registry.
+    init(unregistered objectID: ObjectID) {
+        self.objectID = objectID
+        self.isRegistered = false
+    }
+}
+
+/// The one owner of object identity in a context: which object stands for which row, which
+/// objects are pending inserts, updates and deletes, and the temporary IDs of saved objects.
+///
+/// It registers objects, unregisters and invalidates them, re-keys them from temporary to
+/// permanent IDs (after the context's own save, or its parent's, alike), and marks inserts,
+/// changes and deletes. Nothing else writes an object's ``Registration`` or these tables.
+///
+/// Its invariants, checked by ``checkInvariants()`` (in debug builds after every operation of the
+/// context, and in tests):
+/// - one object per ID: every entry of the identity map is keyed by its object's ID, and no
+///   object is in it twice;
+/// - every registered object belongs to this registry's context, and every object the registry
+///   lists is registered;
+/// - the inserted, changed and deleted tables agree with the objects' flags: an object is
+///   inserted or deleted (or neither), never both; changed objects are saved, registered objects
+///   with a captured committed state; deleted objects are saved, registered objects.
+///
+/// Every method runs on the context's queue (the context checks that before calling).
+final class ObjectRegistry {
+    // The state below is `@exclusivity(unchecked)` for the reason the context's is (see
+    // `ObjectContext`): touched by one thread at a time, and never with an `inout` access held
+    // across a call that reaches the same property again (each mutation is one statement).
+
+    /// Registered objects by ID: the identity map.
+    @exclusivity(unchecked) private(set) var objects: [ObjectID: EntityObject] = [:]
+    /// Inserted objects in insertion order (saved in that order, so that keys follow it). An
+    /// entry whose object is no longer an insert is a tombstone, skipped and compacted away, so
+    /// that removing an insert costs O(1).
+    @exclusivity(unchecked) private var insertedList: [EntityObject] = []
+    /// How many entries of `insertedList` are live inserts.
+    @exclusivity(unchecked) private(set) var insertedCount = 0
+    /// Saved objects with a captured committed state (`committedValues` set).
+    @exclusivity(unchecked) private(set) var changed: Set<EntityObject> = []
+    /// Saved objects marked for deletion.
+    @exclusivity(unchecked) private(set) var deleted: Set<EntityObject> = []
+    /// The temporary IDs of objects this context saved (or its parent saved), with the permanent
+    /// IDs they got, so that a child still holding a temporary ID finds the object. Kept only
+    /// once the context has children.
+    @exclusivity(unchecked) private(set) var permanentIDs: [ObjectID: ObjectID] = [:]
+
+    /// The number of registered objects.
+    var count: Int { objects.count }
+    var isEmpty: Bool { objects.isEmpty }
+
+    /// The object registered for `objectID`, or nil.
+    @inline(__always)
+    subscript(_ objectID: ObjectID) -> EntityObject? { objects[objectID] }
+
+    /// The pending inserts, in insertion order.
+    var inserted: [EntityObject] {
+        insertedCount == insertedList.count ? insertedList : insertedList.filter { $0.registration.isInserted }
+    }
+
+    /// `objectID`, or the permanent ID it got when this context (or its parent) saved it.
+    func resolved(_ objectID: ObjectID) -> ObjectID {
+        objectID.isTemporary ? (permanentIDs[objectID] ?? objectID) : objectID
+    }
+
+    /// Makes room for `additional` more objects.
+    func reserveCapacity(_ additional: Int) {
+        objects.reserveCapacity(objects.count + additional)
+    }
+
+    // MARK: Registering
+
+    /// Registers `object`, a new object for a row that has none registered here.
+    func register(_ object: EntityObject) {
+        assert(objects[object.registration.objectID] == nil, "a second object for \(object.registration.objectID)")
+        object.registration.isRegistered = true
+        objects[object.registration.objectID] = object
+    }
+
+    /// Registers `object` as a pending insert.
+    func registerInserted(_ object: EntityObject) {
+        register(object)
+        object.registration.isInserted = true
+        insertedList.append(object)
+        insertedCount += 1
+    }
+
+    /// Removes `object` from the context and invalidates it: references held elsewhere see an
+    /// object that belongs to no context.
+    func unregister(_ object: EntityObject) {
+        let objectID = object.registration.objectID
+        if objects[objectID] === object { objects.removeValue(forKey: objectID) }
+        if object.committedValues != nil { changed.remove(object) }
+        if object.registration.isDeleted { deleted.remove(object) }
+        if object.registration.isInserted { removeInsert(object) }
+        object.invalidate()
+    }
+
+    /// Forgets every object (invalidating each) and every pending change.
+    func unregisterAll() {
+        let all = objects.values
+        objects = [:]
+        insertedList = []
+        insertedCount = 0
+        changed = []
+        deleted = []
+        permanentIDs = [:]
+        for object in all { object.invalidate() }
+    }
+
+    private func removeInsert(_ object: EntityObject) {
+        object.registration.isInserted = false
+        insertedCount -= 1
+        if insertedCount == 0 {
+            insertedList.removeAll()
+        } else if insertedCount < insertedList.count / 2 {
+            insertedList.removeAll { !$0.registration.isInserted }
+        }
+    }
+
+    // MARK: Inserts, changes, deletes
+
+    /// Marks `object` deleted. A saved object becomes a pending delete; an insert stays listed
+    /// as an insert until the caller unregisters it (a delete rule may still reach it meanwhile).
+    func markDeleted(_ object: EntityObject) {
+        object.registration.isDeleted = true
+        if !object.registration.isInserted { deleted.insert(object) }
+    }
+
+    /// Takes back every pending delete.
+    func unmarkAllDeleted() {
+        for object in deleted { object.registration.isDeleted = false }
+        deleted = []
+    }
+
+    /// Records that `object` (saved, its committed state just captured) has a pending change.
+    func markChanged(_ object: EntityObject) {
+        changed.insert(object)
+    }
+
+    /// Records that `object` no longer has a pending change (its committed state was cleared).
+    func unmarkChanged(_ object: EntityObject) {
+        changed.remove(object)
+    }
+
+    /// Empties the changed table (the caller cleared every object's committed state).
+    func unmarkAllChanged() {
+        changed = []
+    }
+
+    /// Makes every insert a saved object (for a child whose inserts moved into its parent), keeping
+    /// their IDs.
+    func endInserts() {
+        for object in insertedList { object.registration.isInserted = false }
+        insertedList = []
+        insertedCount = 0
+    }
+
+    // MARK: Re-keying
+
+    /// Gives `object` the ID `permanentID` (an insert this context saved, or an object whose
+    /// insert the parent saved). An object already registered for that row leaves the context:
+    /// one object per row. `object` is a saved object afterwards.
+    func rekey(_ object: EntityObject, to permanentID: ObjectID) {
+        let previousID = object.registration.objectID
+        if objects[previousID] === object { objects.removeValue(forKey: previousID) }
+        if let other = objects[permanentID], other !== object { unregister(other) }
+        if object.registration.isInserted { removeInsert(object) }
+        object.registration.objectID = permanentID
+        objects[permanentID] = object
+    }
+
+    /// Remembers what temporary IDs became, for children still holding them.
+    func rememberPermanentIDs(_ mapping: some Sequence<(temporary: ObjectID, permanent: ObjectID)>) {
+        for (temporary, permanent) in mapping { permanentIDs[temporary] = permanent }
+    }
+
+    // MARK: Invariants
+
+    /// Checks every invariant listed on the type, stopping with a message that names the first one
+    /// broken. Complexity: O(registered objects).
+    func checkInvariants(context: ObjectContext) {
+        var seen = Set<ObjectIdentifier>()
+        var insertedSeen = 0
+        var deletedSeen = 0
+        for (objectID, object) in objects {
+            let registration = object.registration
+            precondition(registration.objectID == objectID, "registry: \(registration.objectID) is registered under \(objectID)")
+            precondition(registration.isRegistered, "registry: \(objectID) is in the identity map but not registered")
+            precondition(object.isOwned(by: context), "registry: \(objectID) belongs to another context")
+            precondition(seen.insert(ObjectIdentifier(object)).inserted, "registry: \(objectID) is registered twice")
+            precondition(!(registration.isInserted && registration.isDeleted), "registry: \(objectID) is both inserted and deleted")
+            precondition((object.committedValues != nil) == changed.contains(object),
+                         "registry: \(objectID) has \(object.committedValues == nil ? "no " : "")committed state but is \(changed.contains(object) ? "" : "not ")in the changed table")
+            if registration.isInserted { insertedSeen += 1 }
+            if registration.isDeleted { deletedSeen += 1 }
+        }
+        precondition(insertedSeen == insertedCount, "registry: \(insertedSeen) objects are inserts, the table counts \(insertedCount)")
+        let liveInserts = insertedList.filter { $0.registration.isInserted }
+        precondition(liveInserts.count == insertedCount, "registry: the inserted list holds \(liveInserts.count) inserts, the count is \(insertedCount)")
+        precondition(Set(liveInserts.map(ObjectIdentifier.init)).count == liveInserts.count, "registry: an insert is listed twice")
+        for object in liveInserts {
+            precondition(objects[object.registration.objectID] === object, "registry: insert \(object.registration.objectID) is not registered")
+        }
+        precondition(deletedSeen == deleted.count, "registry: \(deletedSeen) objects are deleted, the table holds \(deleted.count)")
+        for object in deleted {
+            precondition(objects[object.registration.objectID] === object && !object.registration.isInserted,
+                         "registry: deleted \(object.registration.objectID) is not a registered saved object")
+        }
+        for object in changed {
+            precondition(objects[object.registration.objectID] === object && !object.registration.isInserted,
+                         "registry: changed \(object.registration.objectID) is not a registered saved object")
+        }
+    }
+
+    /// Above this many objects, debug builds skip the after-every-operation check, which would
+    /// make them quadratic; tests stay far below it.
+    static let debugCheckLimit = 20_000
+}
+
+extension ObjectContext {
+    /// Checks the registry's invariants after an operation, in debug builds (free in release).
+    @inline(__always)
+    func checkRegistryInvariants() {
+        #if DEBUG
+        if registry.count <= ObjectRegistry.debugCheckLimit { registry.checkInvariants(context: self) }
+        #endif
+    }
+}
+
+extension EntityObject {
+    /// Forgets everything: the object no longer belongs to a context. Only the registry calls it.
+    fileprivate func invalidate() {
+        registration.isRegistered = false
+        registration.isInserted = false
+        registration.isDeleted = false
+        values = []
+        committedValues = nil
+        relationshipValues = []
+        committedRelationships = nil
+        isFaultFlag = true
+        faultBatch = nil
+    }
+}

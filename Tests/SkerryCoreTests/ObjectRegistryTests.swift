@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+/// The one owner of object identity (`ObjectRegistry`), and errors recorded by calls that cannot
+/// throw. Debug builds check the registry's invariants after every context operation; these tests
+/// also call the check themselves, so that it runs in release test builds too.
+@Suite struct ObjectRegistryTests {
+    private func checked(_ context: ObjectContext) {
+        context.registry.checkInvariants(context: context)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func invariantsHoldThroughInsertsDeletesSavesAndRollbacks(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind, model: GraphFixtures.model())
+        _ = directory
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let author = try context.insertNamed("Author", "Le Guin")
+            let books = try (0..<5).map { try context.insertNamed("Book", "Book \($0)") }
+            for book in books { try book.setRelatedObject(author, forKey: "author") }
+            checked(context)
+            try context.delete(books[4])                        // an insert deleted: gone at once
+            #expect(context.registry.insertedCount == 5)
+            checked(context)
+            try context.save()
+            #expect(context.registry.insertedCount == 0)
+            #expect(context.registeredObjects.allSatisfy { !$0.objectID.isTemporary })
+            checked(context)
+
+            try books[0].setValue("Changed", forKey: "title")
+            try context.delete(author)                          // cascades to the remaining books
+            #expect(context.deletedObjects.count == 5)
+            checked(context)
+            context.rollback()
+            #expect(context.deletedObjects.isEmpty && context.updatedObjects.isEmpty)
+            #expect(try books[0].value(forKey: "title", as: String.self) == "Book 0")
+            checked(context)
+
+            try context.delete(author)
+            try context.save()
+            #expect(context.registeredObjects.isEmpty)
+            checked(context)
+        }
+    }
+
+    @Test func aChildsObjectsAreRekeyedWhenTheParentSavesTheirInserts() throws {
+        let stack = try makeMemoryStack()
+        let parent = stack.newBackgroundContext()
+        let child = parent.newChildContext()
+        let temporaryID = try child.performAndWait {
+            let book = try child.insertBook("From the child")
+            try child.save()
+            #expect(!book.isInserted && book.objectID.isTemporary)   // the parent holds the insert
+            checked(child)
+            return book.objectID
+        }
+        let permanentID = try parent.performAndWait {
+            checked(parent)
+            try parent.save()
+            checked(parent)
+            let book = try #require(parent.registeredObjects.first)
+            #expect(parent.registeredObject(for: temporaryID) == nil)
+            return book.objectID
+        }
+        #expect(!permanentID.isTemporary)
+        // The child hears of the parent's save on its queue; a synchronous block runs after it.
+        child.performAndWait {}
+        try child.performAndWait {
+            let book = try #require(child.registeredObject(for: permanentID))
+            #expect(child.registeredObject(for: temporaryID) == nil)
+            #expect(try book.value(forKey: "title", as: String.self) == "From the child")
+            checked(child)
+        }
+    }
+
+    @Test func aRegisteredObjectIsTheOneObjectOfItsRow() throws {
+        let stack = try makeMemoryStack()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let inserted = try context.insertBook("One")
+            try context.save()
+            let fetched = try context.fetch(FetchRequest(entityName: "Book"))
+            let byID = context.object(with: inserted.objectID)
+            let existing = try context.existingObject(with: inserted.objectID)
+            #expect(fetched == [inserted] && byID === inserted && existing === inserted)
+            #expect(context.registry.count == 1)
+            checked(context)
+            context.reset()
+            #expect(inserted.context == nil && context.registry.isEmpty)
+            checked(context)
+        }
+    }
+
+    // MARK: Recorded errors
+
+    @Test(arguments: StoreKind.allCases)
+    func aRecordedErrorMakesSaveRefuseAndRollbackForgetsIt(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        _ = directory
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            try context.insertBook("Not saved")
+            context.recordError(SkerryError(.objectNotFound, "A member could not be read."))
+            context.recordError(SkerryError(.wrongValueType, "A second error is not kept."))
+            #expect(context.recordedError?.code == .objectNotFound)
+            let refusal = expectError(.objectNotFound) { try context.save() }
+            #expect(refusal?.message.contains("A member could not be read.") == true)
+            #expect(context.hasChanges)                         // nothing lost, nothing written
+            #expect(context.recordedError != nil)               // still refusing
+            context.rollback()
+            #expect(context.recordedError == nil && !context.hasChanges)
+            try context.insertBook("Saved")
+            try context.save()
+        }
+        let reader = stack.newBackgroundContext()
+        let titles = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Book")).map { try $0.value(forKey: "title", as: String.self) }
+        }
+        #expect(titles == ["Saved"])
+    }
+
+    @Test func resetAndTakingTheErrorClearIt() throws {
+        let stack = try makeMemoryStack()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            context.recordError(SkerryError(.objectNotFound, "gone"))
+            context.reset()
+            #expect(context.recordedError == nil)
+            context.recordError(SkerryError(.objectNotFound, "gone again"))
+            #expect(context.takeRecordedError()?.message == "gone again")
+            #expect(context.recordedError == nil)
+            try context.insertBook("Saved after the error was taken")
+            try context.save()
+        }
+    }
+
+    @Test func aChildWithARecordedErrorPushesNothingToItsParent() throws {
+        let stack = try makeMemoryStack()
+        let parent = stack.newBackgroundContext()
+        let child = parent.newChildContext()
+        try child.performAndWait {
+            try child.insertBook("Stays in the child")
+            child.recordError(SkerryError(.objectNotFound, "gone"))
+            expectError(.objectNotFound) { try child.save() }
+        }
+        #expect(parent.performAndWait { parent.hasChanges } == false)
+    }
+}
