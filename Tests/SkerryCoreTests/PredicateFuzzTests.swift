@@ -18,7 +18,7 @@ import Testing
         "(", ")", "{", "}", ",", ".", "[c]", "[cd]", "[", "]", " ", "'", "\"", "\\", "$x", "$", "%@", "%K", "%d", "%",
         "@count", "@sum", "@", "AND", "OR", "NOT", "!", "&&", "||", "==", "=", "!=", "<>", "<", "<=", "=>", ">",
         "ANY", "ALL", "NONE", "SOME", "IN", "BETWEEN", "LIKE", "MATCHES", "CONTAINS", "SUBQUERY", "SELF", "nil",
-        "YES", "NO", "title", "year", "books", "tags", "writer", "0", "1.5", "-", "0x", "1e", "#", "é", "🙂", "\n",
+        "YES", "NO", "title", "year", "books", "tags", "writer", "0", "1.5", "-", "0x", "1e", "#", "é", "🙂", "\n", "e\u{301}", "\u{301}", "🇫🇷",
     ]
 
     private static func check(_ format: String, _ context: ObjectContext, arguments: [Any]) {

@@ -88,9 +88,9 @@ struct FormatLexer {
     /// The error for `offset` (in Unicode scalars), reported in characters.
     static func error(_ format: String, scalarOffset: Int, expected: String, found: String) -> SkerryError {
         let scalars = format.unicodeScalars
-        let index = scalars.index(scalars.startIndex, offsetBy: min(scalarOffset, scalars.count))
-        let characterIndex = index.samePosition(in: format) ?? format.index(before: format.endIndex)
-        let offset = format.distance(from: format.startIndex, to: characterIndex)
+        let index = scalars.index(scalars.startIndex, offsetBy: min(max(scalarOffset, 0), scalars.count))
+        // Characters before the position (a position inside a character counts that character).
+        let offset = String(scalars[..<index]).count
         let syntax = PredicateSyntaxError(format: format, offset: offset, expected: expected, found: found)
         var error = SkerryError(.invalidPredicateFormat, "Invalid predicate format \(syntax).")
         error.predicateSyntax = syntax
