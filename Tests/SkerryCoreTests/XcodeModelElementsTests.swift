@@ -95,3 +95,18 @@ import Testing
         #expect(error?.message.contains("'nothing', which is neither one of its attributes nor one of its relationships") == true)
     }
 }
+
+extension XcodeModelElementsTests {
+    /// A hostile model file nested 100,000 elements deep is a typed error, not a stack overflow.
+    @Test func deeplyNestedElementsAreATypedError() throws {
+        let directory = TemporaryDirectory()
+        let folder = directory.file("Deep.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let depth = 100_000
+        var text = #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel">"#
+        text += String(repeating: "<entity name=\"A\">", count: depth) + String(repeating: "</entity>", count: depth) + "</model>"
+        try text.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        let error = expectError(.invalidModel) { _ = try XcodeModel(contentsOf: folder).loadCurrentVersion() }
+        #expect(error?.message.contains("nested") == true, "\(error?.message ?? "")")
+    }
+}

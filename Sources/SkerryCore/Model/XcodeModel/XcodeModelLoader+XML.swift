@@ -15,6 +15,10 @@ struct XMLNode: Sendable {
     /// The line the element starts on (1-based), for error messages.
     let line: Int
 
+    /// The deepest nesting of elements the reader accepts (Xcode's model and mapping files nest
+    /// fewer than ten).
+    static let maximumDepth = 64
+
     /// The value of the attribute `key`, or nil.
     subscript(_ key: String) -> String? { attributes[key] }
 
@@ -87,12 +91,21 @@ private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        guard failure == nil else { return }
+        guard stack.count < XMLNode.maximumDepth else {
+            // A model file nests a handful of elements; a hostile one could nest enough to
+            // overflow the stack when the tree is freed (or in the parser): stop here instead.
+            failure = XMLParseFailure(reason: "elements are nested more than \(XMLNode.maximumDepth) deep",
+                                      line: max(parser.lineNumber, 1), openElements: Array(openElements.prefix(8)))
+            parser.abortParsing()
+            return
+        }
         stack.append(XMLNode(name: elementName, attributes: attributeDict, children: [], line: parser.lineNumber))
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?) {
-        guard let node = stack.popLast() else { return }
+        guard failure == nil, let node = stack.popLast() else { return }
         if stack.isEmpty {
             root = node
         } else {
