@@ -110,3 +110,48 @@ extension XcodeModelElementsTests {
         #expect(error?.message.contains("nested") == true, "\(error?.message ?? "")")
     }
 }
+
+extension XcodeModelElementsTests {
+    /// Composite attributes are stored as their elements, named "composite.element", which
+    /// objects, predicates and sort keys use like any attribute.
+    @Test func compositeAttributesAreStoredAsTheirElements() throws {
+        let model = try load("Composite.xcdatamodel").model
+        let place = try #require(model.entity(named: "Place"))
+        #expect(place.attributes == [
+            AttributeDescription("area.height", .double, defaultValue: 0.0),
+            AttributeDescription("area.unit", .string, defaultValue: "m"),
+            AttributeDescription("area.width", .double, defaultValue: 0.0),
+            AttributeDescription("location.latitude", .double, isOptional: true, defaultValue: 0.0),
+            AttributeDescription("location.longitude", .double, isOptional: true, defaultValue: 0.0),
+            AttributeDescription("location.note", .string, isOptional: true),
+            AttributeDescription("name", .string),
+        ])
+        let directory = TemporaryDirectory()
+        let url = directory.file("Places.sqlite")
+        for pass in 0..<2 {
+            let stack = PersistentStack(name: "Places", model: model)
+            stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                if pass == 0 {
+                    for (name, latitude, width) in [("Harbour", 59.9, 12.0), ("Lighthouse", 60.1, 3.5)] {
+                        let object = try context.insert(entityName: "Place")
+                        try object.setValue(name, forKey: "name")
+                        try object.setValue(latitude, forKey: "location.latitude")
+                        try object.setValue(width, forKey: "area.width")
+                    }
+                    try context.save()
+                    return
+                }
+                var request = FetchRequest(entityName: "Place", predicate: AttributeKey("location.latitude") > 60.0)
+                #expect(try context.fetch(request).map { try $0.value(forKey: "name", as: String.self) } == ["Lighthouse"])
+                request = FetchRequest(entityName: "Place", sortKeys: [SortKey("area.width")])
+                let places = try context.fetch(request)
+                #expect(try places.map { try $0.value(forKey: "name", as: String.self) } == ["Lighthouse", "Harbour"])
+                #expect(try places.map { try $0.value(forKey: "area.unit", as: String.self) } == ["m", "m"])
+            }
+        }
+        #expect(try rawSQL(url, "SELECT \"area.width\" FROM Place ORDER BY 1") == [["3.5"], ["12.0"]])
+    }
+}

@@ -679,7 +679,7 @@ import Testing
         expectInvalidBody(attribute(#"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@count"/>"#),
                           ["attribute 'count'", "derived attributes"], key: "count")
         expectInvalidBody(attribute(#"<attribute name="size" optional="YES" attributeType="Composite" composite="Size"/>"#),
-                          ["attribute 'size'", "composite attributes"], key: "size")
+                          ["attribute 'size'", "the composite 'Size' it names is not defined"], key: "size")
         expectInvalidBody(attribute(#"<attribute name="title"/>"#), ["attribute 'title'", "no attributeType"], key: "title")
         expectInvalidBody(attribute(#"<attribute attributeType="String"/>"#), ["entity 'Book'", "an attribute has no name"], entity: "Book")
         expectInvalidBody(attribute(#"<relationship name="r" optional="YES" maxCount="1" deletionRule="Delete" destinationEntity="Book"/>"#),

@@ -27,7 +27,10 @@ extension ObjectModel {
             var propertyNames = Set<String>()
             let propertyList = entity.attributes.map(\.name) + entity.relationships.map(\.name)
             for name in propertyList {
-                guard isValidName(name) else {
+                // An element of a composite attribute is named "composite.element".
+                let isCompositeElement = entity.attribute(named: name) != nil && name.contains(".")
+                    && name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { isValidName(String($0)) }
+                guard isValidName(name) || isCompositeElement else {
                     throw fail("'\(name)' in entity '\(entity.name)' is not a valid property name.", entity.name, name)
                 }
                 guard propertyNames.insert(name.lowercased()).inserted else {

@@ -199,6 +199,10 @@ extension SortKey {
 extension EntityDescription {
     /// Resolves `name`, an attribute or a key path through to-one relationships ending in one.
     func resolveKey(_ name: String, in model: ObjectModel) throws(SkerryError) -> ResolvedKey {
+        // An element of a composite attribute ("location.x") is an attribute of its own.
+        if name.contains("."), let index = attributeIndex(named: name) {
+            return ResolvedKey(index: index, attribute: attributes[index], path: [])
+        }
         var entity = self
         var path: [ResolvedRelationship] = []
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -223,6 +227,9 @@ extension EntityDescription {
     /// `make`'s predicate; the to-one steps after it stay in the key.
     func resolveLeaf(_ name: String, in model: ObjectModel, depth: Int,
                      _ make: (ResolvedKey) throws(SkerryError) -> ResolvedPredicate) throws(SkerryError) -> ResolvedPredicate {
+        if name.contains("."), let index = attributeIndex(named: name) {   // an element of a composite attribute
+            return try make(ResolvedKey(index: index, attribute: attributes[index], path: []))
+        }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard depth + parts.count <= FetchPredicate.maximumDepth else { throw FetchPredicate.tooDeep() }
         var entity = self

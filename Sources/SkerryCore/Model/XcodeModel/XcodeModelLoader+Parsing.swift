@@ -84,9 +84,13 @@ struct XcodeModelParser {
             throw fail("the root element is <\(root.name)>, not <model>: this is not an Xcode data model.", line: root.line)
         }
 
+        var composites: [String: XMLNode] = [:]
+        for node in root.children(named: "composite") {
+            if let name = nonEmpty(node["name"]) { composites[name] = node }
+        }
         var entities: [Entity] = []
         for node in root.children(named: "entity") {
-            entities.append(try readEntity(node))
+            entities.append(try readEntity(node, composites: composites))
         }
         let byName = try indexByName(entities)
         let flat = try flatten(entities, byName: byName)
@@ -132,7 +136,7 @@ struct XcodeModelParser {
     }
 
     /// Reads one `<entity>` element.
-    private func readEntity(_ node: XMLNode) throws(SkerryError) -> Entity {
+    private func readEntity(_ node: XMLNode, composites: [String: XMLNode]) throws(SkerryError) -> Entity {
         guard let name = node["name"], !name.isEmpty else {
             throw fail("an entity has no name.", line: node.line)
         }
@@ -143,9 +147,10 @@ struct XcodeModelParser {
         for child in node.children {
             switch child.name {
             case "attribute":
-                let attribute = try readAttribute(child, entity: name)
-                entity.attributes.append(attribute)
-                if child.flag("indexed") { singleIndexes.append(IndexDescription([attribute.description.name])) }
+                for attribute in try readAttributes(child, entity: name, composites: composites) {
+                    entity.attributes.append(attribute)
+                    if child.flag("indexed") { singleIndexes.append(IndexDescription([attribute.description.name])) }
+                }
             case "relationship":
                 entity.relationships.append(try readRelationship(child, entity: name))
             case "uniquenessConstraints":
@@ -180,6 +185,37 @@ struct XcodeModelParser {
         return names
     }
 
+    /// Reads one `<attribute>` element: one attribute, or for a composite attribute its elements,
+    /// flattened into attributes named "composite.element" (optional when the composite is).
+    private func readAttributes(_ node: XMLNode, entity: String, composites: [String: XMLNode],
+                                prefix: String = "", optional: Bool = false) throws(SkerryError) -> [Attribute] {
+        guard node["attributeType"] == "Composite" else {
+            let attribute = try readAttribute(node, entity: entity)
+            guard !prefix.isEmpty else { return [attribute] }
+            let d = attribute.description
+            return [Attribute(description: AttributeDescription(prefix + d.name, d.type, isOptional: d.isOptional || optional,
+                                                                defaultValue: d.defaultValue.isNull ? nil : d.defaultValue,
+                                                                renamingIdentifier: d.renamingIdentifier.map { prefix + $0 },
+                                                                valueTransformerName: d.valueTransformerName),
+                              elementID: attribute.elementID.map { prefix + $0 }, versionHashModifier: attribute.versionHashModifier,
+                              line: attribute.line)]
+        }
+        let name = node["name"] ?? ""
+        let element = ("attribute", prefix + name)
+        guard let compositeName = nonEmpty(node["composite"]), let composite = composites[compositeName] else {
+            throw fail("the composite '\(node["composite"] ?? "")' it names is not defined in the model.", line: node.line, entity: entity, element: element)
+        }
+        guard prefix.split(separator: ".").count < 8 else {
+            throw fail("composites nest more than 8 deep (a composite containing itself?).", line: node.line, entity: entity, element: element)
+        }
+        var attributes: [Attribute] = []
+        for child in composite.children(named: "attribute") {
+            attributes += try readAttributes(child, entity: entity, composites: composites, prefix: prefix + name + ".",
+                                             optional: optional || node.flag("optional"))
+        }
+        return attributes
+    }
+
     private func readAttribute(_ node: XMLNode, entity: String) throws(SkerryError) -> Attribute {
         guard let name = node["name"], !name.isEmpty else {
             throw fail("an attribute has no name.", line: node.line, entity: entity)
@@ -212,7 +248,6 @@ struct XcodeModelParser {
             // name, its keyed archiver; NSSecureUnarchiveFromData (and the app's subclasses of it,
             // whose names the model cannot tell apart) likewise. A registered transformer decides.
             type = nonEmpty(node["valueTransformerName"]).flatMap { transformers[$0] } ?? .binary
-        case "Composite": throw unsupported("composite attributes")
         case "Undefined", "Object ID": throw unsupported("attributes of type '\(typeName)'")
         default:
             throw fail("the attribute type '\(typeName)' is unknown.", line: node.line, entity: entity, element: element)
