@@ -155,3 +155,52 @@ extension XcodeModelElementsTests {
         #expect(try rawSQL(url, "SELECT \"area.width\" FROM Place ORDER BY 1") == [["3.5"], ["12.0"]])
     }
 }
+
+extension XcodeModelElementsTests {
+    @Test func fetchRequestTemplatesAndFetchedPropertiesAreRead() throws {
+        let model = try load("Templates.xcdatamodel").model
+        #expect(model.fetchRequestTemplate(named: "allChapters") == FetchRequestTemplate(name: "allChapters", entityName: "Chapter"))
+        #expect(model.fetchRequestTemplate(named: "chaptersOfManga")
+                == FetchRequestTemplate(name: "chaptersOfManga", entityName: "Chapter", predicateFormat: "mangaId == $MANGA_ID", fetchLimit: 10))
+        #expect(model.fetchRequestTemplate(named: "nothing") == nil)
+        #expect(model.entity(named: "Manga")?.fetchedProperties == [
+            FetchedPropertyDescription("unreadChapters", fetchRequest: FetchRequestTemplate(
+                name: "fetchedPropertyFetchRequest", entityName: "Chapter", predicateFormat: "mangaId == $FETCH_SOURCE.id AND read == NO")),
+        ])
+        #expect(model.entity(named: "Manga")?.attributes.map(\.name) == ["id", "title"])   // not stored
+    }
+
+    /// Configurations place entities in stores, as Core Data's store descriptions do.
+    @Test func configurationsPlaceEntitiesInStores() throws {
+        let model = try load("Templates.xcdatamodel").model
+        #expect(model.configurations == ["Cloud": ["Chapter", "Manga"], "Local": ["Draft"]])
+        let directory = TemporaryDirectory()
+        let cloudURL = directory.file("Cloud.sqlite"), localURL = directory.file("Local.sqlite")
+        let stack = PersistentStack(name: "Templates", model: model)
+        var cloud = StoreDescription(url: cloudURL), local = StoreDescription(url: localURL)
+        cloud.configuration = "Cloud"
+        local.configuration = "Local"
+        stack.persistentStoreDescriptions = [local, cloud]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let draft = try context.insert(entityName: "Draft")
+            try draft.setValue("idea", forKey: "text")
+            let manga = try context.insert(entityName: "Manga")
+            try manga.setValue("m1", forKey: "id")
+            try manga.setValue("Blame!", forKey: "title")
+            try context.save()
+        }
+        let tables = { (url: URL) in try rawSQL(url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name").map { $0[0] } }
+        #expect(try tables(cloudURL) == ["Chapter", "Manga"])
+        #expect(try tables(localURL) == ["Draft"])
+        #expect(try rawSQL(localURL, "SELECT text FROM Draft") == [["idea"]])
+
+        var unknown = StoreDescription.inMemory()
+        unknown.configuration = "Elsewhere"
+        let other = PersistentStack(name: "Templates", model: model)
+        other.persistentStoreDescriptions = [unknown]
+        let error = expectError(.invalidArgument) { try other.loadPersistentStores() }
+        #expect(error?.message.contains("'Cloud', 'Local'") == true)
+    }
+}

@@ -30,7 +30,7 @@ final class StoreCoordinator: @unchecked Sendable {
 
     /// The store that holds `entity`: the first loaded store whose description includes it.
     func store(for entity: EntityDescription) throws(SkerryError) -> any ObjectStore {
-        let found = lock.withLock { stores.first { $0.storeDescription.holds(entity) } }
+        let found = lock.withLock { stores.first { $0.storeDescription.holds(entity, of: model) } }
         guard let found else {
             throw SkerryError(.noStore, "No loaded store holds entity '\(entity.name)'. Call loadPersistentStores() first.",
                               entityName: entity.name)

@@ -17,6 +17,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The name the entity had in an earlier model version (Core Data's renaming identifier), or
     /// nil when it kept its name.
     public let renamingIdentifier: String?
+    /// The entity's fetched properties: fetches made per object, not stored.
+    public let fetchedProperties: [FetchedPropertyDescription]
 
     private let attributeIndexByName: [String: Int]
     /// Each attribute's default value: the starting values of a new object.
@@ -32,14 +34,16 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     ///   - uniquenessConstraints: each element lists attributes whose values together are unique.
     ///   - indexes: indexes to create.
     ///   - renamingIdentifier: the entity's name in an earlier version, if it was renamed.
+    ///   - fetchedProperties: fetched properties (not stored).
     ///
     /// Names are checked when the entity is put in an ``ObjectModel``.
     public init(name: String, attributes: [AttributeDescription],
                 relationships: [RelationshipDescription] = [],
                 uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
-                renamingIdentifier: String? = nil) {
+                renamingIdentifier: String? = nil, fetchedProperties: [FetchedPropertyDescription] = []) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
+        self.fetchedProperties = fetchedProperties
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
@@ -64,6 +68,11 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The attribute named `name`, or nil.
     public func attribute(named name: String) -> AttributeDescription? {
         attributeIndexByName[name].map { attributes[$0] }
+    }
+
+    /// The fetched property named `name`, or nil.
+    public func fetchedProperty(named name: String) -> FetchedPropertyDescription? {
+        fetchedProperties.first { $0.name == name }
     }
 
     /// The relationship named `name`, or nil.

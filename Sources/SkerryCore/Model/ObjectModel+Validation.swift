@@ -12,6 +12,27 @@ extension ObjectModel {
         return valid && !name.lowercased().hasPrefix("sqlite_")
     }
 
+    static func validate(configurations: [String: [String]], templates: [FetchRequestTemplate],
+                         entities: [EntityDescription]) throws(SkerryError) {
+        let names = Set(entities.map(\.name))
+        for (name, members) in configurations {
+            for member in members where !names.contains(member) {
+                throw SkerryError(.invalidModel, "The configuration '\(name)' names '\(member)', which is not an entity of the model.",
+                                  entityName: member, key: name)
+            }
+        }
+        for template in templates where !names.contains(template.entityName) {
+            throw SkerryError(.invalidModel, "The fetch request template '\(template.name)' fetches '\(template.entityName)', which is not an entity of the model.",
+                              entityName: template.entityName, key: template.name)
+        }
+        for entity in entities {
+            for property in entity.fetchedProperties where !names.contains(property.fetchRequest.entityName) {
+                throw SkerryError(.invalidModel, "The fetched property '\(entity.name).\(property.name)' fetches '\(property.fetchRequest.entityName)', which is not an entity of the model.",
+                                  entityName: entity.name, key: property.name)
+            }
+        }
+    }
+
     static func validate(_ entities: [EntityDescription]) throws(SkerryError) {
         func fail(_ message: String, _ entity: String? = nil, _ key: String? = nil) -> SkerryError {
             SkerryError(.invalidModel, message, entityName: entity, key: key)
@@ -25,7 +46,7 @@ extension ObjectModel {
                 throw fail("The entity name '\(entity.name)' is used twice.", entity.name)
             }
             var propertyNames = Set<String>()
-            let propertyList = entity.attributes.map(\.name) + entity.relationships.map(\.name)
+            let propertyList = entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.fetchedProperties.map(\.name)
             for name in propertyList {
                 // An element of a composite attribute is named "composite.element".
                 let isCompositeElement = entity.attribute(named: name) != nil && name.contains(".")

@@ -22,6 +22,11 @@ public final class ObjectModel: Sendable {
     /// Distinguishes versions whose shape is the same but whose values mean something else (Core
     /// Data's version hash modifier), so that a ``MigrationPlan`` can tell them apart.
     public let versionHashModifier: String?
+    /// The model's configurations (Core Data's): named sets of entities, each set the entities
+    /// one store holds (see ``StoreDescription/configuration``).
+    public let configurations: [String: [String]]
+    /// The model's fetch request templates, by name (see ``fetchRequestTemplate(named:)``).
+    public let fetchRequestTemplates: [String: FetchRequestTemplate]
 
     private let entityByName: [String: EntityDescription]
     /// Whether any entity has relationships.
@@ -36,8 +41,14 @@ public final class ObjectModel: Sendable {
     ///   not an identifier or is used twice (names are compared case-insensitively, as SQLite
     ///   does), a default value that does not fit its attribute, a relationship whose destination or
     ///   inverse is missing or does not point back, a constraint or index on an unknown attribute.
-    public init(entities: [EntityDescription], versionHashModifier: String? = nil) throws(SkerryError) {
+    ///   - configurations: named sets of entity names, for stores that hold part of the model.
+    ///   - fetchRequestTemplates: named fetch requests.
+    public init(entities: [EntityDescription], versionHashModifier: String? = nil,
+                configurations: [String: [String]] = [:], fetchRequestTemplates: [FetchRequestTemplate] = []) throws(SkerryError) {
         try Self.validate(entities)
+        try Self.validate(configurations: configurations, templates: fetchRequestTemplates, entities: entities)
+        self.configurations = configurations
+        self.fetchRequestTemplates = Dictionary(fetchRequestTemplates.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.entities = entities
         self.entityByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.versionHashModifier = versionHashModifier
@@ -48,6 +59,22 @@ public final class ObjectModel: Sendable {
     /// The entity named `name`, or nil.
     public func entity(named name: String) -> EntityDescription? {
         entityByName[name]
+    }
+
+    /// The fetch request template named `name`, or nil.
+    public func fetchRequestTemplate(named name: String) -> FetchRequestTemplate? {
+        fetchRequestTemplates[name]
+    }
+
+    /// The names of the entities a store of `configuration` holds: the configuration's members;
+    /// every entity for "Default" (Core Data's default configuration) unless the model defines one
+    /// of that name.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when the model has no such configuration.
+    public func entityNames(forConfiguration configuration: String) throws(SkerryError) -> Set<String> {
+        if let members = configurations[configuration] { return Set(members) }
+        if configuration == "Default" || configuration == "PF_DEFAULT_CONFIGURATION_NAME" { return Set(entities.map(\.name)) }
+        throw SkerryError(.invalidArgument,
+                          "The model has no configuration '\(configuration)'; its configurations are \(configurations.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")).")
     }
 
     /// The entity named `name`, or an ``SkerryError/Code/unknownEntity`` error.

@@ -69,7 +69,8 @@ open class PersistentStack: @unchecked Sendable {
                 continue
             }
             do {
-                let entities = model.entities.filter { description.holds($0) }
+                try description.checkConfiguration(of: model)
+                let entities = model.entities.filter { description.holds($0, of: model) }
                 let store = try description.makeStore(model: model, entities: entities, events: coordinator.events)
                 coordinator.add(store)
                 lock.withLock { loaded.append(description) }

@@ -38,7 +38,7 @@ extension SQLiteStore {
             // Not a readable SQLite database: the ordinary load opens it and reports why.
             return
         }
-        let held = { (model: ObjectModel) in model.entities.filter { description.holds($0) } }
+        let held = { (model: ObjectModel) in model.entities.filter { description.holds($0, of: model) } }
         var steps: [MigrationStepSpec] = []
         var schema = recorded.schema
         if let plan = description.migrationPlan, let hash = recorded.hash,

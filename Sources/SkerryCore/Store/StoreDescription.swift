@@ -29,7 +29,8 @@ public enum SynchronousMode: String, Sendable, Hashable {
 /// ```
 public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: StoreDescription, rhs: StoreDescription) -> Bool {
-        lhs.kind == rhs.kind && lhs.url == rhs.url && lhs.entityNames == rhs.entityNames && lhs.journalMode == rhs.journalMode
+        lhs.kind == rhs.kind && lhs.url == rhs.url && lhs.entityNames == rhs.entityNames && lhs.configuration == rhs.configuration
+            && lhs.journalMode == rhs.journalMode
             && lhs.synchronous == rhs.synchronous && lhs.busyTimeout == rhs.busyTimeout
             && lhs.maximumReaderCount == rhs.maximumReaderCount && lhs.shouldMigrateAutomatically == rhs.shouldMigrateAutomatically
             && lhs.migrationPlan.map(ObjectIdentifier.init) == rhs.migrationPlan.map(ObjectIdentifier.init)
@@ -57,6 +58,10 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// The entities this store holds; nil for all. Each entity lives in the first store of the
     /// stack that holds it.
     public var entityNames: Set<String>?
+    /// The model configuration whose entities this store holds (Core Data's
+    /// `NSPersistentStoreDescription.configuration`); nil for every entity. With
+    /// ``entityNames`` too, the store holds the entities both name.
+    public var configuration: String?
     /// The journal mode of a file store. Default: WAL.
     public var journalMode: JournalMode = .wal
     /// The synchronous mode. Default: NORMAL.
@@ -101,9 +106,19 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
         return try SQLiteStore(description: self, model: model, entities: entities, events: events)
     }
 
-    /// Whether the store holds `entity`.
-    func holds(_ entity: EntityDescription) -> Bool {
-        entityNames?.contains(entity.name) ?? true
+    /// Whether the store holds `entity` of `model`.
+    func holds(_ entity: EntityDescription, of model: ObjectModel) -> Bool {
+        if let configuration, let members = try? model.entityNames(forConfiguration: configuration),
+           !members.contains(entity.name) {
+            // An unknown configuration was reported when the store loaded (`checkConfiguration`).
+            return false
+        }
+        return entityNames?.contains(entity.name) ?? true
+    }
+
+    /// Fails for a configuration the model does not have.
+    func checkConfiguration(of model: ObjectModel) throws(SkerryError) {
+        if let configuration { _ = try model.entityNames(forConfiguration: configuration) }
     }
 
     var connectionSettings: ConnectionSettings {

@@ -30,6 +30,7 @@ struct XcodeModelParser {
         var relationships: [Relationship] = []
         var constraints: [[String]] = []
         var indexes: [IndexDescription] = []
+        var fetchedProperties: [FetchedPropertyDescription] = []
     }
 
     /// An attribute as declared.
@@ -59,6 +60,7 @@ struct XcodeModelParser {
         var relationships: [(declaredIn: String, relationship: Relationship)] = []
         var constraints: [[String]] = []
         var indexes: [IndexDescription] = []
+        var fetchedProperties: [FetchedPropertyDescription] = []
     }
 
     /// Reads, checks and converts the version.
@@ -93,9 +95,35 @@ struct XcodeModelParser {
             entities.append(try readEntity(node, composites: composites))
         }
         let byName = try indexByName(entities)
-        let flat = try flatten(entities, byName: byName)
+        var flat = try flatten(entities, byName: byName)
         try checkRelationships(entities, flat: flat)
-        let model = try makeModel(entities, flat: flat)
+        var configurations: [String: [String]] = [:]
+        for node in root.children(named: "configuration") {
+            guard let name = node["name"], !name.isEmpty else {
+                throw fail("a configuration has no name.", line: node.line)
+            }
+            var members: [String] = []
+            for member in node.children(named: "memberEntity") {
+                guard let entityName = member["name"], let entity = byName[entityName] else {
+                    throw fail("configuration '\(name)' names the entity '\(member["name"] ?? "")', which the model does not define.",
+                               line: member.line, element: ("configuration", name))
+                }
+                if !entity.isAbstract { members.append(entityName) }
+            }
+            configurations[name] = members
+        }
+        var templates: [FetchRequestTemplate] = []
+        for node in root.children(named: "fetchRequest") {
+            templates.append(try readFetchRequest(node, entity: nil))
+        }
+        // Until entity inheritance keeps abstract entities in the model, requests that fetch one
+        // are left out.
+        let abstract = Set(entities.filter(\.isAbstract).map(\.name))
+        templates.removeAll { abstract.contains($0.entityName) }
+        for name in flat.keys {
+            flat[name]?.fetchedProperties.removeAll { abstract.contains($0.fetchRequest.entityName) }
+        }
+        let model = try makeModel(entities, flat: flat, configurations: configurations, templates: templates)
 
         var renaming: [String: String] = [:]
         var modifiers: [String: String] = [:]
@@ -111,21 +139,6 @@ struct XcodeModelParser {
                 renaming["\(entity.name).\(relationship.name)"] = relationship.elementID
                 modifiers["\(entity.name).\(relationship.name)"] = relationship.versionHashModifier
             }
-        }
-        var configurations: [String: [String]] = [:]
-        for node in root.children(named: "configuration") {
-            guard let name = node["name"], !name.isEmpty else {
-                throw fail("a configuration has no name.", line: node.line)
-            }
-            var members: [String] = []
-            for member in node.children(named: "memberEntity") {
-                guard let entityName = member["name"], let entity = byName[entityName] else {
-                    throw fail("configuration '\(name)' names the entity '\(member["name"] ?? "")', which the model does not define.",
-                               line: member.line, element: ("configuration", name))
-                }
-                if !entity.isAbstract { members.append(entityName) }
-            }
-            configurations[name] = members
         }
         let identifier = root["userDefinedModelVersionIdentifier"]
         return XcodeModelVersion(name: versionName, url: folder, model: model,
@@ -163,7 +176,15 @@ struct XcodeModelParser {
                 for index in child.children(named: "compoundIndex") {
                     entity.indexes.append(IndexDescription(try propertyNames(index, listedAs: "index", in: "compound index", entity: name)))
                 }
-            case "fetchedProperty", "userInfo":
+            case "fetchedProperty":
+                guard let propertyName = nonEmpty(child["name"]) else {
+                    throw fail("a fetched property has no name.", line: child.line, entity: name)
+                }
+                guard let request = child.children(named: "fetchRequest").first else {
+                    throw fail("the fetched property has no fetch request.", line: child.line, entity: name, element: ("fetched property", propertyName))
+                }
+                entity.fetchedProperties.append(FetchedPropertyDescription(propertyName, fetchRequest: try readFetchRequest(request, entity: name)))
+            case "userInfo":
                 continue  // not stored: ignored
             default:
                 continue  // unknown to this reader and not part of the store's shape
@@ -304,6 +325,20 @@ struct XcodeModelParser {
                             line: node.line)
     }
 
+    /// Reads one `<fetchRequest>` element: a fetch request template of the model, or the request
+    /// of a fetched property of `entity`.
+    private func readFetchRequest(_ node: XMLNode, entity: String?) throws(SkerryError) -> FetchRequestTemplate {
+        let name = node["name"] ?? ""
+        let element = ("fetch request", name)
+        guard let entityName = nonEmpty(node["entity"]) else {
+            throw fail("the fetch request names no entity.", line: node.line, entity: entity, element: element)
+        }
+        func count(_ key: String) -> Int { node[key].flatMap { Int($0) }.map { max(0, $0) } ?? 0 }
+        return FetchRequestTemplate(name: name, entityName: entityName, predicateFormat: nonEmpty(node["predicateString"]),
+                                    fetchLimit: count("fetchLimit"), fetchOffset: count("fetchOffset"),
+                                    fetchBatchSize: count("fetchBatchSize"))
+    }
+
     /// Reads one `<fetchIndex>` element.
     /// Returns nil for an index of expressions only.
     private func readFetchIndex(_ node: XMLNode, entity: String) throws(SkerryError) -> IndexDescription? {
@@ -363,11 +398,13 @@ struct XcodeModelParser {
                 item.relationships = inherited.relationships
                 item.constraints = inherited.constraints
                 item.indexes = inherited.indexes
+                item.fetchedProperties = inherited.fetchedProperties
             }
             item.attributes += entity.attributes.map { (entity.name, $0) }
             item.relationships += entity.relationships.map { (entity.name, $0) }
             item.constraints += entity.constraints
             item.indexes += entity.indexes
+            item.fetchedProperties += entity.fetchedProperties
             var names: [String: String] = [:]  // lowercased name -> declaring entity
             let properties = item.attributes.map { ($0.declaredIn, $0.attribute.description.name, "attribute", $0.attribute.line) }
                 + item.relationships.map { ($0.declaredIn, $0.relationship.name, "relationship", $0.relationship.line) }
@@ -429,13 +466,14 @@ struct XcodeModelParser {
     }
 
     /// The ``ObjectModel`` of the concrete entities, in file order.
-    private func makeModel(_ entities: [Entity], flat: [String: FlatEntity]) throws(SkerryError) -> ObjectModel {
+    private func makeModel(_ entities: [Entity], flat: [String: FlatEntity], configurations: [String: [String]],
+                           templates: [FetchRequestTemplate]) throws(SkerryError) -> ObjectModel {
         let descriptions = entities.filter { !$0.isAbstract }.map { entity in
             let item = flat[entity.name]!
             return EntityDescription(name: entity.name, attributes: item.attributes.map(\.attribute.description),
                                      relationships: item.relationships.map(\.relationship.description),
                                      uniquenessConstraints: item.constraints, indexes: item.indexes,
-                                     renamingIdentifier: entity.elementID)
+                                     renamingIdentifier: entity.elementID, fetchedProperties: item.fetchedProperties)
         }
         // Core Data's version hash modifiers, gathered into the model's: two versions that differ
         // only in them get different hashes.
@@ -451,7 +489,8 @@ struct XcodeModelParser {
         }
         do {
             return try ObjectModel(entities: descriptions,
-                                   versionHashModifier: modifiers.isEmpty ? nil : modifiers.sorted().joined(separator: ";"))
+                                   versionHashModifier: modifiers.isEmpty ? nil : modifiers.sorted().joined(separator: ";"),
+                                   configurations: configurations, fetchRequestTemplates: templates)
         } catch {
             let line = error.entityName.flatMap { name in flat[name]?.entity.line }
             throw SkerryError(.invalidModel, "\(file.path)\(line.map { ", line \($0)" } ?? ""): \(error.message)",
