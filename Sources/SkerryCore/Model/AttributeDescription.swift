@@ -19,7 +19,9 @@ public struct AttributeDescription: Sendable, Hashable {
 
     /// Describes an attribute.
     /// - Parameters:
-    ///   - name: the name, a letter followed by letters, digits or underscores.
+    ///   - name: the name, a letter followed by letters, digits or underscores; an element of a
+    ///     composite attribute (Core Data's, stored as its elements) is named
+    ///     "composite.element".
     ///   - type: the attribute's type.
     ///   - isOptional: whether the attribute may be nil when saved (Core Data's default is true;
     ///     Skerry's is false, so that a forgotten value is an error rather than a silent nil).
