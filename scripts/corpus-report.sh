@@ -12,7 +12,7 @@ corpus=$(cd "${1:?usage: $0 CORPUS_FOLDER [REPORT]}" && pwd)
 report=${2:-/tmp/skerry-corpus-report.tsv}
 : > "$report"
 cd "$(dirname "$0")/.."
-find "$corpus" \( -name '*.xcdatamodeld' -prune -print \) -o \( -name '*.xcdatamodel' -prune -print \) | sort |
+find "$corpus" \( -name '*.xcdatamodeld' -prune -print \) -o \( -name '*.xcdatamodel' -prune -print \) -o \( -name '*.xcmappingmodel' -prune -print \) | sort |
 while IFS= read -r bundle; do
   relative=${bundle#"$corpus"/}
   before=$(wc -l < "$report")

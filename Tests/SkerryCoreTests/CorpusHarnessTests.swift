@@ -17,7 +17,11 @@ struct CorpusHarnessTests {
         let reportPath = environment["SKERRY_CORPUS_REPORT"] ?? "/tmp/skerry-corpus-report.tsv"
         var report = CorpusReport()
         for bundle in CorpusHarness.bundles(under: root) where filter.map({ $0.hasPrefix("/") ? bundle.standardizedFileURL.path == URL(fileURLWithPath: $0).standardizedFileURL.path : bundle.path.contains($0) }) ?? true {
-            CorpusHarness(bundle: bundle, root: root).run(into: &report)
+            if bundle.pathExtension == "xcmappingmodel" {
+                CorpusHarness(bundle: bundle, root: root).readMapping(into: &report)
+            } else {
+                CorpusHarness(bundle: bundle, root: root).run(into: &report)
+            }
         }
         let text = report.lines.map { $0.joined(separator: "\t") }.joined(separator: "\n") + "\n"
         if let handle = FileHandle(forWritingAtPath: reportPath) {
@@ -61,7 +65,7 @@ struct CorpusHarness {
             case "xcdatamodeld":
                 result.append(url)
                 walker.skipDescendants()
-            case "xcdatamodel":
+            case "xcdatamodel", "xcmappingmodel":
                 result.append(url)
                 walker.skipDescendants()
             default:
@@ -87,6 +91,17 @@ struct CorpusHarness {
 
     var name: String {
         String(bundle.path.dropFirst(root.path.count + 1))
+    }
+
+    /// Reads a mapping model and makes its plan step.
+    func readMapping(into report: inout CorpusReport) {
+        do {
+            let mapping = try XcodeMappingModel(contentsOf: bundle)
+            _ = try mapping.migrationStep(from: 0)
+            report.add(name, "mapping", "ok", "", "\(mapping.entityMappings.count) entity mappings")
+        } catch {
+            report.add(name, "mapping", "FAIL", Self.category(error), "\(error)")
+        }
     }
 
     func run(into report: inout CorpusReport) {

@@ -101,6 +101,12 @@ public struct MigrationStep: Sendable {
     /// Attributes renamed in this step, by "Entity.newName" -> "oldName" (Xcode's renaming
     /// identifiers): their values are copied from the old name.
     public let renamedAttributes: [String: String]
+    /// Entities renamed in this step, by new name -> old name: their rows are copied from the old
+    /// entity.
+    public let renamedEntities: [String: String]
+    /// Relationships renamed in this step, by "Entity.newName" -> "oldName": their links are
+    /// carried over from the old relationship.
+    public let renamedRelationships: [String: String]
     /// Called for each row of each entity kept by the step, with the old row and the new one as
     /// prepared by the automatic copy; change `destination` to transform values, split or merge
     /// attributes. Throwing fails the step (and the migration).
@@ -109,11 +115,21 @@ public struct MigrationStep: Sendable {
     public let finish: (@Sendable (MigrationContext) throws -> Void)?
 
     /// Describes a step.
-    public init(from: Int, renamedAttributes: [String: String] = [:],
+    /// - Parameters:
+    ///   - from: the index of the version the step starts from.
+    ///   - renamedAttributes: "Entity.newName" -> "oldName".
+    ///   - renamedEntities: new entity name -> old entity name.
+    ///   - renamedRelationships: "Entity.newName" -> "oldName".
+    ///   - transformRow: converts each copied row.
+    ///   - finish: runs once after the rows were copied.
+    public init(from: Int, renamedAttributes: [String: String] = [:], renamedEntities: [String: String] = [:],
+                renamedRelationships: [String: String] = [:],
                 transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)? = nil,
                 finish: (@Sendable (MigrationContext) throws -> Void)? = nil) {
         self.from = from
         self.renamedAttributes = renamedAttributes
+        self.renamedEntities = renamedEntities
+        self.renamedRelationships = renamedRelationships
         self.transformRow = transformRow
         self.finish = finish
     }

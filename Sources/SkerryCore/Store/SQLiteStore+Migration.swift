@@ -59,8 +59,11 @@ extension SQLiteStore {
         }
         guard !steps.isEmpty else { return }
         // What cannot be inferred fails before anything is copied; a custom step answers for its own.
-        for step in steps where step.custom == nil {
-            let mapping = SchemaMapping(from: step.source, to: step.destination)
+        for step in steps where step.custom?.transformRow == nil && step.custom?.finish == nil {
+            let mapping = SchemaMapping(from: step.source, to: step.destination,
+                                        renamedAttributes: step.custom?.renamedAttributes ?? [:],
+                                        renamedEntities: step.custom?.renamedEntities ?? [:],
+                                        renamedRelationships: step.custom?.renamedRelationships ?? [:])
             if !mapping.problems.isEmpty {
                 throw SkerryError(.modelMismatch,
                                   "\(description) was written with a model that cannot be migrated automatically to this one: "

@@ -47,6 +47,8 @@ extension SQLiteStore {
         let q = SQLBuilder.quote
         let mapping = SchemaMapping(from: step.source, to: step.destination,
                                     renamedAttributes: step.custom?.renamedAttributes ?? [:],
+                                    renamedEntities: step.custom?.renamedEntities ?? [:],
+                                    renamedRelationships: step.custom?.renamedRelationships ?? [:],
                                     convertsValues: step.custom?.transformRow != nil)
         let sourceLayout = RelationshipLayout(schema: step.source), destinationLayout = RelationshipLayout(entities: step.destination)
         var retired: [String: String] = [:]

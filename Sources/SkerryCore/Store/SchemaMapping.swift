@@ -49,10 +49,10 @@ struct SchemaMapping {
     ///   - convertsValues: whether custom code converts values (a plan step's `transformRow`), so
     ///     that a changed attribute type is not a problem.
     init(from source: StoredSchema, to destination: [EntityDescription], renamedAttributes: [String: String] = [:],
-         convertsValues: Bool = false) {
+         renamedEntities: [String: String] = [:], renamedRelationships: [String: String] = [:], convertsValues: Bool = false) {
         let entityMatches = Self.match(destination.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
                                        source.entities.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                       explicit: [:])
+                                       explicit: renamedEntities)
         var matchedSources = Set<String>()
         for entity in destination {
             guard let sourceName = entityMatches[entity.name], let old = source.entity(named: sourceName) else {
@@ -60,14 +60,17 @@ struct SchemaMapping {
                 continue
             }
             matchedSources.insert(sourceName)
-            var explicit: [String: String] = [:]
-            for (key, oldName) in renamedAttributes {
-                let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
-                if parts.count == 2, parts[0] == entity.name { explicit[parts[1]] = oldName }
+            func explicit(_ renames: [String: String]) -> [String: String] {
+                var result: [String: String] = [:]
+                for (key, oldName) in renames {
+                    let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+                    if parts.count == 2, parts[0] == entity.name { result[parts[1]] = oldName }
+                }
+                return result
             }
             let attributeMatches = Self.match(entity.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
                                               old.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                              explicit: explicit)
+                                              explicit: explicit(renamedAttributes))
             let attributes = entity.attributes.map { attribute in attributeMatches[attribute.name].flatMap { old.attribute(named: $0) } }
             for (attribute, oldAttribute) in zip(entity.attributes, attributes) {
                 guard let oldAttribute, !convertsValues, !Self.canConvert(oldAttribute.type, to: attribute.type) else { continue }
@@ -75,7 +78,7 @@ struct SchemaMapping {
             }
             let relationshipMatches = Self.match(entity.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
                                                  old.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                                 explicit: [:])
+                                                 explicit: explicit(renamedRelationships))
             let relationships = entity.relationships.map { relationship in relationshipMatches[relationship.name].flatMap { old.relationship(named: $0) } }
             entities.append(EntityMapping(source: old, destination: entity, attributes: attributes, relationships: relationships))
         }

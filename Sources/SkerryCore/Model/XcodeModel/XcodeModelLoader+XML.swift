@@ -12,6 +12,9 @@ struct XMLNode: Sendable {
     let attributes: [String: String]
     /// The child elements, in document order.
     var children: [XMLNode]
+    /// The element's text content (the characters directly inside it), for the few elements
+    /// that carry one (a mapping model's attribute values).
+    var text: String = ""
     /// The line the element starts on (1-based), for error messages.
     let line: Int
 
@@ -101,6 +104,11 @@ private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
             return
         }
         stack.append(XMLNode(name: elementName, attributes: attributeDict, children: [], line: parser.lineNumber))
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        guard failure == nil, !stack.isEmpty else { return }
+        stack[stack.count - 1].text += string
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,

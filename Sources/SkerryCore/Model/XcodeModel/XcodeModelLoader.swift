@@ -325,10 +325,55 @@ extension MigrationPlan {
             }
             renames.merge(custom?.renamedAttributes ?? [:]) { _, own in own }
             if custom == nil && renames.isEmpty { continue }
-            merged.append(MigrationStep(from: index, renamedAttributes: renames,
+            merged.append(MigrationStep(from: index, renamedAttributes: renames, renamedEntities: custom?.renamedEntities ?? [:],
+                                        renamedRelationships: custom?.renamedRelationships ?? [:],
                                         transformRow: custom?.transformRow, finish: custom?.finish))
         }
         self.init(versions: xcodeVersions.map(\.model), steps: merged, progress: progress)
+    }
+
+    /// A plan over the versions of an Xcode model whose steps between consecutive versions are
+    /// driven by Xcode mapping models where the app has them (Core Data uses a mapping model
+    /// between two versions when one exists), and inferred elsewhere.
+    /// - Parameters:
+    ///   - xcodeVersions: the versions, oldest first.
+    ///   - mappingModels: mapping models, each from one version to the next.
+    ///   - steps: custom steps; a custom step for the same versions as a mapping model runs its
+    ///     `transformRow` after the mapping's, and its renames win.
+    ///   - progress: told of each step as it starts.
+    /// - Throws: ``SkerryError/Code/modelMismatch`` for a mapping model whose versions are not two
+    ///   consecutive versions of the plan, or that a step cannot carry out (a custom migration
+    ///   policy class, an expression other than a key path or a constant).
+    public convenience init(xcodeVersions: [XcodeModelVersion], mappingModels: [XcodeMappingModel],
+                            steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SkerryError) {
+        var byIndex = Dictionary(steps.map { ($0.from, $0) }, uniquingKeysWith: { _, last in last })
+        let names = xcodeVersions.map(\.name)
+        for mapping in mappingModels {
+            guard let source = mapping.sourceVersionName, let from = names.firstIndex(of: source), from + 1 < names.count,
+                  mapping.destinationVersionName == names[from + 1] else {
+                throw SkerryError(.modelMismatch,
+                                  "\(mapping.url.path) maps '\(mapping.sourceVersionName ?? "?")' to '\(mapping.destinationVersionName ?? "?")', which are not two consecutive versions of the plan (\(names.map { "'\($0)'" }.joined(separator: ", "))).")
+            }
+            let mapped = try mapping.migrationStep(from: from)
+            guard let custom = byIndex[from] else {
+                byIndex[from] = mapped
+                continue
+            }
+            let first = mapped.transformRow, second = custom.transformRow
+            var transform = second ?? first
+            if let first, let second {
+                transform = { @Sendable entity, source, row in
+                    try first(entity, source, &row)
+                    try second(entity, source, &row)
+                }
+            }
+            byIndex[from] = MigrationStep(from: from,
+                                          renamedAttributes: mapped.renamedAttributes.merging(custom.renamedAttributes) { _, own in own },
+                                          renamedEntities: mapped.renamedEntities.merging(custom.renamedEntities) { _, own in own },
+                                          renamedRelationships: mapped.renamedRelationships.merging(custom.renamedRelationships) { _, own in own },
+                                          transformRow: transform, finish: custom.finish)
+        }
+        self.init(versions: xcodeVersions.map(\.model), steps: Array(byIndex.values), progress: progress)
     }
 }
 

@@ -1,0 +1,266 @@
+import Foundation
+
+/// A mapping model drawn in Xcode (a `.xcmappingmodel` folder), read so that it can drive one
+/// step of a ``MigrationPlan``: which old entity each new entity takes its rows from, and for
+/// each attribute and relationship, where its value comes from.
+///
+/// ```swift
+/// let mapping = try XcodeMappingModel(contentsOf: URL(fileURLWithPath: "Library2ToLibrary3.xcmappingmodel"))
+/// let plan = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping])
+/// ```
+///
+/// Value expressions that are key paths of `$source` (`$source.title`) and constants (`"none"`,
+/// `0`, `nil`) are carried out, and so are relationship mappings to the destination objects of a
+/// source relationship (Xcode's default). A custom migration policy class (an
+/// `NSEntityMigrationPolicy` subclass) is the app's own code and cannot run here: making a step
+/// from such a mapping is an error that names the class and says to write its work as a
+/// ``MigrationStep``.
+public struct XcodeMappingModel: Sendable {
+    /// Where an attribute's or relationship's value comes from.
+    public enum ValueExpression: Sendable, Equatable, CustomStringConvertible {
+        /// `$source.keyPath`: the value of the source object.
+        case keyPath(String)
+        /// A constant.
+        case constant(AttributeValue)
+        /// The destination objects of the source objects a key path of `$source` reaches (Core
+        /// Data's `destinationInstancesForEntityMappingNamed:sourceInstances:` and
+        /// `destinationInstancesForSourceRelationshipNamed:sourceInstances:`).
+        case destinationInstances(sourceKeyPath: String)
+        /// An expression Skerry does not carry out, as text.
+        case unsupported(String)
+
+        public var description: String {
+            switch self {
+            case .keyPath(let path): return "$source.\(path)"
+            case .constant(let value): return "\(value)"
+            case .destinationInstances(let path): return "the destination objects of $source.\(path)"
+            case .unsupported(let text): return text
+            }
+        }
+    }
+
+    /// An attribute or relationship of the destination entity and where its value comes from
+    /// (nil: from the source's property of the same name, as Xcode generates it).
+    public struct PropertyMapping: Sendable, Equatable {
+        public let name: String
+        public let valueExpression: ValueExpression?
+    }
+
+    /// How one destination entity gets its objects.
+    public struct EntityMapping: Sendable {
+        /// The mapping's name, "SourceToDestination".
+        public let name: String
+        /// The source entity; nil when the destination's objects are all new.
+        public let sourceEntityName: String?
+        /// The destination entity; nil when the source's objects are dropped.
+        public let destinationEntityName: String?
+        /// The class of a custom migration policy, if the mapping names one.
+        public let migrationPolicyClassName: String?
+        public let attributeMappings: [PropertyMapping]
+        public let relationshipMappings: [PropertyMapping]
+    }
+
+    /// The `.xcmappingmodel` folder (or its `xcmapping.xml`).
+    public let url: URL
+    /// The source model version's name (its `.xcdatamodel` folder name without extension).
+    public let sourceVersionName: String?
+    /// The destination model version's name.
+    public let destinationVersionName: String?
+    /// The entity mappings, in file order.
+    public let entityMappings: [EntityMapping]
+
+    /// Reads a mapping model.
+    /// - Parameter url: a `.xcmappingmodel` folder, or its `xcmapping.xml` file.
+    /// - Throws: ``SkerryError/Code/invalidModel`` when the file is missing, not well-formed, or
+    ///   not a mapping model; the message names the file.
+    public init(contentsOf url: URL) throws(SkerryError) {
+        self.url = url
+        let file = url.pathExtension == "xml" ? url : url.appendingPathComponent("xcmapping.xml")
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw XcodeModel.failure("\(file.path): there is no mapping model file (a .xcmappingmodel folder holds xcmapping.xml).")
+        }
+        let root: XMLNode
+        switch XMLNode.parse(data) {
+        case .success(let node): root = node
+        case .failure(let failure):
+            throw XcodeModel.failure("\(file.path), line \(failure.line): the file is not well-formed XML: \(failure.reason).")
+        }
+        guard root.name == "database" else {
+            throw XcodeModel.failure("\(file.path): the root element is <\(root.name)>, not <database>: this is not an Xcode mapping model.")
+        }
+        var objects: [String: XMLNode] = [:]
+        for object in root.children(named: "object") {
+            if let id = object["id"] { objects[id] = object }
+        }
+        func attribute(_ object: XMLNode, _ name: String) -> String? {
+            object.children(named: "attribute").first { $0["name"] == name }.map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        func related(_ object: XMLNode, _ name: String) -> [XMLNode] {
+            let refs = object.children(named: "relationship").first { $0["name"] == name }?["idrefs"] ?? ""
+            return refs.split(separator: " ").compactMap { objects[String($0)] }
+        }
+        func versionName(_ path: String?) -> String? {
+            path.flatMap { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        func expression(_ object: XMLNode, relationship: Bool) -> ValueExpression? {
+            if let text = attribute(object, "valueexpressiondata"), !text.isEmpty {
+                guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                    return .unsupported("an expression that cannot be read")
+                }
+                return ArchivedExpression.read(data)
+            }
+            if relationship, let path = attribute(object, "sourcekeypath"), path.hasPrefix("$source.") {
+                return .destinationInstances(sourceKeyPath: String(path.dropFirst("$source.".count)))
+            }
+            return nil
+        }
+        let model = root.children(named: "object").first { $0["type"] == "XDDEVMAPPINGMODEL" }
+        sourceVersionName = versionName(model.flatMap { attribute($0, "sourcemodelpath") })
+        destinationVersionName = versionName(model.flatMap { attribute($0, "destinationmodelpath") })
+        let entityNodes = model.map { related($0, "entitymappings") }
+            ?? root.children(named: "object").filter { $0["type"] == "XDDEVENTITYMAPPING" }
+        entityMappings = entityNodes.map { node in
+            let source = attribute(node, "sourcename").flatMap { $0.isEmpty ? nil : $0 }
+            let destination = attribute(node, "destinationname").flatMap { $0.isEmpty ? nil : $0 }
+            let policy = attribute(node, "migrationpolicyclassname").flatMap { $0.isEmpty || $0 == "NSEntityMigrationPolicy" ? nil : $0 }
+            return EntityMapping(
+                name: "\(source ?? "")To\(destination ?? "")", sourceEntityName: source, destinationEntityName: destination,
+                migrationPolicyClassName: policy,
+                attributeMappings: related(node, "attributemappings").compactMap { object in
+                    attribute(object, "name").map { PropertyMapping(name: $0, valueExpression: expression(object, relationship: false)) }
+                },
+                relationshipMappings: related(node, "relationshipmappings").compactMap { object in
+                    attribute(object, "name").map { PropertyMapping(name: $0, valueExpression: expression(object, relationship: true)) }
+                })
+        }
+    }
+
+    /// The plan step this mapping drives, from the version at `index` of a plan to the next.
+    /// - Throws: ``SkerryError/Code/modelMismatch`` naming the entity mapping and the policy class
+    ///   or expression it cannot carry out.
+    public func migrationStep(from index: Int) throws(SkerryError) -> MigrationStep {
+        var renamedEntities: [String: String] = [:], renamedAttributes: [String: String] = [:]
+        var renamedRelationships: [String: String] = [:], constants: [String: [String: AttributeValue]] = [:]
+        func unsupported(_ mapping: EntityMapping, _ what: String) -> SkerryError {
+            SkerryError(.modelMismatch,
+                        "\(url.path): the entity mapping '\(mapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep (transformRow or finish) for step \(index + 1) instead.",
+                        entityName: mapping.destinationEntityName ?? mapping.sourceEntityName, key: mapping.name)
+        }
+        for mapping in entityMappings {
+            if let policy = mapping.migrationPolicyClassName {
+                throw unsupported(mapping, "uses the custom migration policy class '\(policy)' (app code, which cannot run on Linux)")
+            }
+            guard let destination = mapping.destinationEntityName else { continue }
+            if let source = mapping.sourceEntityName { renamedEntities[destination] = source }
+            for property in mapping.attributeMappings {
+                switch property.valueExpression {
+                case nil: break
+                case .keyPath(let path) where !path.contains("."):
+                    renamedAttributes["\(destination).\(property.name)"] = path
+                case .constant(let value):
+                    constants[destination, default: [:]][property.name] = value
+                case let expression?:
+                    throw unsupported(mapping, "sets '\(property.name)' to \(expression)")
+                }
+            }
+            for property in mapping.relationshipMappings {
+                switch property.valueExpression {
+                case nil: break
+                case .destinationInstances(let path) where !path.contains("."), .keyPath(let path) where !path.contains("."):
+                    renamedRelationships["\(destination).\(property.name)"] = path
+                case let expression?:
+                    throw unsupported(mapping, "sets the relationship '\(property.name)' to \(expression)")
+                }
+            }
+        }
+        var transform: (@Sendable (String, MigrationRow, inout MigrationRow) throws -> Void)?
+        if !constants.isEmpty {
+            let fixed = constants
+            transform = { @Sendable entity, _, row in
+                for (name, value) in fixed[entity] ?? [:] { row[name] = value }
+            }
+        }
+        return MigrationStep(from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
+                             renamedRelationships: renamedRelationships, transformRow: transform)
+    }
+}
+
+/// Reads the `NSExpression` a mapping model keeps for a value, archived with
+/// `NSKeyedArchiver`, into the few forms a migration step can carry out.
+enum ArchivedExpression {
+    static func read(_ data: Data) -> XcodeMappingModel.ValueExpression {
+        guard let plist = try? BinaryPropertyList.parse(data),   // unreadable data is reported as unsupported
+              case .array(let objects)? = plist["$objects"], case .uid(let root)? = plist["$top"]?["root"] else {
+            return .unsupported("an expression that cannot be read")
+        }
+        return Reader(objects: objects).expression(root, depth: 0)
+    }
+
+    private struct Reader {
+        let objects: [PropertyListValue]
+
+        func object(_ reference: PropertyListValue?) -> PropertyListValue? {
+            guard case .uid(let index)? = reference, objects.indices.contains(index) else { return reference }
+            return objects[index]
+        }
+
+        func className(_ object: PropertyListValue?) -> String? {
+            self.object(object?["$class"])?["$classname"]?.string
+        }
+
+        func arguments(_ node: PropertyListValue) -> [PropertyListValue] {
+            guard case .array(let items)? = object(object(node["NSArguments"])?["NS.objects"]) else { return [] }
+            return items
+        }
+
+        /// The value of a constant expression, or nil when it is no constant a store keeps.
+        func constant(_ node: PropertyListValue) -> AttributeValue? {
+            guard className(node) == "NSConstantValueExpression" else { return nil }
+            switch node["NSConstantValue"] {
+            case nil: return .null
+            case .uid(0)?: return .null
+            case let reference?:
+                switch object(reference) {
+                case .string(let text)?: return text == "$null" ? .null : .string(text)
+                case .int(let number)?: return .int(number)
+                case .real(let number)?: return .double(number)
+                case .bool(let flag)?: return .bool(flag)
+                case let value? where className(value) == "NSDate":
+                    if case .real(let seconds)? = value["NS.time"] { return .date(Date(timeIntervalSinceReferenceDate: seconds)) }
+                    return nil
+                default: return nil
+                }
+            }
+        }
+
+        /// The key path of `$source.path`, or nil.
+        func sourceKeyPath(_ node: PropertyListValue) -> String? {
+            guard ["NSKeyPathExpression", "NSFunctionExpression"].contains(className(node)),
+                  object(node["NSSelectorName"])?.string == "valueForKeyPath:",
+                  let operand = object(node["NSOperand"]), className(operand) == "NSVariableExpression",
+                  object(operand["NSVariable"])?.string == "source",
+                  let specifier = arguments(node).first.flatMap(object),
+                  let path = object(specifier["NSKeyPath"])?.string else { return nil }
+            return path
+        }
+
+        func expression(_ reference: Int, depth: Int) -> XcodeMappingModel.ValueExpression {
+            guard depth < 16, objects.indices.contains(reference) else { return .unsupported("an expression nested too deep") }
+            let node = objects[reference]
+            if let value = constant(node) { return .constant(value) }
+            if let path = sourceKeyPath(node) { return .keyPath(path) }
+            if className(node) == "NSFunctionExpression", let selector = object(node["NSSelectorName"])?.string {
+                let operand = object(node["NSOperand"]).flatMap { object($0["NSVariable"])?.string }
+                let arguments = arguments(node).compactMap(object)
+                if operand == "manager",
+                   ["destinationInstancesForEntityMappingNamed:sourceInstances:",
+                    "destinationInstancesForSourceRelationshipNamed:sourceInstances:"].contains(selector),
+                   arguments.count == 2, let path = sourceKeyPath(arguments[1]) {
+                    return .destinationInstances(sourceKeyPath: path)
+                }
+                return .unsupported("FUNCTION($\(operand ?? "?"), \"\(selector)\")")
+            }
+            return .unsupported("an expression of class \(className(node) ?? "?")")
+        }
+    }
+}
