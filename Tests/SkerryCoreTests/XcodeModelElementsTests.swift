@@ -204,3 +204,38 @@ extension XcodeModelElementsTests {
         #expect(error?.message.contains("'Cloud', 'Local'") == true)
     }
 }
+
+extension XcodeModelElementsTests {
+    /// Templates fetch by name with substitution variables; fetched properties fetch per object.
+    @Test func templatesAndFetchedPropertiesFetch() throws {
+        let model = try load("Templates.xcdatamodel").model
+        let stack = try makeMemoryStack(model: model)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for (id, title) in [("m1", "Blame!"), ("m2", "Biomega")] {
+                let manga = try context.insert(entityName: "Manga")
+                try manga.setValue(id, forKey: "id")
+                try manga.setValue(title, forKey: "title")
+            }
+            for (mangaId, title, read) in [("m1", "Log 1", true), ("m1", "Log 2", false), ("m1", "Log 3", false), ("m2", "Ch. 1", false)] {
+                let chapter = try context.insert(entityName: "Chapter")
+                try chapter.setValue(mangaId, forKey: "mangaId")
+                try chapter.setValue(title, forKey: "title")
+                try chapter.setValue(read, forKey: "read")
+            }
+            try context.save()
+
+            var request = try model.fetchRequest(fromTemplate: "chaptersOfManga", substitutionVariables: ["MANGA_ID": "m1"])
+            #expect(request.fetchLimit == 10)
+            request.sortKeys = [SortKey("title")]
+            #expect(try context.fetch(request).map { try $0.value(forKey: "title", as: String.self) } == ["Log 1", "Log 2", "Log 3"])
+            #expect(try context.count(for: try model.fetchRequest(fromTemplate: "allChapters")) == 4)
+            expectError(.invalidArgument) { _ = try model.fetchRequest(fromTemplate: "missing") }
+            expectError(.invalidPredicateFormat) { _ = try model.fetchRequest(fromTemplate: "chaptersOfManga") }   // no $MANGA_ID
+
+            let blame = try #require(try context.fetch(FetchRequest(entityName: "Manga", predicate: AttributeKey("id") == "m1")).first)
+            #expect(Set(try blame.fetchedObjects(forKey: "unreadChapters").map { try $0.value(forKey: "title", as: String.self) }) == ["Log 2", "Log 3"])
+            expectError(.unknownAttribute) { _ = try blame.fetchedObjects(forKey: "title") }
+        }
+    }
+}

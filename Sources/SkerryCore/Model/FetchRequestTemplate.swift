@@ -54,3 +54,39 @@ public struct FetchedPropertyDescription: Sendable, Hashable {
         self.fetchRequest = fetchRequest
     }
 }
+
+extension FetchRequestTemplate {
+    /// The fetch request this template describes, its `$VARIABLE`s replaced by
+    /// `substitutionVariables` (Core Data's `fetchRequestFromTemplate(withName:substitutionVariables:)`).
+    /// - Parameter substitutionVariables: a value for each variable, by name without `$`.
+    /// - Throws: ``SkerryError/Code/invalidPredicateFormat`` when the predicate does not parse or
+    ///   a variable has no value.
+    public func fetchRequest(substitutionVariables: [String: Any] = [:]) throws(SkerryError) -> FetchRequest {
+        var request = FetchRequest(entityName: entityName)
+        if let predicateFormat {
+            let predicate = try FetchPredicate(format: predicateFormat)
+            request.predicate = try predicate.withSubstitutionVariables(substitutionVariables)
+        }
+        request.fetchLimit = fetchLimit
+        request.fetchOffset = fetchOffset
+        request.fetchBatchSize = fetchBatchSize
+        return request
+    }
+}
+
+extension ObjectModel {
+    /// The fetch request of the template named `name`, with its variables replaced.
+    /// - Parameters:
+    ///   - name: the template's name.
+    ///   - substitutionVariables: a value for each `$VARIABLE`, by name without `$`.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for a name the model has no template of;
+    ///   as ``FetchRequestTemplate/fetchRequest(substitutionVariables:)``.
+    public func fetchRequest(fromTemplate name: String, substitutionVariables: [String: Any] = [:]) throws(SkerryError) -> FetchRequest {
+        guard let template = fetchRequestTemplates[name] else {
+            throw SkerryError(.invalidArgument,
+                              "The model has no fetch request template '\(name)'; its templates are \(fetchRequestTemplates.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")).",
+                              key: name)
+        }
+        return try template.fetchRequest(substitutionVariables: substitutionVariables)
+    }
+}
