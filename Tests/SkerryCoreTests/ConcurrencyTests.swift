@@ -4,7 +4,7 @@ import Testing
 @testable import SkerryCore
 
 /// Contexts used from many threads and tasks at once: queues, reentrancy, concurrent saves and
-/// reads, optimistic locking, and the debug check that stops use outside a context's queue.
+/// reads, optimistic locking (use outside a context's queue: ConfinementTests).
 @Suite struct ConcurrencyTests {
     /// Books each worker inserts in the many-writers tests.
     static let booksPerWorker = 5
@@ -536,58 +536,6 @@ import Testing
             #expect(final == "Edit \(loser)")
         }
     }
-
-    // MARK: Use outside the queue (debug builds)
-
-    #if DEBUG
-    @Test func readingAContextOutsideItsQueueStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
-            let stack = try makeMemoryStack()
-            let context = stack.newBackgroundContext()
-            _ = context.hasChanges
-        }
-    }
-
-    @Test func savingAContextOutsideItsQueueStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
-            let stack = try makeMemoryStack()
-            let context = stack.newBackgroundContext()
-            try context.save()
-        }
-    }
-
-    @Test func readingAnObjectOutsideItsContextsQueueStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
-            let stack = try makeMemoryStack()
-            let context = stack.newBackgroundContext()
-            let book = try context.performAndWait { try context.insertBook("Escaped") }
-            _ = try book.value(forKey: "title", as: String.self)
-        }
-    }
-
-    @Test func usingAnObjectInsideAnotherContextsBlockStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
-            let stack = try makeMemoryStack()
-            let a = stack.newBackgroundContext()
-            let b = stack.newBackgroundContext()
-            let book = try a.performAndWait { try a.insertBook("A's book") }
-            try b.performAndWait { try book.setValue("Changed from B", forKey: "title") }
-        }
-    }
-
-    @Test func theSameWorkInsidePerformAndWaitExitsNormally() async {
-        await #expect(processExitsWith: .success) {
-            let stack = try makeMemoryStack()
-            let context = stack.newBackgroundContext()
-            try context.performAndWait {
-                let book = try context.insertBook("Inside")
-                _ = context.hasChanges
-                _ = try book.value(forKey: "title", as: String.self)
-                try context.save()
-            }
-        }
-    }
-    #endif
 }
 
 // MARK: - Helpers

@@ -103,7 +103,7 @@ import Testing
             try context.insertBook("Not saved")
             context.recordError(SkerryError(.objectNotFound, "A member could not be read."))
             context.recordError(SkerryError(.wrongValueType, "A second error is not kept."))
-            #expect(context.recordedError?.code == .objectNotFound)
+            #expect((context.recordedError as? SkerryError)?.code == .objectNotFound)
             let refusal = expectError(.objectNotFound) { try context.save() }
             #expect(refusal?.message.contains("A member could not be read.") == true)
             #expect(context.hasChanges)                         // nothing lost, nothing written
@@ -128,7 +128,7 @@ import Testing
             context.reset()
             #expect(context.recordedError == nil)
             context.recordError(SkerryError(.objectNotFound, "gone again"))
-            #expect(context.takeRecordedError()?.message == "gone again")
+            #expect((context.takeRecordedError() as? SkerryError)?.message == "gone again")
             #expect(context.recordedError == nil)
             try context.insertBook("Saved after the error was taken")
             try context.save()

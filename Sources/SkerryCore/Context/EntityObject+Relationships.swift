@@ -82,8 +82,9 @@ extension EntityObject {
 
     // MARK: Checks
 
-    private func relationship(_ key: String, toMany: Bool) throws(SkerryError) -> (ObjectContext, Int) {
-        let context = try activeContext()
+    private func relationship(_ key: String, toMany: Bool,
+                              _ function: StaticString = #function) throws(SkerryError) -> (ObjectContext, Int) {
+        let context = try activeContext(function)
         let index = try entity.requireRelationshipIndex(key)
         guard entity.relationships[index].isToMany == toMany else {
             throw SkerryError(.unknownAttribute,

@@ -118,15 +118,24 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     public var isFault: Bool { isFaultFlag }
     /// Whether a saved object has values that differ from the store's.
     public var isUpdated: Bool {
+        checkConfinementIfRegistered()
+        return isUpdatedFlag
+    }
+    /// Whether the object has unsaved changes: inserted, deleted or updated.
+    public var hasChanges: Bool {
+        checkConfinementIfRegistered()
+        return isInsertedFlag || isDeletedFlag || isUpdatedFlag
+    }
+    /// ``isUpdated``, unchecked, for the context's own use.
+    var isUpdatedFlag: Bool {
         guard let committedValues, !isInsertedFlag else { return false }
         return committedValues != values || committedRelationships != relationshipValues
     }
-    /// Whether the object has unsaved changes: inserted, deleted or updated.
-    public var hasChanges: Bool { isInsertedFlag || isDeletedFlag || isUpdated }
 
     /// The names and new values of the attributes changed since the last save (every attribute
     /// with a value, for an inserted object).
     public var changedValues: [String: AttributeValue] {
+        checkConfinementIfRegistered()
         var changes: [String: AttributeValue] = [:]
         guard !isFaultFlag else { return changes }
         for (index, attribute) in entity.attributes.enumerated() {
@@ -178,7 +187,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
             throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
         }
         // The owner is used in place, without a strong reference: this is the hot path of every read.
-        try checkRegistered()
+        try checkRegistered("value(forKey:as:)")
         if isFaultFlag { try owner.fulfillFault(self) }
         return (values[index], types[index])
     }
@@ -224,7 +233,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
                               entityName: entity.name, key: attribute.name, objectID: objectID)
         }
         // The owner is used in place, without a strong reference: this is the hot path of every write.
-        try checkRegistered()
+        try checkRegistered("setValue(_:forKey:)")
         if isFaultFlag { try owner.fulfillFault(self) }
         if !isInsertedFlag && committedValues == nil { owner.willChange(self) }
         values[index] = newValue
@@ -247,28 +256,36 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     // MARK: Context access
 
     /// The context, checked: it must still hold the object (every removal from a context goes
-    /// through ``ObjectRegistry``, which clears the registration), and (in debug builds) the caller
-    /// must be running on the context's queue.
+    /// through ``ObjectRegistry``, which clears the registration), and the caller must own the
+    /// context now (``ObjectContext/checkConfinement(_:)``; `function` names the call in the
+    /// message).
     @inline(__always)
-    func activeContext() throws(SkerryError) -> ObjectContext {
-        try checkRegistered()
+    func activeContext(_ function: StaticString = #function) throws(SkerryError) -> ObjectContext {
+        try checkRegistered(function)
         return owner
     }
 
-    /// Throws unless the object is registered (so that `owner` may be used); in debug builds,
-    /// also checks that the caller runs on the context's queue.
+    /// Throws unless the object is registered (so that `owner` may be used), then stops the process
+    /// unless the caller owns the context (``ObjectContext/checkConfinement(_:)``).
     @inline(__always)
-    func checkRegistered() throws(SkerryError) {
+    func checkRegistered(_ function: StaticString = #function) throws(SkerryError) {
         guard registration.isRegistered else {
             throw SkerryError(.objectNotInContext,
                               "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
                               entityName: entity.name, objectID: objectID)
         }
-        owner.assertOnQueue()
+        owner.checkConfinement(function)
     }
 
-    private func loadIfFault() throws(SkerryError) {
-        let context = try activeContext()
+    /// For reads of state that do not need the object registered: stops the process unless the
+    /// caller owns the object's context, while it has one.
+    @inline(__always)
+    func checkConfinementIfRegistered(_ function: StaticString = #function) {
+        if registration.isRegistered { owner.checkConfinement(function) }
+    }
+
+    private func loadIfFault(_ function: StaticString = #function) throws(SkerryError) {
+        let context = try activeContext(function)
         if isFaultFlag { try context.fulfillFault(self) }
     }
 

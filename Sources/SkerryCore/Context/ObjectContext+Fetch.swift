@@ -26,7 +26,7 @@ extension ObjectContext {
     /// Complexity: one query; with pending changes of the entity, the sort and the limit are
     /// applied in memory to all matching rows.
     public func fetch(_ request: FetchRequest) throws(SkerryError) -> [EntityObject] {
-        assertOnQueue()
+        checkConfinement()
         defer { checkRegistryInvariants() }
         let query = try prepare(request)
         var prefetched: [Int] = []
@@ -128,7 +128,7 @@ extension ObjectContext {
     /// Fetches the IDs of the objects matching `request`; see ``fetch(_:)``. Without pending
     /// changes of the entity, no object is materialized.
     public func fetchObjectIDs(_ request: FetchRequest) throws(SkerryError) -> [ObjectID] {
-        assertOnQueue()
+        checkConfinement()
         let query = try prepare(request)
         if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
             return try fetchIncludingPendingChanges(request, query).map(\.objectID)
@@ -138,7 +138,7 @@ extension ObjectContext {
 
     /// The number of objects ``fetch(_:)`` would return for `request` (limit and offset included).
     public func count(for request: FetchRequest) throws(SkerryError) -> Int {
-        assertOnQueue()
+        checkConfinement()
         let query = try prepare(request)
         if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
             return try fetchIncludingPendingChanges(request, query).count
@@ -152,7 +152,7 @@ extension ObjectContext {
     /// - Parameter request: what to fetch; `propertiesToFetch` names the attributes (nil: all).
     /// - Returns: one dictionary per row; an attribute with no value maps to `.null`.
     public func fetchDictionaries(_ request: FetchRequest) throws(SkerryError) -> [[String: AttributeValue]] {
-        assertOnQueue()
+        checkConfinement()
         let query = try prepare(request)
         let entity = query.entity
         var indexes: [Int] = []
@@ -171,7 +171,7 @@ extension ObjectContext {
 
     /// The object registered for `objectID`, or nil. Never reads the store.
     public func registeredObject(for objectID: ObjectID) -> EntityObject? {
-        assertOnQueue()
+        checkConfinement()
         return registry[objectID]
     }
 
@@ -183,7 +183,7 @@ extension ObjectContext {
     /// ``SkerryError/Code/objectNotInContext``. In a child context it may name an object its parent
     /// inserted, and gives a fault like any other ID.
     public func object(with objectID: ObjectID) -> EntityObject {
-        assertOnQueue()
+        checkConfinement()
         if let object = registry[objectID] { return object }
         let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: [],
                                   version: 0, isFault: true)
@@ -200,7 +200,7 @@ extension ObjectContext {
     /// - Throws: ``SkerryError/Code/objectNotFound`` when the row does not exist (or the ID is
     ///   temporary and not registered here).
     public func existingObject(with objectID: ObjectID) throws(SkerryError) -> EntityObject {
-        assertOnQueue()
+        checkConfinement()
         defer { checkRegistryInvariants() }
         if let object = registry[objectID] {
             if object.isFaultFlag { try fulfillFault(object) } else { counts.cacheHits += 1 }
@@ -221,7 +221,7 @@ extension ObjectContext {
         let objectID = row.objectID
         if let object = registry[objectID] {
             if object.isFaultFlag { counts.objectsMaterialized += 1 }
-            if object.isFaultFlag || (!object.isUpdated && !object.isDeletedFlag) {
+            if object.isFaultFlag || (!object.isUpdatedFlag && !object.isDeletedFlag) {
                 clearChange(object)
                 object.values = row.values
                 if object.isFaultFlag {

@@ -32,7 +32,7 @@ extension ObjectContext {
     /// Brings this context up to date with another context's save; see ``mergeChanges(_:)``.
     /// An event of this context's own save changes nothing.
     public func mergeChanges(fromContextDidSave event: DidSaveEvent) {
-        assertOnQueue()
+        checkConfinement()
         guard event.context !== self else { return }
         mergeChanges(event.changes)
     }

@@ -16,12 +16,12 @@ extension ObjectContext {
     ///   the store since this context read it (both with ``SkerryError/conflicts``); SQLite errors.
     @discardableResult
     public func save() throws(SkerryError) -> StoreChanges {
-        assertOnQueue()
+        checkConfinement()
         try refuseIfErrorRecorded("The save")
         guard hasChanges else { return StoreChanges() }
         defer { checkRegistryInvariants() }
         let inserted = registry.inserted
-        let updated = registry.changed.filter { $0.isUpdated && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
+        let updated = registry.changed.filter { $0.isUpdatedFlag && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
         let deleted = registry.deleted.sorted { $0.objectID.key < $1.objectID.key }
         try validateRequiredValues(inserted + updated)
         if coordinator.model.hasRelationships {
@@ -254,7 +254,7 @@ extension ObjectContext {
     /// Discards every pending change: inserted objects are removed (and invalidated), changed
     /// objects get their committed values back, deleted objects are no longer deleted.
     public func rollback() {
-        assertOnQueue()
+        checkConfinement()
         defer { checkRegistryInvariants() }
         clearRecordedError()
         for object in registry.inserted { registry.unregister(object) }
@@ -270,7 +270,7 @@ extension ObjectContext {
     /// elsewhere become invalid (reading them throws ``SkerryError/Code/objectNotInContext``), and
     /// the context holds no strong reference to any of them any more.
     public func reset() {
-        assertOnQueue()
+        checkConfinement()
         clearRecordedError()
         registry.unregisterAll()
         checkRegistryInvariants()
@@ -285,7 +285,7 @@ extension ObjectContext {
     /// - Throws: ``SkerryError/Code/objectNotInContext`` for an object of another context;
     ///   ``SkerryError/Code/objectNotFound`` when merging and the row is gone.
     public func refresh(_ object: EntityObject, mergeChanges: Bool) throws(SkerryError) {
-        assertOnQueue()
+        checkConfinement()
         guard object.context === self else {
             throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context.",
                               entityName: object.entity.name, objectID: object.objectID)
@@ -336,7 +336,7 @@ extension ObjectContext {
     /// fetches find them. The context's own unsaved changes stay in place.
     /// - Parameter changes: the IDs of the changed objects.
     public func mergeChanges(_ changes: StoreChanges) {
-        assertOnQueue()
+        checkConfinement()
         defer { checkRegistryInvariants() }
         for objectID in changes.deleted {
             guard let object = registry[objectID] else { continue }
@@ -344,7 +344,7 @@ extension ObjectContext {
         }
         for objectID in changes.updated {
             guard let object = registry[objectID], !object.isFaultFlag else { continue }
-            if object.isUpdated {
+            if object.isUpdatedFlag {
                 if (try? refresh(object, mergeChanges: true)) == nil { registry.unregister(object) }
             } else {
                 try? refresh(object, mergeChanges: false)
@@ -357,7 +357,7 @@ extension ObjectContext {
     /// - Parameter request: which objects.
     /// - Returns: the deleted objects' IDs.
     public func execute(_ request: BatchDeleteRequest) throws(SkerryError) -> BatchDeleteResult {
-        assertOnQueue()
+        checkConfinement()
         let entity = try coordinator.entity(named: request.entityName)
         let store = try coordinator.store(for: entity)
         let predicate = try request.predicate?.resolved(for: entity, in: coordinator.model)

@@ -18,13 +18,15 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The context itself is `Sendable` (any thread may call `perform`); its objects are not. In debug
-/// builds, touching a context or its objects from outside its queue stops the program with a
-/// message that says so.
+/// The context itself is `Sendable` (any thread may call `perform`); its objects are not.
+/// Touching a context or its objects from outside its queue stops the program with a message that
+/// names the context and the call, in release builds too (see ``ObjectContext/checkConfinement(_:)``).
 public final class ObjectContext: @unchecked Sendable {
-    // `@unchecked Sendable`: all mutable state below is touched only by code running on `queue`
-    // (perform/performAndWait set `ownerThread` for the duration of each block, and every method
-    // that reads or writes the state checks it in debug builds). `ownerThread` is atomic.
+    // `@unchecked Sendable`: all mutable state below is touched only by the thread that owns the
+    // context at that moment: the one running a perform/performAndWait block (which sets
+    // `ownerThread` for the duration of the block), or for a main-queue context the main thread.
+    // Every entry point and object mutator checks that (`checkConfinement`), in every build, and
+    // stops the process before touching the state otherwise. `ownerThread` is atomic.
     // The identity map and change lists are `@exclusivity(unchecked)` for the same reason as
     // `EntityObject`'s state: one thread at a time, and never an `inout` access held across a call
     // that reaches the same property (mutate them in single statements).
@@ -37,13 +39,15 @@ public final class ObjectContext: @unchecked Sendable {
     let coordinator: StoreCoordinator
     private let queue: DispatchQueue
     /// The thread running a block of this context, or 0.
-    private let ownerThread = Atomic<UInt>(0)
+    let ownerThread = Atomic<UInt>(0)
+    /// Which threads may use the context.
+    let confinement: ContextConfinement
 
     /// The registered objects and pending changes: the one owner of object identity.
     let registry = ObjectRegistry()
     /// The first error met by an operation that could not throw it, until the next save attempt
     /// refuses, a rollback or a reset; see ``recordedError``.
-    @exclusivity(unchecked) private var recordedErrorStorage: SkerryError?
+    @exclusivity(unchecked) private var recordedErrorStorage: (any Error)?
     /// What the context read and what its cache answered.
     @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
@@ -57,10 +61,12 @@ public final class ObjectContext: @unchecked Sendable {
     /// For a child: the observation of the parent's saves that swaps temporary IDs for permanent ones.
     private let parentSaves = Mutex<DidSaveObservation?>(nil)
 
-    init(coordinator: StoreCoordinator, name: String?, parent: ObjectContext? = nil) {
+    init(coordinator: StoreCoordinator, name: String?, parent: ObjectContext? = nil,
+         confinement: ContextConfinement = .privateQueue) {
         self.coordinator = coordinator
         self.name = name
         self.parent = parent
+        self.confinement = confinement
         self.queue = DispatchQueue(label: "skerry.context" + (name.map { ".\($0)" } ?? ""))
         if let parent {
             let observation = coordinator.didSave.add(context: parent) { [weak self] event in
@@ -103,7 +109,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// What the context read from its store or parent, and how many look-ups its registered
     /// objects answered without a read.
     public var statistics: ContextStatistics {
-        assertOnQueue()
+        checkConfinement()
         return counts
     }
 
@@ -151,16 +157,6 @@ public final class ObjectContext: @unchecked Sendable {
         return try block()
     }
 
-    /// In debug builds, stops with a clear message when called from outside the context's queue.
-    @inline(__always)
-    func assertOnQueue(_ function: StaticString = #function) {
-        #if DEBUG
-        if ownerThread.load(ordering: .relaxed) != currentThreadToken() {
-            preconditionFailure("Skerry: \(function) was called on ObjectContext '\(name ?? "unnamed")' (or one of its objects) outside its perform/performAndWait block. A context and its objects may only be used on the context's queue; pass object IDs between contexts.")
-        }
-        #endif
-    }
-
     // MARK: Objects
 
     /// Inserts a new object of the entity named `entityName`, with the entity's default values
@@ -170,13 +166,13 @@ public final class ObjectContext: @unchecked Sendable {
     /// - Throws: ``SkerryError/Code/unknownEntity``; ``SkerryError/Code/noStore`` when no loaded
     ///   store holds the entity.
     public func insert(entityName: String) throws(SkerryError) -> EntityObject {
-        assertOnQueue()
+        checkConfinement()
         return try insert(coordinator.entity(named: entityName))
     }
 
     /// Inserts a new object of `entity`; see ``insert(entityName:)``.
     public func insert(_ entity: EntityDescription) throws(SkerryError) -> EntityObject {
-        assertOnQueue()
+        checkConfinement()
         guard coordinator.model.entity(named: entity.name) === entity else {
             throw SkerryError(.unknownEntity, "Entity '\(entity.name)' is not an entity of this context's model.", entityName: entity.name)
         }
@@ -194,7 +190,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// inserted and not saved yet simply removes it.
     /// - Throws: ``SkerryError/Code/objectNotInContext`` when `object` is not registered here.
     public func delete(_ object: EntityObject) throws(SkerryError) {
-        assertOnQueue()
+        checkConfinement()
         guard object.context === self, registry[object.objectID] === object else {
             throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context.",
                               entityName: object.entity.name, objectID: object.objectID)
@@ -244,26 +240,28 @@ public final class ObjectContext: @unchecked Sendable {
     /// The first error that an operation unable to throw met in this context, or nil.
     ///
     /// Some calls cannot throw by their signature (Sworm's relation `add` and `remove`, a to-one
-    /// relation setter, iterating a relation's members); an error they meet is recorded here
-    /// with ``recordError(_:)`` instead of being lost. While an error is recorded, ``save()``
-    /// refuses with it and saves nothing, and `PersistentContainer.perform` fails with it.
-    /// ``rollback()`` and ``reset()`` forget it, with the changes it concerned.
-    public var recordedError: SkerryError? {
-        assertOnQueue()
+    /// relation setter, iterating a relation's members), and a perform nested in another perform
+    /// on the same context cannot fail the outer one by itself; an error they meet is recorded
+    /// here with ``recordError(_:)`` instead of being lost. While an error is recorded, ``save()``
+    /// refuses (with the recorded error's code, and the error as ``SkerryError/underlyingError``)
+    /// and saves nothing, and `PersistentContainer.perform` fails with it. ``rollback()`` and
+    /// ``reset()`` forget it, with the changes it concerned.
+    public var recordedError: (any Error)? {
+        checkConfinement()
         return recordedErrorStorage
     }
 
     /// Records `error`, met by an operation that cannot throw, so that the next ``save()`` refuses
     /// and the enclosing perform fails with it. Only the first error is kept until it is cleared.
     /// - Parameter error: what went wrong.
-    public func recordError(_ error: SkerryError) {
-        assertOnQueue()
+    public func recordError(_ error: any Error) {
+        checkConfinement()
         if recordedErrorStorage == nil { recordedErrorStorage = error }
     }
 
     /// Returns the recorded error, if any, and forgets it (the caller now owns reporting it).
-    public func takeRecordedError() -> SkerryError? {
-        assertOnQueue()
+    public func takeRecordedError() -> (any Error)? {
+        checkConfinement()
         defer { recordedErrorStorage = nil }
         return recordedErrorStorage
     }
@@ -275,11 +273,13 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Throws the recorded error, if any, as the reason `operation` refuses to run.
     func refuseIfErrorRecorded(_ operation: String) throws(SkerryError) {
-        guard let recorded = recordedErrorStorage else { return }
+        guard let recordedErrorStorage else { return }
+        let recorded = SkerryError.converting(recordedErrorStorage)
         var error = SkerryError(recorded.code,
                                 "\(operation) refused: an earlier operation in this context failed and could not throw. \(recorded.message) Nothing was saved; roll back or reset the context.",
                                 entityName: recorded.entityName, key: recorded.key, objectIDs: recorded.objectIDs, sqlite: recorded.sqlite)
         error.conflicts = recorded.conflicts
+        error.underlyingError = recordedErrorStorage
         throw error
     }
 
@@ -287,39 +287,39 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Whether the context has unsaved inserts, updates or deletes.
     public var hasChanges: Bool {
-        assertOnQueue()
-        return registry.insertedCount > 0 || !registry.deleted.isEmpty || registry.changed.contains { $0.isUpdated }
+        checkConfinement()
+        return registry.insertedCount > 0 || !registry.deleted.isEmpty || registry.changed.contains { $0.isUpdatedFlag }
     }
 
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<EntityObject> {
-        assertOnQueue()
+        checkConfinement()
         return Set(registry.inserted)
     }
 
     /// Saved objects whose values were changed and not saved yet.
     public var updatedObjects: Set<EntityObject> {
-        assertOnQueue()
-        return registry.changed.filter { $0.isUpdated }
+        checkConfinement()
+        return registry.changed.filter { $0.isUpdatedFlag }
     }
 
     /// Objects marked for deletion at the next save.
     public var deletedObjects: Set<EntityObject> {
-        assertOnQueue()
+        checkConfinement()
         return registry.deleted
     }
 
     /// Every object registered in the context. The context holds them strongly until
     /// ``reset()``, so that reading them again costs no I/O.
     public var registeredObjects: Set<EntityObject> {
-        assertOnQueue()
+        checkConfinement()
         return Set(registry.objects.values)
     }
 
     /// Whether any object of the entity named `entityName` is registered in the context.
     /// Complexity: O(registered objects), without allocating.
     public func hasRegisteredObjects(ofEntity entityName: String) -> Bool {
-        assertOnQueue()
+        checkConfinement()
         return registry.objects.values.contains { $0.entity.name == entityName }
     }
 

@@ -92,7 +92,10 @@ extension SQLiteStore {
             try original.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try original.cachedStatement("VACUUM INTO ?").run([.string(copyPath)])
         } catch {
-            throw SkerryError(.storeLoadFailed, "Cannot prepare the migration of \(description): \(SkerryError.converting(error).message)")
+            var failure = SkerryError(.storeLoadFailed, "Cannot prepare the migration of \(description): \(SkerryError.converting(error).message)",
+                                      sqlite: SkerryError.converting(error).sqlite)
+            failure.underlyingError = error
+            throw failure
         }
         do {
             do {
@@ -129,6 +132,7 @@ extension SQLiteStore {
                                       "The migration of \(description) to its current model (\(model.versionHash)) failed: \(reason.message) The store was left as it was.",
                                       entityName: reason.entityName, key: reason.key, sqlite: reason.sqlite)
             failure.objectIDs = reason.objectIDs
+            failure.underlyingError = error     // what a step's own code threw, kept as it was
             throw failure
         }
     }

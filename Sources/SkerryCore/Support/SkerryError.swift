@@ -5,7 +5,9 @@
 ///
 /// ```swift
 /// do { try context.save() }
-/// catch let error as SkerryError where error.code == .missingRequiredValue { ... }
+/// catch SkerryError.Code.missingRequiredValue { ... }           // a code matches any error
+/// catch SQLiteError.ResultCode.busy { ... }                      // so does a SQLite result code
+/// catch let error as SkerryError where error.code == .mergeConflict { ... }
 /// ```
 public struct SkerryError: Error, Sendable, CustomStringConvertible {
     /// The kind of error. Raw values are stable and never reused.
@@ -52,6 +54,11 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         /// A predicate format string is malformed, uses what Skerry does not support, or its
         /// arguments or variables do not fit; ``SkerryError/predicateSyntax`` says where.
         public static let invalidPredicateFormat = Code(rawValue: 17)
+        /// An error from outside the engine (thrown by a closure the engine ran, such as a
+        /// migration step or the work of a perform); ``SkerryError/underlyingError`` holds it.
+        public static let underlyingError = Code(rawValue: 19)
+        /// A write was asked of a store opened read-only (``StoreDescription/isReadOnly``).
+        public static let storeIsReadOnly = Code(rawValue: 20)
 
         public var description: String {
             switch self {
@@ -73,6 +80,8 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .relationshipViolation: return "relationshipViolation"
             case .migrationWouldLoseData: return "migrationWouldLoseData"
             case .invalidPredicateFormat: return "invalidPredicateFormat"
+            case .underlyingError: return "underlyingError"
+            case .storeIsReadOnly: return "storeIsReadOnly"
             default: return "code \(rawValue)"
             }
         }
@@ -92,6 +101,9 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     public var objectID: ObjectID? { objectIDs.first }
     /// The SQLite error underneath, for ``Code/sqlite`` and for store failures.
     public var sqlite: SQLiteError?
+    /// The error this one reports, when it came from elsewhere: a SQLite error (also in
+    /// ``sqlite``), or an error of a closure the engine ran (``Code/underlyingError``).
+    public var underlyingError: (any Error)?
     /// For ``Code/mergeConflict`` and ``Code/constraintViolation`` raised by a save: every
     /// conflict, with the object's, the cached and the stored values.
     public var conflicts: [SaveConflict] = []
@@ -106,7 +118,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     ///   - key: the attribute, property or constraint concerned.
     ///   - objectID: the object concerned.
     ///   - objectIDs: further objects concerned.
-    ///   - sqlite: the SQLite error underneath.
+    ///   - sqlite: the SQLite error underneath (also kept as ``underlyingError``).
     public init(_ code: Code, _ message: String, entityName: String? = nil, key: String? = nil,
                 objectID: ObjectID? = nil, objectIDs: [ObjectID] = [], sqlite: SQLiteError? = nil) {
         self.code = code
@@ -115,29 +127,50 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         self.key = key
         self.objectIDs = (objectID.map { [$0] } ?? []) + objectIDs
         self.sqlite = sqlite
+        self.underlyingError = sqlite
     }
 
     public var description: String {
         var text = "SkerryError.\(code): \(message)"
-        if let sqlite { text += " [\(sqlite)]" }
+        if let sqlite {
+            text += " [\(sqlite)]"
+        } else if let underlyingError {
+            text += " [\(underlyingError)]"
+        }
         return text
     }
 
-    /// Converts any error thrown inside the engine to a ``SkerryError``.
-    static func converting(_ error: any Error, entityName: String? = nil) -> SkerryError {
+    /// Converts any error thrown inside the engine to a ``SkerryError``: a ``SkerryError`` as it
+    /// is, a SQLite error wrapped (``Code/sqlite``, or ``Code/constraintViolation``), anything else
+    /// as ``Code/underlyingError`` with the error kept in ``underlyingError``.
+    package static func converting(_ error: any Error, entityName: String? = nil) -> SkerryError {
         switch error {
         case let error as SkerryError: return error
         case let error as SQLiteError: return .wrapping(error, entityName: entityName)
-        default: return SkerryError(.sqlite, "\(error)", entityName: entityName)
+        default:
+            var wrapped = SkerryError(.underlyingError, "\(error)", entityName: entityName)
+            wrapped.underlyingError = error
+            return wrapped
         }
     }
 
     /// Wraps a SQLite error, turning unique-constraint failures into ``Code/constraintViolation``.
     static func wrapping(_ error: SQLiteError, entityName: String? = nil) -> SkerryError {
+        var wrapped: SkerryError
         if error.isUniqueConstraintViolation {
-            return SkerryError(.constraintViolation, "A uniqueness constraint failed: \(error.message)",
-                               entityName: entityName, sqlite: error)
+            wrapped = SkerryError(.constraintViolation, "A uniqueness constraint failed: \(error.message)",
+                                  entityName: entityName, sqlite: error)
+        } else {
+            wrapped = SkerryError(.sqlite, error.message, entityName: entityName, sqlite: error)
         }
-        return SkerryError(.sqlite, error.message, entityName: entityName, sqlite: error)
+        return wrapped
+    }
+}
+
+extension SkerryError.Code {
+    /// Matches any error that is a ``SkerryError`` with this code, so that a code can be a `catch`
+    /// pattern: `catch SkerryError.Code.constraintViolation { ... }`.
+    public static func ~= (code: SkerryError.Code, error: any Error) -> Bool {
+        (error as? SkerryError)?.code == code
     }
 }

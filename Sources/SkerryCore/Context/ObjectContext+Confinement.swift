@@ -1,0 +1,39 @@
+import Foundation
+
+/// Which threads may use a context and its objects.
+enum ContextConfinement: Sendable, Equatable {
+    /// Only the thread running one of the context's blocks (`perform`/`performAndWait`): Core
+    /// Data's private-queue context.
+    case privateQueue
+    /// That thread, and the main thread at any time: Core Data's main-queue context, used directly
+    /// from the main thread. (Its blocks must then run on the main queue, so that the main thread
+    /// and a block never run at once.)
+    case mainQueue
+}
+
+extension ObjectContext {
+    /// Stops the process, with a message naming the context and `function`, unless the calling
+    /// thread owns the context now: it runs one of the context's blocks, or it is the main thread
+    /// and the context is a main-queue context.
+    ///
+    /// Checked in every build at every entry point of a context and every object mutator, before
+    /// any state is touched, so that misuse from another thread stops with this message instead of
+    /// corrupting memory. Cost: a thread-identity read, an atomic load and a compare.
+    @inline(__always)
+    func checkConfinement(_ function: StaticString = #function) {
+        if ownerThread.load(ordering: .relaxed) == currentThreadToken() { return }
+        if confinement == .mainQueue && Thread.isMainThread { return }
+        confinementViolation(function)
+    }
+
+    /// Whether the calling thread may use the context now (see ``checkConfinement(_:)``).
+    var isOwnedByCurrentThread: Bool {
+        ownerThread.load(ordering: .relaxed) == currentThreadToken() || (confinement == .mainQueue && Thread.isMainThread)
+    }
+
+    @inline(never)
+    private func confinementViolation(_ function: StaticString) -> Never {
+        // `fatalError`, not `preconditionFailure`: release builds print its message.
+        fatalError("Skerry: \(function) was called on ObjectContext '\(name ?? "unnamed")' (or one of its objects) outside its perform/performAndWait block. A context and its objects may only be used on the context's queue; pass object IDs between contexts.")
+    }
+}
