@@ -44,13 +44,24 @@ public final class PersistentContainer: Sendable {
     /// - Returns: what `action` returned.
     /// - Throws: what the factory, `action` or the save threw, or the error a call that cannot
     ///   throw recorded on the context during `action` (after logging it, once).
+    ///
+    /// A perform called inside another perform on the same context (from any container: a
+    /// repository method called by another one) joins it, as one unit of work: it runs at once,
+    /// neither saves nor resets, and the outermost perform saves everything or nothing. When the
+    /// nested work throws, its error reaches its caller and is also recorded on the context
+    /// (``SkerryCore/ObjectContext/recordedError``): the outermost perform then fails with it and
+    /// saves nothing, even if the caller caught it. Errors are logged once, by the outermost perform.
     @discardableResult
     public func perform<T>(action: (ManagedObjectContext) throws -> T) throws -> T {
+        var nested = false
         do {
             let context = try managedObjectContext()
-            return try context.performAndWait { try execute(action, on: context) }
+            return try context.performAndWait {
+                nested = context.unitOfWorkDepth > 0
+                return try execute(action, on: context)
+            }
         } catch {
-            log(error)
+            if !nested { log(error) }
             throw error
         }
     }
@@ -82,6 +93,17 @@ public final class PersistentContainer: Sendable {
     /// call that could not throw (a relation setter, a member iteration) fails the perform as if
     /// the work had thrown it: nothing is saved.
     private func execute<T>(_ action: (ManagedObjectContext) throws -> T, on context: ObjectContext) throws -> T {
+        context.unitOfWorkDepth += 1
+        defer { context.unitOfWorkDepth -= 1 }
+        guard context.unitOfWorkDepth == 1 else {
+            // Nested in another perform on this context: part of its work (see `perform`).
+            do {
+                return try action(ManagedObjectContext(context))
+            } catch {
+                context.recordError(error)
+                throw error
+            }
+        }
         defer { if cleanUpAfterExecution { context.reset() } }
         do {
             let result = try action(ManagedObjectContext(context))

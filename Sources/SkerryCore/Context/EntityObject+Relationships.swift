@@ -50,8 +50,12 @@ extension EntityObject {
         let (context, index) = try relationship(key, toMany: true)
         for object in objects { try check(object, for: index, in: context) }
         let wanted = Set(objects.map(\.objectID))
-        for current in try relatedObjects(forKey: key) where !wanted.contains(current.objectID) {
-            try context.removeRelated(self, index, current)
+        for id in try context.relationshipValue(self, index).objectIDs where !wanted.contains(id) {
+            if let current = context.relatedObject(id) {
+                try context.removeRelated(self, index, current)
+            } else {
+                context.removeUnreachableMember(self, index, id)     // e.g. an insert deleted before its save
+            }
         }
         for (position, object) in objects.enumerated() {
             try context.insertRelated(self, index, object, at: entity.relationships[index].isOrdered ? position : nil)

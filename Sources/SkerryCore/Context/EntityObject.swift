@@ -13,6 +13,15 @@ package enum RelationshipValue: Equatable, Sendable {
         }
     }
 
+    /// Whether the value names a temporary ID.
+    var holdsTemporaryIDs: Bool {
+        switch self {
+        case .notLoaded: return false
+        case .toOne(let id): return id?.isTemporary ?? false
+        case .toMany(let ids): return ids.contains(where: \.isTemporary)
+        }
+    }
+
     /// The value with every ID replaced by `mapping[id]` where it has one.
     func mapped(_ mapping: [ObjectID: ObjectID]) -> RelationshipValue {
         switch self {

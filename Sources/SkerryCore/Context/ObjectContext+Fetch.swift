@@ -236,10 +236,20 @@ extension ObjectContext {
                 object.version = row.version
                 object.isFaultFlag = false
                 object.faultBatch = nil
+                noteTemporaryIDs(of: object)
             }
             return object
         }
         return registerNew(row)
+    }
+
+    /// In a child context, notes an object whose relationships (read from the parent) name the
+    /// parent's unsaved inserts, so that they follow when the parent saves them.
+    @inline(__always)
+    func noteTemporaryIDs(of object: EntityObject) {
+        if parent != nil && object.relationshipValues.contains(where: \.holdsTemporaryIDs) {
+            registry.noteHoldsTemporaryIDs(object)
+        }
     }
 
     /// Registers a new object for a row that has none registered here.
@@ -247,6 +257,7 @@ extension ObjectContext {
         let object = EntityObject(entity: row.objectID.entity, objectID: row.objectID, context: self, values: row.values,
                                   version: row.version, isFault: false, relationships: row.relationships)
         registry.register(object)
+        noteTemporaryIDs(of: object)
         counts.objectsMaterialized += 1
         return object
     }

@@ -27,6 +27,27 @@ extension ObjectContext {
             guard let object = registry[temporary] else { continue }
             registry.rekey(object, to: permanent)
         }
+        // Relationships that name the saved objects by their temporary IDs follow them: those read
+        // from the parent, and this context's own inserts and changes.
+        let mapping = Dictionary(permanentIDs, uniquingKeysWith: { _, new in new })
+        remapTemporaryIDs(mapping, in: registry.holdingTemporaryIDs)
+        remapTemporaryIDs(mapping, in: registry.inserted)
+        remapTemporaryIDs(mapping, in: registry.changed)
+        registry.pruneHoldersOfTemporaryIDs()
+    }
+
+    /// Replaces the temporary IDs in `mapping` by the permanent ones in the relationships (current
+    /// and committed) of `objects`. Complexity: O(relationship members of `objects`).
+    func remapTemporaryIDs(_ mapping: [ObjectID: ObjectID], in objects: some Sequence<EntityObject>) {
+        guard !mapping.isEmpty else { return }
+        for object in objects where object.registration.isRegistered {
+            if object.relationshipValues.contains(where: \.holdsTemporaryIDs) {
+                object.relationshipValues = object.relationshipValues.map { $0.mapped(mapping) }
+            }
+            if let committed = object.committedRelationships, committed.contains(where: \.holdsTemporaryIDs) {
+                object.committedRelationships = committed.map { $0.mapped(mapping) }
+            }
+        }
     }
 
     /// Brings this context up to date with another context's save; see ``mergeChanges(_:)``.

@@ -40,6 +40,7 @@ extension ObjectContext {
         if current != stored { willChange(object) }
         object.relationshipValues[index] = current
         if object.committedRelationships?[index] == .notLoaded { object.committedRelationships?[index] = stored }
+        noteTemporaryIDs(of: object)
     }
 
     /// What the source says, corrected by this context's unsaved changes: related objects that now
@@ -119,6 +120,15 @@ extension ObjectContext {
         ids.remove(at: position)
         object.relationshipValues[index] = .toMany(ids)
         try unlinkInverse(object, index, target)
+    }
+
+    /// Removes from a to-many relationship an ID that names no object of this context any more (an
+    /// insert deleted before its save, when the relationship has no inverse to clear it).
+    func removeUnreachableMember(_ object: EntityObject, _ index: Int, _ objectID: ObjectID) {
+        guard case .toMany(var ids) = object.relationshipValues[index], let position = ids.firstIndex(of: objectID) else { return }
+        willChange(object)
+        ids.remove(at: position)
+        object.relationshipValues[index] = .toMany(ids)
     }
 
     /// Makes `target`'s inverse of relationship `index` point at `object`.

@@ -103,6 +103,9 @@ extension ObjectContext {
         registry.reserveCapacity(plan.inserts.count)
         var permanentIDs: [(temporary: ObjectID, permanent: ObjectID)] = []
         permanentIDs.reserveCapacity(plan.inserts.count)
+        // The objects that can hold temporary IDs of this save's inserts: the inserts, and the
+        // objects changed to point at them (a store never gives a temporary ID).
+        let mayHoldTemporaryIDs = coordinator.model.hasRelationships ? plan.inserts.map(\.object) + registry.changed : []
         var keyOfInsert = [Int64](repeating: 0, count: plan.inserts.count)
         for (part, keys) in zip(parts, insertedKeys) {
             for (origin, key) in zip(part.insertOrigins, keys) { keyOfInsert[origin] = key }
@@ -155,9 +158,7 @@ extension ObjectContext {
         }
         if !permanentIDs.isEmpty && (coordinator.model.hasRelationships || hasChildren) {
             let mapping = Dictionary(permanentIDs, uniquingKeysWith: { _, new in new })
-            if coordinator.model.hasRelationships {
-                for object in registry.objects.values { object.relationshipValues = object.relationshipValues.map { $0.mapped(mapping) } }
-            }
+            remapTemporaryIDs(mapping, in: mayHoldTemporaryIDs)
             // Kept only where children may still hold temporary IDs.
             if hasChildren { registry.rememberPermanentIDs(permanentIDs) }
         }
@@ -293,17 +294,28 @@ extension ObjectContext {
         guard !object.isInsertedFlag else { return }
         defer { checkRegistryInvariants() }
         guard mergeChanges else {
-            clearChange(object)
-            object.relationshipValues = Array(repeating: .notLoaded, count: object.entity.relationships.count)
-            object.values = []
-            object.isFaultFlag = true
-            object.faultBatch = nil
+            turnIntoFault(object)
             return
         }
         guard let row = try sourceRows(for: [object.objectID]).first else {
             throw SkerryError(.objectNotFound, "The row of \(object.objectID) no longer exists in the store.",
                               entityName: object.entity.name, objectID: object.objectID)
         }
+        merge(row, into: object)
+    }
+
+    /// Drops `object`'s pending changes and values: its next read loads them again.
+    private func turnIntoFault(_ object: EntityObject) {
+        clearChange(object)
+        object.relationshipValues = Array(repeating: .notLoaded, count: object.entity.relationships.count)
+        object.values = []
+        object.isFaultFlag = true
+        object.faultBatch = nil
+    }
+
+    /// Brings `object` up to date with `row`, its row as the source has it now, keeping its pending
+    /// changes on top.
+    private func merge(_ row: RowSnapshot, into object: EntityObject) {
         if let committed = object.committedValues, !object.isFaultFlag {
             var merged = row.values
             for index in merged.indices where committed[index] != object.values[index] {
@@ -326,14 +338,19 @@ extension ObjectContext {
         object.version = row.version
         object.isFaultFlag = false
         object.faultBatch = nil
+        noteTemporaryIDs(of: object)
     }
 
     /// Applies changes made elsewhere (another context's save, a batch delete) to this context.
     ///
-    /// Deleted objects are removed from the context and invalidated. Updated objects without
-    /// pending changes become faults, so their next read loads the new values; those with pending
-    /// changes are refreshed now with their changes kept on top. Inserted objects need nothing:
-    /// fetches find them. The context's own unsaved changes stay in place.
+    /// Deleted objects are removed from the context and invalidated, as Core Data deletes them.
+    /// Updated objects without pending changes become faults, so their next read loads the new
+    /// values; those with pending changes are refreshed now with their changes kept on top (their
+    /// rows read together, one query per entity). Inserted objects need nothing: fetches find them.
+    /// The context's own unsaved changes stay in place: an object with pending changes whose row
+    /// is gone keeps them (its save reports the conflict), and a refresh that fails records its
+    /// error on the context (``recordedError``), so that the next save refuses rather than losing
+    /// or overwriting anything silently.
     /// - Parameter changes: the IDs of the changed objects.
     public func mergeChanges(_ changes: StoreChanges) {
         checkConfinement()
@@ -342,12 +359,24 @@ extension ObjectContext {
             guard let object = registry[objectID] else { continue }
             registry.unregister(object)
         }
+        var withPendingChanges: [ObjectIdentifier: [EntityObject]] = [:]
         for objectID in changes.updated {
-            guard let object = registry[objectID], !object.isFaultFlag else { continue }
+            guard let object = registry[objectID], !object.isFaultFlag, !object.isInsertedFlag else { continue }
             if object.isUpdatedFlag {
-                if (try? refresh(object, mergeChanges: true)) == nil { registry.unregister(object) }
+                withPendingChanges[ObjectIdentifier(object.entity), default: []].append(object)
             } else {
-                try? refresh(object, mergeChanges: false)
+                turnIntoFault(object)
+            }
+        }
+        for objects in withPendingChanges.values {
+            do throws(SkerryError) {
+                let rows = try sourceRows(for: objects.map(\.objectID))
+                let byID = Dictionary(rows.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
+                for object in objects {
+                    if let row = byID[object.objectID] { merge(row, into: object) }
+                }
+            } catch {
+                recordError(error)
             }
         }
     }

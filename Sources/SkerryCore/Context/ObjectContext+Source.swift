@@ -55,8 +55,19 @@ extension ObjectContext {
             let keys = objectIDs.filter { !$0.isTemporary && $0.store === first.store }.map(\.key)
             return try store.fetchRows(first.entity, primaryKeys: keys)
         }
-        return try Self.onParent(parent) {
-            objectIDs.compactMap { id in (try? parent.existingObject(with: parent.resolvedID(id)))?.snapshot }
+        return try Self.onParent(parent) { () throws(SkerryError) in
+            var rows: [RowSnapshot] = []
+            rows.reserveCapacity(objectIDs.count)
+            for id in objectIDs {
+                do throws(SkerryError) {
+                    rows.append(try parent.existingObject(with: parent.resolvedID(id)).snapshot)
+                } catch {
+                    // A row that does not exist is left out, as a store leaves it out; any other
+                    // failure is the read's.
+                    guard error.code == .objectNotFound else { throw error }
+                }
+            }
+            return rows
         }
     }
 

@@ -48,6 +48,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// The first error met by an operation that could not throw it, until the next save attempt
     /// refuses, a rollback or a reset; see ``recordedError``.
     @exclusivity(unchecked) private var recordedErrorStorage: (any Error)?
+    /// How many units of work (the typed layer's container performs) run on this context now,
+    /// nested ones included: a nested one joins the outermost, which alone saves or fails.
+    /// Touched only by the thread that owns the context.
+    @exclusivity(unchecked) package var unitOfWorkDepth = 0
     /// What the context read and what its cache answered.
     @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.

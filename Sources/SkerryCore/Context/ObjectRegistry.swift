@@ -57,6 +57,10 @@ final class ObjectRegistry {
     /// IDs they got, so that a child still holding a temporary ID finds the object. Kept only
     /// once the context has children.
     @exclusivity(unchecked) private(set) var permanentIDs: [ObjectID: ObjectID] = [:]
+    /// In a child context: objects whose relationships, as read from the parent, hold temporary IDs
+    /// of the parent's inserts, re-keyed when the parent saves them. (Objects that got temporary IDs
+    /// by a change of their own are inserts or changed objects, re-keyed with those.)
+    @exclusivity(unchecked) private(set) var holdingTemporaryIDs: Set<EntityObject> = []
 
     /// The number of registered objects.
     var count: Int { objects.count }
@@ -106,6 +110,7 @@ final class ObjectRegistry {
         if object.committedValues != nil { changed.remove(object) }
         if object.registration.isDeleted { deleted.remove(object) }
         if object.registration.isInserted { removeInsert(object) }
+        if !holdingTemporaryIDs.isEmpty { holdingTemporaryIDs.remove(object) }
         object.invalidate()
     }
 
@@ -118,6 +123,7 @@ final class ObjectRegistry {
         changed = []
         deleted = []
         permanentIDs = [:]
+        holdingTemporaryIDs = []
         for object in all { object.invalidate() }
     }
 
@@ -183,6 +189,16 @@ final class ObjectRegistry {
         objects[permanentID] = object
     }
 
+    /// Notes that `object`'s relationships (read from the parent) hold temporary IDs.
+    func noteHoldsTemporaryIDs(_ object: EntityObject) {
+        holdingTemporaryIDs.insert(object)
+    }
+
+    /// Forgets the objects whose relationships no longer hold temporary IDs.
+    func pruneHoldersOfTemporaryIDs() {
+        holdingTemporaryIDs = holdingTemporaryIDs.filter { $0.relationshipValues.contains(where: \.holdsTemporaryIDs) }
+    }
+
     /// Remembers what temporary IDs became, for children still holding them.
     func rememberPermanentIDs(_ mapping: some Sequence<(temporary: ObjectID, permanent: ObjectID)>) {
         for (temporary, permanent) in mapping { permanentIDs[temporary] = permanent }
@@ -223,6 +239,10 @@ final class ObjectRegistry {
         for object in changed {
             precondition(objects[object.registration.objectID] === object && !object.registration.isInserted,
                          "registry: changed \(object.registration.objectID) is not a registered saved object")
+        }
+        for object in holdingTemporaryIDs {
+            precondition(objects[object.registration.objectID] === object,
+                         "registry: \(object.registration.objectID), noted as holding temporary IDs, is not registered")
         }
     }
 

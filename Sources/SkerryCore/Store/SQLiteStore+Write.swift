@@ -41,14 +41,25 @@ extension SQLiteStore {
         let allocated: [ObjectID: Int64]
         let aliases: [ObjectID: ObjectID]
 
-        func key(_ objectID: ObjectID?) -> AttributeValue {
+        /// The key of `objectID` (nil: `.null`), which relationship `relationship` of `source`
+        /// names.
+        /// - Throws: ``SkerryError/Code/relationshipViolation`` for a temporary ID that names no
+        ///   object of the write (an object deleted before it was ever saved, or never saved in
+        ///   this store): a link to it cannot be kept, and writing none would lose it silently.
+        func key(_ objectID: ObjectID?, of source: ObjectID, _ relationship: Int) throws(SkerryError) -> AttributeValue {
             guard var id = objectID else { return .null }
             for _ in 0..<8 where id.isTemporary {
                 if let key = allocated[id] { return .int(key) }
                 guard let alias = aliases[id] else { break }
                 id = alias
             }
-            return id.isTemporary ? .null : .int(id.key)
+            guard !id.isTemporary else {
+                let name = source.entity.relationships[relationship].name
+                throw SkerryError(.relationshipViolation,
+                                  "\(source) is related through '\(source.entityName).\(name)' to \(objectID!), an object that was never saved and is not saved now (it was deleted before its first save, or belongs to another context). Nothing was saved; remove it from the relationship.",
+                                  entityName: source.entityName, key: name, objectID: source, objectIDs: [objectID!])
+            }
+            return .int(id.key)
         }
     }
 
@@ -85,6 +96,7 @@ extension SQLiteStore {
     /// written in full once the rows exist.
     private struct MembersWrite {
         let source: ObjectID
+        let relationship: Int
         let storage: RelationshipStorage
         let members: [ObjectID]
     }
@@ -94,7 +106,7 @@ extension SQLiteStore {
                                       _ relationships: some Sequence<(index: Int, value: RelationshipValue)>) -> [MembersWrite] {
         relationships.compactMap { index, value in
             guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
-            return MembersWrite(source: source, storage: entityLayout.storage[index], members: members)
+            return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
         }
     }
 
@@ -149,7 +161,8 @@ extension SQLiteStore {
                 return false
             }
             let relationships = foreignKeyChanges.map(\.index)
-            let values = update.changes.map(\.value) + foreignKeyChanges.map { resolve.key($0.value.objectIDs.first) }
+            var values = update.changes.map(\.value)
+            for change in foreignKeyChanges { values.append(try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index)) }
             members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             do {
                 let statement = try repeated.statement(for: Shape(entity: ObjectIdentifier(entity), attributes: attributes,
@@ -178,6 +191,10 @@ extension SQLiteStore {
             let entity = insert.objectID.entity
             if last?.entity !== entity { last = (entity, try layout.of(entity)) }
             let entityLayout = last!.layout
+            var foreignKeys: [AttributeValue] = []
+            for relationship in entityLayout.foreignKeyIndexes {
+                foreignKeys.append(try resolve.key(insert.relationships[relationship].objectIDs.first, of: insert.objectID, relationship))
+            }
             do {
                 let statement = try repeated.statement(for: ObjectIdentifier(entity)) { () throws(SQLiteError) in
                     try connection.cachedStatement(entityLayout.insertRow)
@@ -185,11 +202,7 @@ extension SQLiteStore {
                 statement.reset()
                 try statement.bind(.int(keys[index]), at: 1)
                 try statement.bind(insert.values, from: 2)
-                var column = Int32(insert.values.count + 2)
-                for relationship in entityLayout.foreignKeyIndexes {
-                    try statement.bind(resolve.key(insert.relationships[relationship].objectIDs.first), at: column)
-                    column += 1
-                }
+                try statement.bind(foreignKeys, from: Int32(insert.values.count + 2))
                 while try statement.step() {}
                 if !entityLayout.storage.isEmpty {
                     members += Self.membersWrites(insert.objectID, entityLayout,
@@ -211,8 +224,10 @@ extension SQLiteStore {
     private func writeMembers(_ writes: [MembersWrite], _ resolve: KeyResolver, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         for write in writes {
-            guard case .int(let source) = resolve.key(write.source) else { continue }
-            let members = write.members.map(resolve.key)
+            guard case .int(let source) = try resolve.key(write.source, of: write.source, write.relationship) else { continue }
+            var members: [AttributeValue] = []
+            members.reserveCapacity(write.members.count)
+            for member in write.members { members.append(try resolve.key(member, of: write.source, write.relationship)) }
             switch write.storage {
             case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
                 try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?").run([.int(source)])
