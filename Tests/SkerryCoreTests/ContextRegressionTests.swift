@@ -161,4 +161,31 @@ import Testing
         #expect(try reader.performAndWait { try reader.count(for: FetchRequest(entityName: "Book")) } == 1)
         #expect(try reader.performAndWait { try reader.count(for: FetchRequest(entityName: "Author")) } == 0)
     }
+
+    // MARK: Values out of range
+
+    @Test func aFloatAttributeRefusesValuesBeyondAFloatsRange() throws {
+        let directory = TemporaryDirectory()
+        let stack = try makeFileStack(directory)
+        let context = stack.newBackgroundContext()
+        let id = try context.performAndWait { () throws in
+            let book = try context.insertBook("Heavy")
+            expectError(.wrongValueType) { try book.setValue(1e300, forKey: "weight") }       // a Double too big for Float
+            expectError(.wrongValueType) { try book.setValue(-1e39, forKey: "weight") }
+            try book.setValue(Float.greatestFiniteMagnitude, forKey: "weight")
+            try book.setValue(Double.infinity, forKey: "weight")                           // infinity is a Float
+            #expect(try book.value(forKey: "weight", as: Float.self) == .infinity)
+            try book.setValue(Float(2.5), forKey: "weight")
+            try context.save()
+            return book.objectID
+        }
+        // A value written by another program is read as what it is, never as infinity.
+        try rawSQL(directory.file("Test.sqlite"), "UPDATE \"Book\" SET \"weight\" = 1e300")
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let book = try reader.existingObject(with: id)
+            expectError(.wrongValueType) { _ = try book.value(forKey: "weight", as: Float.self) }
+            #expect(try book.value(forKey: "weight", as: AttributeValue.self) == .double(1e300))
+        }
+    }
 }

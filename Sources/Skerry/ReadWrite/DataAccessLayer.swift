@@ -150,6 +150,7 @@ open class DataAccessLayer: @unchecked Sendable {
     /// saves, then lets the signal end the process as it would have. Skopelos's state reactor for
     /// services.
     public func saveOnShutdown(signals: [Int32] = [SIGTERM, SIGINT]) {
+        // `try?`: saveInFlightChanges already sent its error to handleError; the process is ending.
         ShutdownSignals.shared.install(signals) { [weak self] in try? self?.saveInFlightChanges() }
     }
 }

@@ -52,13 +52,28 @@ final class ShutdownSignals: @unchecked Sendable {
             }
             for number in signals where Self.supportedSignals.contains(number) {
                 work[number] = handler
-                signal(number, writeSignalToPipe)
+                Self.setDisposition(number, handler: writeSignalToPipe)
             }
         }
     }
 
     /// The signals a shutdown handler can be installed for.
     static let supportedSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP, SIGQUIT]
+
+    /// Installs `handler` for `number` with `sigaction` (`signal` leaves the semantics to the
+    /// platform): the handler stays installed after it runs, system calls it interrupts restart.
+    /// A nil handler restores the default action.
+    static func setDisposition(_ number: Int32, handler: (@convention(c) (Int32) -> Void)?) {
+        var action = sigaction()
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        #if canImport(Darwin)
+        action.__sigaction_u.__sa_handler = handler ?? SIG_DFL
+        #else
+        action.__sigaction_handler.sa_handler = handler ?? SIG_DFL
+        #endif
+        sigaction(number, &action, nil)
+    }
 
     private func watch(_ readEnd: Int32) {
         // Threads inherit their creator's signal mask; this one accepts the shutdown signals, so
@@ -67,14 +82,28 @@ final class ShutdownSignals: @unchecked Sendable {
         sigemptyset(&accepted)
         for number in Self.supportedSignals { sigaddset(&accepted, number) }
         pthread_sigmask(SIG_UNBLOCK, &accepted, nil)
-        while true {
-            var byte: UInt8 = 0
-            guard read(readEnd, &byte, 1) == 1 else { continue }
-            let number = Int32(byte)
+        Self.readSignals(from: readEnd) { number in
             let handler = lock.withLock { work[number] }
             handler?()
-            signal(number, SIG_DFL)
+            Self.setDisposition(number, handler: nil)
             raise(number)
+        }
+    }
+
+    /// Reads signal numbers from the pipe's read end and hands each to `handle`, until the pipe
+    /// ends (`read` returns 0: every write end is closed) or fails with anything but an
+    /// interruption. Never spins: each turn blocks in `read`.
+    static func readSignals(from readEnd: Int32, _ handle: (Int32) -> Void) {
+        while true {
+            var byte: UInt8 = 0
+            let count = read(readEnd, &byte, 1)
+            if count == 1 {
+                handle(Int32(byte))
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return          // end of the pipe, or an error that would repeat
+            }
         }
     }
 }

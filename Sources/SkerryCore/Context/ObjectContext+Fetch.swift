@@ -66,8 +66,9 @@ extension ObjectContext {
         }
         if !unloaded.isEmpty {
             let related = try store.fetchRelated(entity, relationship: index, sourceKeys: unloaded.map(\.objectID.key))
+            let pointers = pendingPointers(for: entity, index)       // once for all the objects
             for object in unloaded {
-                setLoadedRelationship(object, index, related[object.objectID.key] ?? [])
+                setLoadedRelationship(object, index, related[object.objectID.key] ?? [], pointers: pointers)
             }
         }
         let wanted = Set(objects.flatMap { $0.relationshipValues[index].objectIDs }).filter {

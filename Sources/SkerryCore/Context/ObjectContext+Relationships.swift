@@ -31,48 +31,65 @@ extension ObjectContext {
 
     /// Records what the source says relationship `index` of `object` holds: that is its committed
     /// value; corrected by this context's unsaved changes, its current one. Where the two differ,
-    /// the object has a pending change (so that the save writes it).
-    func setLoadedRelationship(_ object: EntityObject, _ index: Int, _ ids: [ObjectID]) {
+    /// the object has a pending change (so that the save writes it). `pointers` is
+    /// ``pendingPointers(for:_:)`` when many objects are loaded at once.
+    func setLoadedRelationship(_ object: EntityObject, _ index: Int, _ ids: [ObjectID],
+                               pointers: PendingPointers? = nil) {
         let isToMany = object.entity.relationships[index].isToMany
         func value(_ ids: [ObjectID]) -> RelationshipValue { isToMany ? .toMany(ids) : .toOne(ids.first) }
         let stored = value(ids)
-        let current = value(reconcile(ids, of: object, index))
+        let current = value(reconcile(ids, of: object, index, pointers ?? pendingPointers(for: object.entity, index)))
         if current != stored { willChange(object) }
         object.relationshipValues[index] = current
         if object.committedRelationships?[index] == .notLoaded { object.committedRelationships?[index] = stored }
         noteTemporaryIDs(of: object)
     }
 
+    /// The unsaved objects (inserted or changed) that point at objects through the inverse of a
+    /// relationship, by the IDs they point at.
+    struct PendingPointers {
+        let inverseIndex: Int
+        let byTarget: [ObjectID: [ObjectID]]
+    }
+
+    /// The unsaved objects that point, through the inverse of relationship `index` of `entity`, at
+    /// objects of `entity`; nil for a relationship without inverse. Complexity: O(pending objects).
+    func pendingPointers(for entity: EntityDescription, _ index: Int) -> PendingPointers? {
+        guard let (inverseIndex, destination) = inverse(of: entity, index) else { return nil }
+        var byTarget: [ObjectID: [ObjectID]] = [:]
+        func note(_ other: EntityObject) {
+            guard other.entity === destination, !other.isDeletedFlag else { return }
+            for target in other.relationshipValues[inverseIndex].objectIDs { byTarget[target, default: []].append(other.objectID) }
+        }
+        for other in registry.inserted { note(other) }
+        for other in registry.changed { note(other) }
+        return PendingPointers(inverseIndex: inverseIndex, byTarget: byTarget)
+    }
+
     /// What the source says, corrected by this context's unsaved changes: related objects that now
     /// point elsewhere or are deleted leave, unsaved objects that now point here join.
-    private func reconcile(_ ids: [ObjectID], of object: EntityObject, _ index: Int) -> [ObjectID] {
-        guard let (inverseIndex, destination) = inverse(of: object.entity, index) else {
+    private func reconcile(_ ids: [ObjectID], of object: EntityObject, _ index: Int, _ pointers: PendingPointers?) -> [ObjectID] {
+        guard let pointers else {
             return ids.filter { registry[$0]?.isDeletedFlag != true }
         }
-        func pointsHere(_ other: EntityObject) -> Bool? {
-            if case .notLoaded = other.relationshipValues[inverseIndex] { return nil }
-            return other.relationshipValues[inverseIndex].objectIDs.contains(object.objectID)
-        }
+        let inverseIndex = pointers.inverseIndex
         var result = ids.filter { id in
             guard let other = registry[id] else { return true }
-            return !other.isDeletedFlag && pointsHere(other) != false
+            if other.isDeletedFlag { return false }
+            if case .notLoaded = other.relationshipValues[inverseIndex] { return true }
+            return other.relationshipValues[inverseIndex].objectIDs.contains(object.objectID)
         }
-        var present = Set(result)
-        for other in registry.inserted + registry.changed where other.entity === destination && !other.isDeletedFlag
-            && !present.contains(other.objectID) && pointsHere(other) == true {
-            result.append(other.objectID)
-            present.insert(other.objectID)
+        if let joining = pointers.byTarget[object.objectID] {
+            var present = Set(result)
+            for id in joining where present.insert(id).inserted { result.append(id) }
         }
         return result
     }
 
     /// The inverse of relationship `index` of `entity`: its index in the destination, and the destination.
+    @inline(__always)
     func inverse(of entity: EntityDescription, _ index: Int) -> (index: Int, destination: EntityDescription)? {
-        let relationship = entity.relationships[index]
-        guard let name = relationship.inverseName,
-              let destination = coordinator.model.entity(named: relationship.destinationEntityName),
-              let inverseIndex = destination.relationshipIndex(named: name) else { return nil }
-        return (inverseIndex, destination)
+        coordinator.inverse(of: entity, index)
     }
 
     /// The object for a related ID: registered, or a fault.

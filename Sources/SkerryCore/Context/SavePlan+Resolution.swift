@@ -3,23 +3,34 @@ extension SavePlan {
     /// that the next attempt succeeds. Returns the conflicts the policy leaves unresolved: all of
     /// them under `.error`, and under the trump and overwrite policies an update of a row that was
     /// deleted from the store (an object cannot bring a deleted row back).
+    ///
+    /// Complexity: O(conflicts + objects of the plan): objects are found through indexes built
+    /// once, not searched for per conflict.
     mutating func resolve(_ found: StoreWriteConflicts, in part: StorePart, policy: MergePolicy) -> [SaveConflict] {
         var unresolved: [SaveConflict] = []
+        let updateAt = Dictionary(updates.indices.map { (updates[$0].object.objectID, $0) }, uniquingKeysWith: { first, _ in first })
+        let deleteAt = Dictionary(deletes.indices.map { (deletes[$0].object.objectID, $0) }, uniquingKeysWith: { first, _ in first })
+        // The first insert that writes over, or becomes, each existing row.
+        var rowOwner: [ObjectID: Int] = [:]
+        for index in inserts.indices {
+            if let row = inserts[index].existingRow { rowOwner[row] = min(rowOwner[row] ?? index, index) }
+        }
         for (objectID, stored) in found.versionConflicts {
-            if let index = updates.firstIndex(where: { $0.object.objectID == objectID }) {
+            if let index = updateAt[objectID] {
                 let conflict = Self.conflict(stored == nil ? .deletedInStore : .changedInStore, updates[index].object, stored: stored)
                 if !resolveUpdate(at: index, stored: stored, policy: policy) { unresolved.append(conflict) }
-            } else if let index = deletes.firstIndex(where: { $0.object.objectID == objectID }) {
+            } else if let index = deleteAt[objectID] {
                 if policy == .error {
                     unresolved.append(Self.conflict(.changedInStore, deletes[index].object, stored: stored))
                 } else {
                     deletes[index].expectedVersion = nil     // the delete wins
                 }
-            } else if let index = inserts.firstIndex(where: { $0.upsertTarget == objectID }) {
+            } else if let index = rowOwner[objectID], inserts[index].upsertTarget == objectID {
                 // The row an upsert writes over changed (or vanished) since it was read: redo it.
                 let object = inserts[index].object
                 guard let stored else {
                     inserts[index].fate = .insert(values: object.values)
+                    rowOwner[objectID] = nil        // one insert per row: the others were folded into it
                     continue
                 }
                 switch policy {
@@ -45,10 +56,11 @@ extension SavePlan {
                 }
                 // Another insert of this save already became that row: fold into it, so that one
                 // insert per row writes it.
-                if let other = inserts.indices.first(where: { $0 != index && inserts[$0].becomesRow(rowID) }) {
+                if let other = rowOwner[rowID], other != index {
                     fold(index, into: other, policy: policy)
                     continue
                 }
+                rowOwner[rowID] = index
                 switch policy {
                 case .mergeByPropertyObjectTrump:
                     inserts[index].fate = .upsert(existing: stored, values: Self.overlaySetValues(of: object, onto: stored.values))
@@ -142,13 +154,11 @@ extension SavePlan {
 }
 
 extension SavePlan.Insert {
-    /// Whether this insert writes over, or becomes, the row `rowID`.
-    func becomesRow(_ rowID: ObjectID) -> Bool {
+    /// The existing row this insert writes over, or becomes; nil for a new row or a folded insert.
+    var existingRow: ObjectID? {
         switch fate {
-        case .upsert(let existing, _), .adopt(let existing):
-            return existing.objectID == rowID
-        case .insert, .mergedInto:
-            return false
+        case .upsert(let existing, _), .adopt(let existing): return existing.objectID
+        case .insert, .mergedInto: return nil
         }
     }
 

@@ -14,8 +14,29 @@ final class StoreCoordinator: @unchecked Sendable {
     private let lock = NSLock()
     private var stores: [any ObjectStore] = []
 
+    /// For each entity (by identity), each relationship's inverse: its index in the destination,
+    /// and the destination. Computed once, so that keeping inverses in sync looks nothing up by
+    /// name per object.
+    private let inverses: [ObjectIdentifier: [(index: Int, destination: EntityDescription)?]]
+
     init(model: ObjectModel) {
         self.model = model
+        var inverses: [ObjectIdentifier: [(index: Int, destination: EntityDescription)?]] = [:]
+        for entity in model.entities {
+            inverses[ObjectIdentifier(entity)] = entity.relationships.map { relationship in
+                guard let name = relationship.inverseName,
+                      let destination = model.entity(named: relationship.destinationEntityName),
+                      let inverseIndex = destination.relationshipIndex(named: name) else { return nil }
+                return (inverseIndex, destination)
+            }
+        }
+        self.inverses = inverses
+    }
+
+    /// The inverse of relationship `index` of `entity` (an entity of the model): its index in the
+    /// destination, and the destination; nil without one. Complexity: O(1).
+    func inverse(of entity: EntityDescription, _ index: Int) -> (index: Int, destination: EntityDescription)? {
+        inverses[ObjectIdentifier(entity)]?[index] ?? nil
     }
 
     /// Adds a loaded store.

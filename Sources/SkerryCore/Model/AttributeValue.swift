@@ -41,14 +41,18 @@ public enum AttributeValue: Sendable, CustomStringConvertible {
     /// Whether a value of this form can be stored in an attribute of `type`.
     ///
     /// `null` fits every type (optionality is checked separately); an integer must also lie in
-    /// the range of the attribute's width.
+    /// the range of the attribute's width, and a `float` attribute's value in a `Float`'s range.
     public func fits(_ type: AttributeType) -> Bool {
         switch (self, type) {
         case (.null, _): return true
         case (.bool, .boolean): return true
         case (.int(let v), .integer16), (.int(let v), .integer32), (.int(let v), .integer64):
             return type.integerRange.contains(v)
-        case (.double, .float), (.double, .double): return true
+        case (.double(let v), .float):
+            // Beyond a Float's range a value would become infinity: out of range, as an integer
+            // outside its width is.
+            return v.isInfinite || !Float(v).isInfinite
+        case (.double, .double): return true
         case (.decimal, .decimal), (.date, .date), (.string, .string), (.data, .binary),
              (.uuid, .uuid), (.url, .url):
             return true

@@ -76,7 +76,9 @@ extension Float: AttributeValueConvertible {
     public var attributeValue: AttributeValue { .double(Double(self)) }
     public init?(attributeValue: AttributeValue, type: AttributeType) {
         guard case .double(let v) = attributeValue else { return nil }
-        self = Float(v)
+        let float = Float(v)
+        guard float.isFinite || !v.isFinite else { return nil }     // out of a Float's range
+        self = float
     }
     public static func canRead(_ type: AttributeType) -> Bool { type == .float }
 }
