@@ -14,6 +14,8 @@ struct ConnectionSettings: Sendable {
     var synchronous: SynchronousMode = .normal
     var busyTimeout: TimeInterval = 5
     var maximumReaderCount: Int = 4
+    /// Whether every connection opens the file read-only (the store was described read-only).
+    var readOnly = false
 }
 
 /// One writer connection and, for file databases, a set of reader connections.
@@ -35,6 +37,10 @@ final class ConnectionPool: @unchecked Sendable {
     private let readerLock = NSLock()
     private var idleReaders: [SQLiteConnection] = []
     private let readerSlots: DispatchSemaphore
+    /// For a read-only pool on a file whose folder cannot be written (read-only media), where
+    /// SQLite cannot make the shared-memory file of a WAL database: every connection opens the file
+    /// as immutable (no locks, no side files; nobody can change it there).
+    private let immutable: Bool
 
     /// Opens the writer connection and applies the journal and synchronous modes.
     init(location: DatabaseLocation, settings: ConnectionSettings, counters: StoreCounters = StoreCounters()) throws(SQLiteError) {
@@ -44,18 +50,43 @@ final class ConnectionPool: @unchecked Sendable {
         self.readerSlots = DispatchSemaphore(value: max(1, settings.maximumReaderCount))
         switch location {
         case .memory:
+            immutable = false
             writer = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: settings.busyTimeout, counters: counters)
+        case .file(let path) where settings.readOnly:
+            (writer, immutable) = try Self.openReadOnly(path, settings: settings, counters: counters)
         case .file(let path):
+            immutable = false
             writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: settings.busyTimeout, counters: counters)
         }
-        try writer.execute("PRAGMA synchronous = \(settings.synchronous.rawValue)")
+        if !settings.readOnly { try writer.execute("PRAGMA synchronous = \(settings.synchronous.rawValue)") }
         try writer.execute("PRAGMA foreign_keys = OFF")
+    }
+
+    /// Opens `path` read-only and reads its schema once; where that fails because SQLite cannot
+    /// make a WAL database's side files (a read-only folder or file system), opens it immutable.
+    private static func openReadOnly(_ path: String, settings: ConnectionSettings,
+                                     counters: StoreCounters) throws(SQLiteError) -> (SQLiteConnection, Bool) {
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeout: settings.busyTimeout, counters: counters)
+            _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
+            return (connection, false)
+        } catch where error.code.primaryResultCode == .cannotOpen || error.code.primaryResultCode == .readOnly {
+            // Immutable ignores a write-ahead log: refuse rather than read without its commits.
+            let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0   // no log file: size 0
+            guard log == 0 else {
+                throw SQLiteError(extendedResultCode: SQLiteError.ResultCode.cannotOpen.rawValue,
+                                  message: "cannot open \(path) read-only: its write-ahead log holds commits and its folder cannot be written; open it once where it can be written, so that the log is checkpointed")
+            }
+            let connection = try SQLiteConnection(path: path, readOnly: true, immutable: true,
+                                                  busyTimeout: settings.busyTimeout, counters: counters)
+            return (connection, true)
+        }
     }
 
     /// Sets the journal mode of a file database. It is a property of the file, so the store calls
     /// this only once it knows the file is its own (a foreign database is left as it was).
     func applyJournalMode() throws(SQLiteError) {
-        guard case .file = location else { return }
+        guard case .file = location, !settings.readOnly else { return }
         writerLock.lock()
         defer { writerLock.unlock() }
         try writer.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
@@ -80,7 +111,8 @@ final class ConnectionPool: @unchecked Sendable {
         if let idle = readerLock.withLock({ idleReaders.popLast() }) {
             reader = idle
         } else {
-            reader = try SQLiteConnection(path: path, readOnly: true, busyTimeout: settings.busyTimeout, counters: counters)
+            reader = try SQLiteConnection(path: path, readOnly: true, immutable: immutable, busyTimeout: settings.busyTimeout,
+                                          counters: counters)
         }
         defer { readerLock.withLock { idleReaders.append(reader) } }
         return try reader.readTransaction { try body(reader) }

@@ -23,10 +23,15 @@ final class SQLiteConnection {
     /// - Parameters:
     ///   - path: a file path, or `":memory:"`.
     ///   - readOnly: open with `SQLITE_OPEN_READONLY`.
+    ///   - immutable: open the file as immutable (SQLite's `immutable=1`): no locks and no side
+    ///     files, for a file nobody can change (read-only media). Implies `readOnly`.
     ///   - busyTimeout: how long a statement waits for a lock held by another connection.
-    init(path: String, readOnly: Bool, busyTimeout: TimeInterval, counters: StoreCounters? = nil) throws(SQLiteError) {
+    init(path: String, readOnly: Bool, immutable: Bool = false, busyTimeout: TimeInterval,
+         counters: StoreCounters? = nil) throws(SQLiteError) {
         self.counters = counters
         var db: OpaquePointer?
+        let readOnly = readOnly || immutable
+        let path = immutable ? Self.uri(path, query: "immutable=1") : path
         // NOMUTEX: the pool serializes all use of a connection, so SQLite's own mutex is not needed.
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -46,6 +51,21 @@ final class SQLiteConnection {
         let milliseconds = (busyTimeout * 1000).rounded()
         sqlite3_busy_timeout(db, milliseconds > 0 ? Int32(min(milliseconds, Double(Int32.max))) : 0)
         registerFunctions()
+    }
+
+    /// A `file:` URI for `path` with `query`, the characters SQLite's URI parser gives a meaning
+    /// (`%`, `?`, `#`) escaped.
+    static func uri(_ path: String, query: String) -> String {
+        var escaped = ""
+        for character in path.unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return "file:" + escaped + "?" + query
     }
 
     deinit {

@@ -1,5 +1,6 @@
 extension SQLiteStore {
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+        try checkWritable()
         do {
             return try pool.write { connection in try writeTransaction(changes, connection, then: next) }
         } catch let conflicts as StoreWriteConflicts {
@@ -298,6 +299,7 @@ extension SQLiteStore {
     }
 
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
+        try checkWritable()
         let delete = SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(entity.name))",
                                       StoreQuery(entity: entity, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
         return try writeConnection(entity) { connection in
@@ -310,6 +312,7 @@ extension SQLiteStore {
     }
 
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID] {
+        try checkWritable()
         let query = StoreQuery(entity: entity, predicate: predicate, sortKeys: [])
         let q = SQLBuilder.quote
         let select = SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(entity.name))", query, layout: layout, ordered: false)

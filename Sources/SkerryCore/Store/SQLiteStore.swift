@@ -44,8 +44,15 @@ final class SQLiteStore: ObjectStore {
         }
         let location: DatabaseLocation
         switch description.kind {
+        case .inMemory where description.isReadOnly:
+            throw SkerryError(.storeLoadFailed, "An in-memory store cannot be read-only: it starts empty.")
         case .inMemory:
             location = .memory
+        case .sqlite where description.isReadOnly:
+            guard let url = description.url, url.isFileURL, FileManager.default.fileExists(atPath: url.path) else {
+                throw SkerryError(.storeLoadFailed, "\(description) is read-only and does not exist; a read-only store is never created.")
+            }
+            location = .file(url.path)
         case .sqlite:
             guard let url = description.url, url.isFileURL else {
                 throw SkerryError(.storeLoadFailed, "A SQLite store description needs a file URL; got \(description.url?.absoluteString ?? "none").")
@@ -64,7 +71,9 @@ final class SQLiteStore: ObjectStore {
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot open \(description): \(error.message)", sqlite: error)
         }
-        let prepared = try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
+        let prepared = description.isReadOnly
+            ? try Self.checkSchema(pool: pool, description: description, model: model, entities: entities)
+            : try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
         let identifier = prepared.identifier
         if prepared.outcome == .migrated, let events, events.isObserved {
             events.emit(.migrationStep(MigrationStepEvent(

@@ -33,6 +33,7 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
             && lhs.journalMode == rhs.journalMode
             && lhs.synchronous == rhs.synchronous && lhs.busyTimeout == rhs.busyTimeout
             && lhs.maximumReaderCount == rhs.maximumReaderCount && lhs.shouldMigrateAutomatically == rhs.shouldMigrateAutomatically
+            && lhs.isReadOnly == rhs.isReadOnly
             && lhs.migrationPlan.map(ObjectIdentifier.init) == rhs.migrationPlan.map(ObjectIdentifier.init)
             && lhs.storeFactory.map(ObjectIdentifier.init) == rhs.storeFactory.map(ObjectIdentifier.init)
     }
@@ -74,6 +75,11 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// (new entities, new optional attributes, new attributes with a default). Default true; when
     /// false, any model change fails the load with ``SkerryError/Code/modelMismatch``.
     public var shouldMigrateAutomatically: Bool = true
+    /// Whether the store is opened for reading only (Core Data's `isReadOnly`): the file must
+    /// exist and is never written — not migrated, not given a journal mode; saves and batch
+    /// deletes into it fail with ``SkerryError/Code/storeIsReadOnly``. A store on read-only media (a
+    /// read-only folder or file system) opens this way. Default false. A file store only.
+    public var isReadOnly: Bool = false
     /// The model versions a file store may have been written with, and the custom steps between
     /// them: a store of an older version is migrated step by step when it loads. See ``MigrationPlan``.
     public var migrationPlan: MigrationPlan?
@@ -123,7 +129,7 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
 
     var connectionSettings: ConnectionSettings {
         ConnectionSettings(journalMode: journalMode, synchronous: synchronous, busyTimeout: busyTimeout,
-                           maximumReaderCount: maximumReaderCount)
+                           maximumReaderCount: maximumReaderCount, readOnly: isReadOnly)
     }
 
     public var description: String {
