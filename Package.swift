@@ -106,6 +106,19 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
+        // A Sworm user's test suite, written in Sworm's API; compiled twice, in Swift 6 and in Swift 5
+        // language mode: Tests/SwormStyleTestsSwift5 is a symbolic link to Tests/SwormStyleTests.
+        .testTarget(
+            name: "SwormStyleTests",
+            dependencies: ["Skerry"],
+            resources: [.copy("DataModels")]
+        ),
+        .testTarget(
+            name: "SwormStyleTestsSwift5",
+            dependencies: ["Skerry"],
+            resources: [.copy("DataModels")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

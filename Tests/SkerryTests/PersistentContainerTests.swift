@@ -51,7 +51,7 @@ import SkerryCore
         }
         #expect(wrongEntity?.code == .invalidArgument)
 
-        try container.perform { context in try context.delete(try context.existingObject(with: bookID, as: Book.self)) }
+        try container.perform { context in context.delete(try context.existingObject(with: bookID, as: Book.self)) }
         let gone = #expect(throws: SkerryError.self) {
             try container.perform { try $0.existingObject(with: bookID, as: Book.self) }
         }

@@ -71,10 +71,10 @@ struct Anthology: ManagedObjectConvertible {
                 let herbert = try context.insert(Writer(name: "Herbert"))
                 let dune = try context.insert(Work(title: "Dune"))
                 dune.writer = herbert                                    // Sworm's setter
-                try herbert.works.add(try context.insert(Work(title: "Dune Messiah")))
+                herbert.works.add(try context.insert(Work(title: "Dune Messiah")))
                 try herbert.set(\.portrait, value: Picture(file: "herbert.jpg"), context: context)
                 let anthology = try context.insert(Anthology(name: "Best of"))
-                try anthology.works.add(dune)
+                anthology.works.add(dune)
                 try anthology.works.insert(try context.insert(Work(title: "Solaris")), at: 0)
             }
         }
@@ -102,7 +102,7 @@ struct Anthology: ManagedObjectConvertible {
         try container.perform { context in
             let writer = try context.insert(Writer(name: "Lem"))
             try writer.set(\.portrait, value: Picture(file: "lem.jpg"), context: context)
-            try writer.works.add(try context.insert(Work(title: "Solaris")))
+            writer.works.add(try context.insert(Work(title: "Solaris")))
         }
         let counts = try container.perform { context in
             let writer = try #require(try context.fetchOne(Writer.all))
@@ -111,7 +111,7 @@ struct Anthology: ManagedObjectConvertible {
         }
         #expect(counts == 0)
         let works = try container.perform { context in
-            try context.delete(try #require(try context.fetchOne(Writer.all)))   // cascade
+            context.delete(try #require(try context.fetchOne(Writer.all)))   // cascade
             return try context.count(of: Work.all)
         }
         #expect(works == 0)
@@ -125,7 +125,7 @@ struct Anthology: ManagedObjectConvertible {
         let container = PersistentContainer(managedObjectContext: { cached }, cleanUpAfterExecution: false)
         try container.perform { context in
             let writer = try context.insert(Writer(name: "Austen"))
-            try writer.works.add(try context.insert(Work(title: "Emma")))
+            writer.works.add(try context.insert(Work(title: "Emma")))
         }
         let first = try container.perform { context in
             try context.fetchOne(Writer.all)?.works.objects().map { try $0.decode().title }

@@ -45,6 +45,12 @@ public final class Attribute<PlainObject: ManagedObjectConvertible>: Hashable, @
         try codec.encode(object)
     }
 
+    /// `value`, a value of this attribute's property (nil for none), in the engine's form.
+    func encodedValue<Value: SupportedAttributeType>(_ value: Value?) throws(SkerryError) -> AttributeValue {
+        guard let value else { return .null }
+        return try codec.encodeValue(value)
+    }
+
     /// Sets the property of `object` from a stored value, naming the entity and attribute when it
     /// does not fit.
     func decode(_ value: AttributeValue, into object: inout PlainObject) throws(SkerryError) {

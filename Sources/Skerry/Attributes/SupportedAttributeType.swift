@@ -116,6 +116,13 @@ extension RawRepresentable where RawValue: SupportedAttributeType {
     }
 }
 
+/// The common case, an enum whose raw value is a primitive (`String`, `Int`...): encoding cannot
+/// fail, so it does not throw, as in Sworm (`genre.encodePrimitiveValue()` needs no `try`).
+extension RawRepresentable where RawValue: SupportedAttributeType & PrimitiveAttribute, RawValue.PrimitiveAttributeType == RawValue {
+    /// The raw value, stored as itself.
+    public func encodePrimitiveValue() -> RawValue { rawValue }
+}
+
 /// A `Codable` value stored as JSON in a binary attribute.
 ///
 /// ```swift

@@ -3,14 +3,28 @@ import SkerryCore
 /// A typed view of an engine object inside a ``PersistentContainer`` perform: Sworm's
 /// `ManagedObject`. Read it as a plain value with ``decode()``, change it with ``encode(_:)``.
 ///
+/// As in Sworm, ``encode(_:)``, the relation setters and the relation sets' `add` and `remove`
+/// do not throw. An error they meet (a value that cannot be stored, an object deleted meanwhile)
+/// is recorded on the context: the enclosing perform then fails with it and saves nothing.
+///
 /// Like the object it wraps, it belongs to its context's queue and is not `Sendable`.
 @dynamicMemberLookup
 public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The engine object.
     public let instance: EntityObject
+    /// The context the object belonged to when it was wrapped: where the errors of operations
+    /// that cannot throw are recorded, even after the object left the context.
+    let context: ObjectContext?
 
     init(instance: EntityObject) {
         self.instance = instance
+        self.context = instance.context
+    }
+
+    /// Records `error` on the object's context (see ``SkerryCore/ObjectContext/recordError(_:)``),
+    /// for an operation that cannot throw.
+    func record(_ error: SkerryError) {
+        context?.recordError(error)
     }
 
     /// The object's ID, to find it again from another context.
@@ -55,34 +69,46 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         return value[keyPath: keyPath]
     }
 
-    /// Writes every declared attribute of `value` to the object.
+    /// Writes every declared attribute of `value` to the object. It does not throw, as in Sworm:
+    /// a value that cannot be stored is recorded on the context and fails the enclosing perform.
     @discardableResult
-    public func encode(_ value: PlainObject) throws(SkerryError) -> Self {
+    public func encode(_ value: PlainObject) -> Self {
+        do {
+            try write(value)
+        } catch {
+            record(error)
+        }
+        return self
+    }
+
+    /// Writes every declared attribute of `value`, throwing the first error.
+    func write(_ value: PlainObject) throws(SkerryError) {
         let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
         for i in layout.attributes.indices {
             let attribute = layout.attributes[i]
             try instance.setValue(try attribute.encodedValue(of: value), at: try Self.position(layout.positions[i], attribute))
         }
-        return self
     }
 
-    /// Writes one attribute.
+    /// Writes one attribute; errors are recorded as for ``encode(_:)``.
     @discardableResult
-    public func encode<Value: SupportedAttributeType>(_ keyPath: WritableKeyPath<PlainObject, Value>, _ value: Value) throws(SkerryError) -> Self {
-        let attribute = try Self.attribute(keyPath)
-        var object = PlainObject()
-        object[keyPath: keyPath] = value
-        try instance.setValue(try attribute.encodedValue(of: object), forKey: attribute.name)
-        return self
+    public func encode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Self {
+        encodeAttribute(keyPath, value)
     }
 
-    /// Writes one optional attribute (nil clears it).
+    /// Writes one optional attribute (nil clears it); errors are recorded as for ``encode(_:)``.
     @discardableResult
-    public func encode<Value: SupportedAttributeType>(_ keyPath: WritableKeyPath<PlainObject, Value?>, _ value: Value?) throws(SkerryError) -> Self {
-        let attribute = try Self.attribute(keyPath)
-        var object = PlainObject()
-        object[keyPath: keyPath] = value
-        try instance.setValue(try attribute.encodedValue(of: object), forKey: attribute.name)
+    public func encode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Self {
+        encodeAttribute(keyPath, value)
+    }
+
+    private func encodeAttribute<Value: SupportedAttributeType>(_ keyPath: PartialKeyPath<PlainObject>, _ value: Value?) -> Self {
+        do {
+            let attribute = try Self.attribute(keyPath)
+            try instance.setValue(try attribute.encodedValue(value), forKey: attribute.name)
+        } catch {
+            record(error)
+        }
         return self
     }
 

@@ -3,6 +3,14 @@ import SkerryCore
 /// The context a ``PersistentContainer`` perform works in: Sworm's `ManagedObjectContext`, over an
 /// engine ``SkerryCore/ObjectContext``. Valid only inside the perform that received it.
 public final class ManagedObjectContext {
+    /// Sworm's context error, kept so that code naming it compiles. Skerry reports an entity the
+    /// model lacks as a ``SkerryCore/SkerryError`` with code ``SkerryCore/SkerryError/Code/unknownEntity``
+    /// instead, like every other error of the typed layer.
+    public enum Error: Swift.Error, Sendable {
+        /// The model has no entity of this name (Skerry throws `SkerryError` `.unknownEntity`).
+        case unknownEntity(String)
+    }
+
     /// The engine context, for what the typed layer does not cover.
     public let instance: ObjectContext
 
@@ -16,16 +24,25 @@ public final class ManagedObjectContext {
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws(SkerryError) -> ManagedObject<PlainObject> {
         let object = ManagedObject<PlainObject>(instance: try instance.insert(entityName: PlainObject.entityName))
         do {
-            return try object.encode(value)
+            try object.write(value)
+            return object
         } catch {
-            try? instance.delete(object.instance)     // no half-written object stays behind
+            // No half-written object stays behind. Deleting an object this context has just
+            // inserted only unregisters it: it cannot fail.
+            try? instance.delete(object.instance)
             throw error
         }
     }
 
-    /// Deletes an object at the next save.
-    public func delete<PlainObject: ManagedObjectConvertible>(_ object: ManagedObject<PlainObject>) throws(SkerryError) {
-        try instance.delete(object.instance)
+    /// Deletes an object at the next save. It does not throw, as in Sworm: an error (an object
+    /// of another context) is recorded on the context and fails the enclosing perform. An
+    /// object another context deleted meanwhile is deleted without an error, as in Core Data.
+    public func delete<PlainObject: ManagedObjectConvertible>(_ object: ManagedObject<PlainObject>) {
+        do {
+            try instance.delete(object.instance)
+        } catch {
+            instance.recordError(error)
+        }
     }
 
     /// Deletes every object the request matches, at the next save (loading them, so that the
@@ -58,11 +75,13 @@ public final class ManagedObjectContext {
     }
 
     /// How many objects the request matches.
+    @discardableResult
     public func count<PlainObject: ManagedObjectConvertible>(of request: Request<PlainObject>) throws(SkerryError) -> Int {
         try instance.count(for: try request.fetchRequest())
     }
 
     /// The objects the request matches.
+    @discardableResult
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> [ManagedObject<PlainObject>] {
         var objects: [ManagedObject<PlainObject>] = []
         for object in try instance.fetch(try request.fetchRequest()) { objects.append(ManagedObject(instance: object)) }
@@ -70,6 +89,7 @@ public final class ManagedObjectContext {
     }
 
     /// One attribute's values of the objects the request matches.
+    @discardableResult
     public func fetch<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value>
     ) throws(SkerryError) -> [Value] {
@@ -79,6 +99,7 @@ public final class ManagedObjectContext {
     }
 
     /// One optional attribute's values of the objects the request matches.
+    @discardableResult
     public func fetch<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value?>
     ) throws(SkerryError) -> [Value?] {
@@ -108,11 +129,13 @@ public final class ManagedObjectContext {
     }
 
     /// The first object the request matches, or nil.
+    @discardableResult
     public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> ManagedObject<PlainObject>? {
         try fetch(request.limit(1)).first
     }
 
     /// One attribute of the first object the request matches, or nil.
+    @discardableResult
     public func fetchOne<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value>
     ) throws(SkerryError) -> Value? {
@@ -120,6 +143,7 @@ public final class ManagedObjectContext {
     }
 
     /// One optional attribute of the first object the request matches, or nil.
+    @discardableResult
     public func fetchOne<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value?>
     ) throws(SkerryError) -> Value? {

@@ -18,8 +18,16 @@ import SkerryCore
 /// after each perform, so no object outlives the perform and nothing grows; without it a context
 /// the factory hands out again keeps its objects as a cache, and reading them again costs no I/O.
 public final class PersistentContainer: Sendable {
+    /// Sworm's container error, kept so that code naming it compiles. Skerry never throws it:
+    /// Sworm threw `noResult` when Core Data's `performAndWait` did not run its block, and a
+    /// Skerry context's `performAndWait` always runs it.
+    public enum Error: Swift.Error, Sendable {
+        /// The perform produced no result (never thrown by Skerry).
+        case noResult
+    }
+
     private let managedObjectContext: @Sendable () throws -> ObjectContext
-    private let logError: (@Sendable (any Error) -> Void)?
+    private let logError: (@Sendable (any Swift.Error) -> Void)?
     private let cleanUpAfterExecution: Bool
 
     /// Creates a container.
@@ -30,8 +38,9 @@ public final class PersistentContainer: Sendable {
     ///   - logError: receives every error of a perform (from the factory, the work or the save)
     ///     once, before it is rethrown; cancellation is not logged.
     ///   - cleanUpAfterExecution: whether the context is reset after each perform. Default true.
+    @preconcurrency
     public init(managedObjectContext: @escaping @Sendable () throws -> ObjectContext,
-                logError: (@Sendable (any Error) -> Void)? = nil,
+                logError: (@Sendable (any Swift.Error) -> Void)? = nil,
                 cleanUpAfterExecution: Bool = true) {
         self.managedObjectContext = managedObjectContext
         self.logError = logError
@@ -67,12 +76,13 @@ public final class PersistentContainer: Sendable {
     }
 
     /// The asynchronous form of ``perform(action:)`` (Sworm's name): suspends instead of blocking.
-    /// - Parameter action: the work; it returns a `Sendable` value (plain values, never objects).
+    /// - Parameter action: the work; it returns a value made inside it (plain values, never
+    ///   objects or the context: the compiler refuses to send those out).
     /// - Returns: what `action` returned.
     /// - Throws: `CancellationError` (not logged) when the task is cancelled before the work
     ///   starts; otherwise as ``perform(action:)``.
     @discardableResult
-    public func schedule<T: Sendable>(action: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+    public func schedule<T>(action: @escaping @Sendable (ManagedObjectContext) throws -> sending T) async throws -> sending T {
         try Task.checkCancellation()
         let context: ObjectContext
         do {
@@ -82,16 +92,28 @@ public final class PersistentContainer: Sendable {
             throw error
         }
         do {
-            return try await context.perform { try self.execute(action, on: context) }
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Swift.Error>) in
+                context.perform {
+                    let result: T
+                    do {
+                        result = try self.execute(action, on: context)
+                    } catch {
+                        continuation.resume(throwing: error)
+                        return
+                    }
+                    continuation.resume(returning: result)
+                }
+            }
         } catch {
             log(error)
             throw error
         }
     }
 
-    /// The work of one perform, on the context's queue. An error recorded on the context by a
-    /// call that could not throw (a relation setter, a member iteration) fails the perform as if
-    /// the work had thrown it: nothing is saved.
+    /// The work of one perform, on the context's queue. An error that an operation unable to
+    /// throw recorded on the context (`add`, `remove`, `encode`...) fails the perform like a
+    /// thrown one: nothing is saved. When the work also threw, the recorded error is logged and
+    /// the thrown one rethrown.
     private func execute<T>(_ action: (ManagedObjectContext) throws -> T, on context: ObjectContext) throws -> T {
         context.unitOfWorkDepth += 1
         defer { context.unitOfWorkDepth -= 1 }
@@ -111,13 +133,14 @@ public final class PersistentContainer: Sendable {
             if context.hasChanges { try context.save() }
             return result
         } catch {
+            if let recorded = context.takeRecordedError() { log(recorded) }
             // A context kept as a cache must not save half of a failed perform later.
             if !cleanUpAfterExecution { context.rollback() }
             throw error
         }
     }
 
-    private func log(_ error: any Error) {
+    private func log(_ error: any Swift.Error) {
         if error is CancellationError { return }
         logError?(error)
     }

@@ -62,7 +62,10 @@ open class DataAccessLayer: @unchecked Sendable {
     @discardableResult
     public func read(_ block: (ManagedObjectContext) throws -> Void) -> Self {
         do {
-            try mainContext.performAndWait { try block(ManagedObjectContext(mainContext)) }
+            try mainContext.performAndWait {
+                try block(ManagedObjectContext(mainContext))
+                try Self.throwRecordedError(of: mainContext)
+            }
         } catch {
             handleError(error)
         }
@@ -79,6 +82,7 @@ open class DataAccessLayer: @unchecked Sendable {
         do {
             try writer.performAndWait {
                 try block(ManagedObjectContext(writer))
+                try Self.throwRecordedError(of: writer)
                 try writer.save()
             }
             try mainContext.performAndWait { try mainContext.save() }
@@ -106,6 +110,7 @@ open class DataAccessLayer: @unchecked Sendable {
         writer.perform {
             do {
                 try block(ManagedObjectContext(writer))
+                try Self.throwRecordedError(of: writer)
                 try writer.save()
                 try self.mainContext.performAndWait { try self.mainContext.save() }
             } catch {
@@ -116,6 +121,11 @@ open class DataAccessLayer: @unchecked Sendable {
             self.saveRootContext(completion)
         }
         return self
+    }
+
+    /// Throws the error an operation unable to throw (`add`, `encode`...) recorded in `context`.
+    private static func throwRecordedError(of context: ObjectContext) throws(SkerryError) {
+        if let recorded = context.takeRecordedError() { throw recorded }
     }
 
     /// Saves the root context on its queue, reporting to `completion`.

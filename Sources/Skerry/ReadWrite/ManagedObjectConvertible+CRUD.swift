@@ -48,7 +48,7 @@ extension ManagedObjectConvertible {
 extension ManagedObject {
     /// Deletes the object at the next save of `context`.
     public func remove(in context: ManagedObjectContext) throws(SkerryError) {
-        try context.delete(self)
+        try context.instance.delete(instance)
     }
 
     /// The same object in another context (of another read or write block), or nil when it does

@@ -4,9 +4,13 @@ import SkerryCore
 ///
 /// ```swift
 /// book.author = author            // a ManagedObject<Author>?
-/// try author.books.add(book)
+/// author.books.add(book)
 /// try book.set(\.author, value: Author(name: "Frank Herbert"), context: context)
 /// ```
+///
+/// The setter, `add`, `remove` and the deletes do not throw, as in Sworm: an error they meet is
+/// recorded on the context and fails the enclosing perform (use ``relate(_:to:)`` to get it at
+/// the call instead).
 extension ManagedObject {
     /// The destination of a to-one relation. Setting it relates the objects (nil clears it).
     ///
@@ -19,11 +23,10 @@ extension ManagedObject {
         dynamicMember keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>
     ) -> ManagedObject<Destination>? {
         get {
-            let name = PlainObject.relations[keyPath: keyPath].name
             do {
-                return try instance.relatedObject(forKey: name).map { ManagedObject<Destination>(instance: $0) }
+                return try relatedObject(keyPath)
             } catch {
-                instance.recordOnContext(error)
+                record(error)
                 return nil
             }
         }
@@ -31,7 +34,7 @@ extension ManagedObject {
             do {
                 try relate(keyPath, to: newValue)
             } catch {
-                instance.recordOnContext(error)
+                record(error)
             }
         }
     }
@@ -40,17 +43,27 @@ extension ManagedObject {
     public subscript<Destination: ManagedObjectConvertible>(
         dynamicMember keyPath: KeyPath<PlainObject.Relations, ToManyRelation<Destination>>
     ) -> ManagedObjectSet<Destination> {
-        ManagedObjectSet(name: PlainObject.relations[keyPath: keyPath].name, instance: instance)
+        ManagedObjectSet(name: PlainObject.relations[keyPath: keyPath].name, owner: self)
     }
 
     /// The members of an ordered to-many relation.
     public subscript<Destination: ManagedObjectConvertible>(
         dynamicMember keyPath: KeyPath<PlainObject.Relations, ToManyOrderedRelation<Destination>>
     ) -> ManagedObjectOrderedSet<Destination> {
-        ManagedObjectOrderedSet(name: PlainObject.relations[keyPath: keyPath].name, instance: instance)
+        ManagedObjectOrderedSet(name: PlainObject.relations[keyPath: keyPath].name, owner: self)
+    }
+
+    /// The destination of a to-one relation, or nil.
+    private func relatedObject<Destination: ManagedObjectConvertible>(
+        _ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>
+    ) throws(SkerryError) -> ManagedObject<Destination>? {
+        guard let related = try instance.relatedObject(forKey: PlainObject.relations[keyPath: keyPath].name) else { return nil }
+        return ManagedObject<Destination>(instance: related)
     }
 
     /// Sets the destination of a to-one relation (nil clears it); the inverse follows.
+    /// - Throws: what the subscript's setter records instead: an object of another context, or
+    ///   one no longer in its context.
     public func relate<Destination: ManagedObjectConvertible>(
         _ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>, to object: ManagedObject<Destination>?
     ) throws(SkerryError) {
@@ -63,35 +76,38 @@ extension ManagedObject {
     public func set<Destination: ManagedObjectConvertible>(
         _ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>, value: Destination?, context: ManagedObjectContext
     ) throws(SkerryError) -> Self {
-        guard let value else { return try delete(keyPath, context: context) }
-        let name = PlainObject.relations[keyPath: keyPath].name
-        if let existing = try instance.relatedObject(forKey: name) {
-            try ManagedObject<Destination>(instance: existing).encode(value)
+        guard let value else {
+            try deleteRelated(keyPath, context: context)
+            return self
+        }
+        if let existing = try relatedObject(keyPath) {
+            try existing.write(value)
         } else {
             try relate(keyPath, to: try context.insert(value))
         }
         return self
     }
 
-    /// Clears a to-one relation and deletes the object it pointed at.
+    /// Clears a to-one relation and deletes the object it pointed at. It does not throw, as in
+    /// Sworm: an error is recorded on the context.
     @discardableResult
     public func delete<Destination: ManagedObjectConvertible>(
         _ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>, context: ManagedObjectContext
-    ) throws(SkerryError) -> Self {
-        let name = PlainObject.relations[keyPath: keyPath].name
-        if let existing = try instance.relatedObject(forKey: name) {
-            try instance.setRelatedObject(nil, forKey: name)
-            try context.instance.delete(existing)
+    ) -> Self {
+        do {
+            try deleteRelated(keyPath, context: context)
+        } catch {
+            record(error)
         }
         return self
     }
-}
 
-extension EntityObject {
-    /// Records `error`, met by a call that cannot throw, on the object's context, so that the
-    /// enclosing perform fails with it. An object that belongs to no context any more (its perform
-    /// ended, or it was reset) has no perform to fail: every operation on it reports that itself.
-    func recordOnContext(_ error: SkerryError) {
-        context?.recordError(error)
+    private func deleteRelated<Destination: ManagedObjectConvertible>(
+        _ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>, context: ManagedObjectContext
+    ) throws(SkerryError) {
+        if let existing = try relatedObject(keyPath) {
+            try relate(keyPath, to: nil)
+            try context.instance.delete(existing.instance)
+        }
     }
 }

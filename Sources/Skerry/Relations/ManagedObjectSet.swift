@@ -2,13 +2,20 @@ import SkerryCore
 
 /// The members of a to-many relation of a ``ManagedObject``: Sworm's `ManagedObjectSet`.
 /// Changes keep the inverse relation in sync.
+///
+/// As in Sworm, ``add(_:)``, ``remove(_:)`` and ``delete(_:context:)`` do not throw, and neither
+/// does iterating: an error they meet is recorded on the context, and the enclosing perform fails
+/// with it and saves nothing. ``objects()`` reads the members and throws.
 public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
     let name: String
     let instance: EntityObject
+    /// Where errors are recorded: the owner's context.
+    private let context: ObjectContext?
 
-    init(name: String, instance: EntityObject) {
+    init<Owner: ManagedObjectConvertible>(name: String, owner: ManagedObject<Owner>) {
         self.name = name
-        self.instance = instance
+        self.instance = owner.instance
+        self.context = owner.context
     }
 
     /// The members.
@@ -20,33 +27,61 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
         return members
     }
 
-    /// Iterates over the members. Iteration cannot throw: an error it meets is recorded on the
-    /// context (``SkerryCore/ObjectContext/recordedError``), so that the enclosing perform fails
-    /// with it and nothing is saved, and the iteration yields no members. Use ``objects()`` to
-    /// handle the error where it happens.
-    public func makeIterator() -> IndexingIterator<[ManagedObject<PlainObject>]> {
+    /// Iterates over the members as they are when iteration starts: changing the relation while
+    /// iterating (removing each member, as Sworm code does) is safe. Iteration cannot throw: an
+    /// error it meets is recorded on the context (``SkerryCore/ObjectContext/recordedError``), so
+    /// that the enclosing perform fails with it, and the iteration yields no members. Use
+    /// ``objects()`` to handle the error where it happens.
+    public func makeIterator() -> ManagedObjectSetIterator<PlainObject> {
         do {
-            return try objects().makeIterator()
+            return ManagedObjectSetIterator(try objects())
         } catch {
-            instance.recordOnContext(error)
-            return [].makeIterator()
+            record(error)
+            return ManagedObjectSetIterator([])
         }
     }
 
-    /// Adds a member.
-    public func add(_ object: ManagedObject<PlainObject>) throws(SkerryError) {
-        try instance.addRelatedObject(object.instance, forKey: name)
+    /// Adds a member; an error is recorded on the context.
+    public func add(_ object: ManagedObject<PlainObject>) {
+        do {
+            try instance.addRelatedObject(object.instance, forKey: name)
+        } catch {
+            record(error)
+        }
     }
 
-    /// Removes a member (it is not deleted).
-    public func remove(_ object: ManagedObject<PlainObject>) throws(SkerryError) {
-        try instance.removeRelatedObject(object.instance, forKey: name)
+    /// Removes a member (it is not deleted); an error is recorded on the context.
+    public func remove(_ object: ManagedObject<PlainObject>) {
+        do {
+            try instance.removeRelatedObject(object.instance, forKey: name)
+        } catch {
+            record(error)
+        }
     }
 
-    /// Removes a member and deletes it.
-    public func delete(_ object: ManagedObject<PlainObject>, context: ManagedObjectContext) throws(SkerryError) {
-        try remove(object)
-        try context.delete(object)
+    /// Removes a member and deletes it; an error is recorded on the context.
+    public func delete(_ object: ManagedObject<PlainObject>, context: ManagedObjectContext) {
+        remove(object)
+        context.delete(object)
+    }
+
+    func record(_ error: SkerryError) {
+        context?.recordError(error)
+    }
+}
+
+/// Iterates over the members of a ``ManagedObjectSet``: Sworm's `ManagedObjectSetIterator`.
+/// Like the objects it returns, it belongs to its context's queue.
+public struct ManagedObjectSetIterator<PlainObject: ManagedObjectConvertible>: IteratorProtocol {
+    private var members: IndexingIterator<[ManagedObject<PlainObject>]>
+
+    init(_ members: [ManagedObject<PlainObject>]) {
+        self.members = members.makeIterator()
+    }
+
+    /// The next member, or nil after the last.
+    public mutating func next() -> ManagedObject<PlainObject>? {
+        members.next()
     }
 }
 
@@ -67,3 +102,6 @@ public final class ManagedObjectOrderedSet<PlainObject: ManagedObjectConvertible
 /// Relations belong to their context's queue.
 @available(*, unavailable)
 extension ManagedObjectSet: @unchecked Sendable {}
+
+@available(*, unavailable)
+extension ManagedObjectSetIterator: Sendable {}

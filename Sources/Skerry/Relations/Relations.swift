@@ -2,7 +2,10 @@ import SkerryCore
 
 /// A relation declared in a model type's `Relations`: what the engine needs to describe it.
 protocol RelationDeclaration {
+    /// The relationship as declared.
     var relationshipDescription: RelationshipDescription { get }
+    /// The relationship with `inverse` as its inverse (one derived by ``SkerryCore/ObjectModel/init(types:)``).
+    func relationshipDescription(inverse: String) -> RelationshipDescription
 }
 
 /// A to-one relation: Sworm's `ToOneRelation`, with what Swift types cannot say (the inverse,
@@ -31,6 +34,11 @@ public struct ToOneRelation<Destination: ManagedObjectConvertible>: Sendable, Re
     }
 
     var relationshipDescription: RelationshipDescription { description }
+
+    func relationshipDescription(inverse: String) -> RelationshipDescription {
+        RelationshipDescription(name, destination: Destination.entityName, inverse: inverse,
+                                isOptional: description.isOptional, deleteRule: description.deleteRule)
+    }
 }
 
 /// A to-many relation: Sworm's `ToManyRelation`.
@@ -54,6 +62,11 @@ public struct ToManyRelation<Destination: ManagedObjectConvertible>: Sendable, R
     }
 
     var relationshipDescription: RelationshipDescription { description }
+
+    func relationshipDescription(inverse: String) -> RelationshipDescription {
+        RelationshipDescription(name, destination: Destination.entityName, inverse: inverse, toMany: true,
+                                deleteRule: description.deleteRule, minCount: description.minCount, maxCount: description.maxCount)
+    }
 }
 
 /// An ordered to-many relation: Sworm's `ToManyOrderedRelation`.
@@ -71,12 +84,22 @@ public struct ToManyOrderedRelation<Destination: ManagedObjectConvertible>: Send
     }
 
     var relationshipDescription: RelationshipDescription { description }
+
+    func relationshipDescription(inverse: String) -> RelationshipDescription {
+        RelationshipDescription(name, destination: Destination.entityName, inverse: inverse, toMany: true, ordered: true,
+                                deleteRule: description.deleteRule, minCount: description.minCount, maxCount: description.maxCount)
+    }
 }
 
 extension ManagedObjectConvertible {
     /// The relationships declared in ``relations``, in declaration order (read with `Mirror`: each
     /// stored property of `Relations` that is a relation).
     static var relationshipDescriptions: [RelationshipDescription] {
-        Mirror(reflecting: relations).children.compactMap { ($0.value as? any RelationDeclaration)?.relationshipDescription }
+        relationDeclarations.map(\.relationshipDescription)
+    }
+
+    /// The relations declared in ``relations``, in declaration order.
+    static var relationDeclarations: [any RelationDeclaration] {
+        Mirror(reflecting: relations).children.compactMap { $0.value as? any RelationDeclaration }
     }
 }
