@@ -24,9 +24,7 @@ struct StoreSetUp: Sendable, CustomTestStringConvertible {
             guard let url = Bundle.module.url(forResource: name, withExtension: "xcdatamodeld", subdirectory: "DataModels") else {
                 throw SkerryError(.invalidArgument, "No \(name).xcdatamodeld among the test resources.")
             }
-            // TODO(models helper, issue 9 item 1): load the unversioned bundle itself once it needs
-            // no .xccurrentversion; until then, its only version.
-            return try XcodeModel.loadModel(contentsOf: url.appendingPathComponent("\(name).xcdatamodel"))
+            return try XcodeModel.loadModel(contentsOf: url)     // unversioned, as Xcode writes it
         }
     }
 }
