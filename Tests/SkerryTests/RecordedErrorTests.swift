@@ -19,7 +19,7 @@ import SkerryCore
         let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
         try container.perform { context in
             let writer = try context.insert(Writer(name: "Lem"))
-            try writer.works.add(try context.insert(Work(title: "Solaris")))
+            writer.works.add(try context.insert(Work(title: "Solaris")))
         }
         return try container.perform { context in
             (try #require(try context.fetchOne(Writer.all)).objectID, try #require(try context.fetchOne(Work.all)).objectID)
@@ -74,7 +74,7 @@ import SkerryCore
         #expect(throws: SkerryError.self) {
             try container.perform { context in
                 let work = try context.existingObject(with: ids.work, as: Work.self)
-                try work.encode(Work(title: "Renamed, not saved"))
+                work.encode(Work(title: "Renamed, not saved"))
                 work.writer = foreign                             // cannot throw: recorded
             }
         }
@@ -115,7 +115,7 @@ import SkerryCore
         let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
         try container.perform { context in
             let writer = try context.existingObject(with: ids.writer, as: Writer.self)
-            try writer.encode(Writer(name: "Stanisław Lem"))
+            writer.encode(Writer(name: "Stanisław Lem"))
             // The throwing form reports the error where it happens and records nothing.
             #expect(throws: SkerryError.self) { try writer.works.objects().first?.instance.setValue(Int64(1), forKey: "missing") }
             #expect(context.instance.recordedError == nil)

@@ -82,3 +82,6 @@ enum TestDB {
         })
     }
 }
+
+// Once per module, beside the container set-up: Foundation has a `Predicate` too.
+typealias Predicate = Skerry.Predicate
