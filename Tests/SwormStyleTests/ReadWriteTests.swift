@@ -285,7 +285,7 @@ import Testing
 
     /// 100 concurrent performs add to and delete from one relation; every one succeeds, every
     /// time (Core Data deletes an object another context deleted meanwhile without an error).
-    @Test(arguments: 1 ... 10)
+    @Test(arguments: 1 ... 20)
     func multiThreadReadWriteRelationsStability(round: Int) throws {
         try TestDB.perform(with: DataModels.shelf, overwriteMergePolicy: true) { pc in
             try pc.perform { ctx in

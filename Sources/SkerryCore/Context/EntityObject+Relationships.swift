@@ -22,7 +22,7 @@ extension EntityObject {
     public func setRelatedObject(_ object: EntityObject?, forKey key: String) throws(SkerryError) {
         let (context, index) = try relationship(key, toMany: false)
         if let object { try check(object, for: index, in: context) }
-        try context.setRelated(self, index, to: object)
+        try context.changingTheGraph { () throws(SkerryError) in try context.setRelated(self, index, to: object) }
     }
 
     /// The members of a to-many relationship (in order, for an ordered one).
@@ -35,14 +35,14 @@ extension EntityObject {
     public func addRelatedObject(_ object: EntityObject, forKey key: String) throws(SkerryError) {
         let (context, index) = try relationship(key, toMany: true)
         try check(object, for: index, in: context)
-        try context.insertRelated(self, index, object, at: nil)
+        try context.changingTheGraph { () throws(SkerryError) in try context.insertRelated(self, index, object, at: nil) }
     }
 
     /// Removes a member from a to-many relationship. The member is not deleted.
     public func removeRelatedObject(_ object: EntityObject, forKey key: String) throws(SkerryError) {
         let (context, index) = try relationship(key, toMany: true)
         try check(object, for: index, in: context)
-        try context.removeRelated(self, index, object)
+        try context.changingTheGraph { () throws(SkerryError) in try context.removeRelated(self, index, object) }
     }
 
     /// Makes `objects` the members of a to-many relationship, in this order.
@@ -52,13 +52,14 @@ extension EntityObject {
         let wanted = Set(objects.map(\.objectID))
         for id in try context.relationshipValue(self, index).objectIDs where !wanted.contains(id) {
             if let current = context.relatedObject(id) {
-                try context.removeRelated(self, index, current)
+                try context.changingTheGraph { () throws(SkerryError) in try context.removeRelated(self, index, current) }
             } else {
                 context.removeUnreachableMember(self, index, id)     // e.g. an insert deleted before its save
             }
         }
         for (position, object) in objects.enumerated() {
-            try context.insertRelated(self, index, object, at: entity.relationships[index].isOrdered ? position : nil)
+            let at = entity.relationships[index].isOrdered ? position : nil
+            try context.changingTheGraph { () throws(SkerryError) in try context.insertRelated(self, index, object, at: at) }
         }
     }
 
@@ -71,7 +72,7 @@ extension EntityObject {
         try check(object, for: index, in: context)
         let count = try context.relationshipValue(self, index).objectIDs.count
         try checkOrdered(index, position: position, count: count + 1)
-        try context.insertRelated(self, index, object, at: position)
+        try context.changingTheGraph { () throws(SkerryError) in try context.insertRelated(self, index, object, at: position) }
     }
 
     /// Moves the member at `from` to `to` in an ordered to-many relationship.
@@ -81,7 +82,7 @@ extension EntityObject {
         try checkOrdered(index, position: from, count: ids.count)
         try checkOrdered(index, position: to, count: ids.count)
         guard let object = context.relatedObject(ids[from]) else { return }
-        try context.insertRelated(self, index, object, at: to)
+        try context.changingTheGraph { () throws(SkerryError) in try context.insertRelated(self, index, object, at: to) }
     }
 
     // MARK: Checks

@@ -278,15 +278,17 @@ extension ObjectContext {
         return result
     }
 
-    /// Loads the values of a fault, and of the other faults of its batch.
+    /// Loads the values of a fault, and of the other faults of its batch. A fault whose row no
+    /// longer exists fails, except during a delete or a relationship change, where it becomes a
+    /// deleted object (see ``shouldDeleteInaccessibleFaults``).
     /// - Throws: ``SkerryError/Code/objectNotFound`` when its row no longer exists.
     func fulfillFault(_ object: EntityObject) throws(SkerryError) {
         let objectID = object.objectID
         let batch = object.faultBatch?.objectIDs.filter { registry[$0]?.isFaultFlag == true } ?? [objectID]
         for row in try sourceRows(for: batch) { _ = register(row) }
         guard !object.isFaultFlag else {
-            throw SkerryError(.objectNotFound, "The row of \(objectID) no longer exists in the store.",
-                              entityName: objectID.entityName, objectID: objectID)
+            try deleteInaccessibleFault(object)
+            return
         }
     }
 }

@@ -56,6 +56,11 @@ public final class ObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
     private let mergePolicyStorage = Mutex<MergePolicy>(.error)
+    /// See ``shouldDeleteInaccessibleFaults`` (ObjectContext+InaccessibleFaults.swift).
+    let deletesInaccessibleFaults = Atomic<Bool>(true)
+    /// Whether a delete or a relationship change is running, during which a fault whose row is
+    /// gone becomes a deleted object (ObjectContext+InaccessibleFaults.swift). Queue-confined.
+    @exclusivity(unchecked) var isChangingTheGraph = false
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
@@ -200,7 +205,7 @@ public final class ObjectContext: @unchecked Sendable {
                               entityName: object.entity.name, objectID: object.objectID)
         }
         defer { checkRegistryInvariants() }
-        try deleteMarking(object)
+        try changingTheGraph { () throws(SkerryError) in try deleteMarking(object) }
     }
 
     /// Marks `object` (registered here) deleted and applies its delete rules, which may come
