@@ -159,7 +159,7 @@ final class TypedBench<Item: BenchShape> {
             return Work({
                 let count = try container.perform { context in
                     let objects = try context.fetch(Item.all)
-                    for object in objects { try object.encode(keyPath, try object.decode(keyPath) + 1) }
+                    for object in objects { object.encode(keyPath, try object.decode(keyPath) + 1) }
                     return objects.count
                 }
                 expect(count == sizes.update, "typed update")
@@ -192,7 +192,7 @@ final class TypedBench<Item: BenchShape> {
             return Work({
                 let count = try container.perform { context in
                     let objects = try context.fetch(Item.all)
-                    for object in objects { try context.delete(object) }
+                    for object in objects { context.delete(object) }
                     return objects.count
                 }
                 expect(count == sizes.delete, "typed delete each")
