@@ -337,7 +337,7 @@ enum AllTypesSample: String, CaseIterable, Sendable, CustomTestStringConvertible
             let inDecode = #expect(throws: SkerryError.self) { try object.decode(\.shoutedTitle) }
             #expect(inDecode?.code == .unknownAttribute)
             object.encode(\.titleAlias, "Other")            // cannot throw: the error is recorded
-            #expect(context.instance.takeRecordedError()?.code == .unknownAttribute)
+            #expect((context.instance.takeRecordedError() as? SkerryError)?.code == .unknownAttribute)
             #expect(try object.decode(\.title) == "Dune")
 
             let inBatchDelete = #expect(throws: SkerryError.self) {

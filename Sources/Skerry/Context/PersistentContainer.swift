@@ -133,11 +133,18 @@ public final class PersistentContainer: Sendable {
             if context.hasChanges { try context.save() }
             return result
         } catch {
-            if let recorded = context.takeRecordedError() { log(recorded) }
+            // A nested perform's error is recorded and usually rethrown unchanged: log it once.
+            if let recorded = context.takeRecordedError(), !Self.isSameError(recorded, error) { log(recorded) }
             // A context kept as a cache must not save half of a failed perform later.
             if !cleanUpAfterExecution { context.rollback() }
             throw error
         }
+    }
+
+    /// Whether two errors are the same value (an error recorded by a nested perform and then
+    /// rethrown through the outer work): same type, same contents.
+    private static func isSameError(_ a: any Swift.Error, _ b: any Swift.Error) -> Bool {
+        type(of: a) == type(of: b) && String(reflecting: a) == String(reflecting: b)
     }
 
     private func log(_ error: any Swift.Error) {

@@ -124,7 +124,7 @@ open class DataAccessLayer: @unchecked Sendable {
     }
 
     /// Throws the error an operation unable to throw (`add`, `encode`...) recorded in `context`.
-    private static func throwRecordedError(of context: ObjectContext) throws(SkerryError) {
+    private static func throwRecordedError(of context: ObjectContext) throws {
         if let recorded = context.takeRecordedError() { throw recorded }
     }
 
