@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "SkerryMetrics", targets: ["SkerryMetrics"]),
         .library(name: "SkerryServiceLifecycle", targets: ["SkerryServiceLifecycle"]),
         .executable(name: "skerry", targets: ["SkerryTool"]),
+        // The PostgreSQL store: a product of its own, so that SQLite-only users build no libpq.
+        .library(name: "SkerryPostgres", targets: ["SkerryPostgres"]),
         .executable(name: "skerry-example", targets: ["SkerryExample"]),
         .executable(name: "skerry-memory-io", targets: ["SkerryMemoryIO"]),
     ],
@@ -80,6 +82,15 @@ let package = Package(
             name: "SkerryTool",
             dependencies: ["SkerryCommands"]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "SkerryPostgres",
+            dependencies: ["SkerryCore", "CLibPQ"]
+        ),
         .executableTarget(
             name: "SkerryMemoryIO",
             dependencies: ["Skerry", "SkerryCore"]
@@ -118,6 +129,10 @@ let package = Package(
             dependencies: ["Skerry"],
             resources: [.copy("DataModels")],
             swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "SkerryPostgresTests",
+            dependencies: ["SkerryPostgres", "SkerryCore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,129 @@
+import CLibPQ
+import SkerryCore
+
+/// Statements sent one after another without waiting for each answer (libpq's pipeline mode),
+/// each answer handed to its callback in order: a bulk write costs a few round trips instead of
+/// one per row.
+///
+/// Statements are sent in batches of at most ``batchSize``; after each batch the client reads the
+/// batch's answers, so that neither side's buffers fill while the other waits (libpq's blocking
+/// mode would otherwise deadlock on very large pipelines). The first failing statement throws
+/// from ``send(_:_:onResult:)`` or ``finish()``: in a transaction, the caller rolls back.
+final class PostgresPipeline {
+    /// Statements sent before their answers are read.
+    static let batchSize = 512
+
+    private let connection: PostgresConnection
+    private var pending: [(sql: String, onResult: (PostgresResult) throws -> Void)] = []
+    private var isActive = false
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    /// Sends `sql` with `bindings`; `onResult` receives its answer, at the latest in ``finish()``.
+    func send(_ sql: String, _ bindings: [AttributeValue],
+              onResult: @escaping (PostgresResult) throws -> Void = { _ in }) throws {
+        let statement: PostgresStatement
+        if let cached = connection.cachedStatement(sql) {
+            statement = cached
+        } else {
+            try drain()                   // preparing is a synchronous exchange: leave pipeline mode first
+            statement = try connection.statement(sql)
+        }
+        let parameters = try connection.encode(bindings, for: statement)
+        if !isActive {
+            guard PQenterPipelineMode(connection.handle) == 1 else { throw connection.error(nil, sql: sql) }
+            isActive = true
+        }
+        let sent = parameters.withParameters { values, lengths, formats in
+            PQsendQueryPrepared(connection.handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
+        }
+        guard sent == 1 else {
+            let error = connection.error(nil, sql: sql)
+            try? drain()          // the send's error is the one to report; the drain only tidies up
+            throw error
+        }
+        pending.append((sql, onResult))
+        if pending.count >= Self.batchSize { try readBatch() }
+    }
+
+    /// Reads every answer still due and leaves pipeline mode.
+    func finish() throws {
+        try drain()
+    }
+
+    /// Reads the answers of every statement sent so far.
+    private func readBatch() throws {
+        guard !pending.isEmpty else { return }
+        guard PQsendFlushRequest(connection.handle) == 1, PQflush(connection.handle) == 0 else {
+            throw connection.error(nil, sql: pending.first?.sql)
+        }
+        var firstError: (any Error)?
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        for (sql, onResult) in batch {
+            let raw = PQgetResult(connection.handle)
+            // Each statement's answer is followed by a NULL result that ends it.
+            if raw != nil { while let extra = PQgetResult(connection.handle) { PQclear(extra) } }
+            if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
+                PQclear(raw)
+                continue                  // skipped by the server after an earlier failure
+            }
+            do {
+                let result = try connection.checked(raw, sql: sql)
+                connection.counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
+                if firstError == nil { try onResult(result) }
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError {
+            try? drain()          // the statement's error is the one to report; the drain only tidies up
+            throw firstError
+        }
+    }
+
+    /// Reads every pending answer, synchronizes and leaves pipeline mode.
+    private func drain() throws {
+        guard isActive else { return }
+        var firstError: (any Error)?
+        do { try readBatch() } catch { firstError = error }
+        pending.removeAll()
+        guard PQpipelineSync(connection.handle) == 1 else {
+            isActive = false
+            throw firstError ?? connection.error(nil, sql: nil)
+        }
+        // Results up to the synchronization point (none are due: every batch was read).
+        while true {
+            guard let raw = PQgetResult(connection.handle) else {
+                if connection.isHealthy { continue }
+                isActive = false
+                throw firstError ?? connection.error(nil, sql: nil)
+            }
+            let status = PQresultStatus(raw)
+            PQclear(raw)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        isActive = false
+        guard PQexitPipelineMode(connection.handle) == 1 else {
+            throw firstError ?? connection.error(nil, sql: nil)
+        }
+        if let firstError { throw firstError }
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `body` with a pipeline on this connection and reads every answer before returning.
+    func pipeline<T>(_ body: (PostgresPipeline) throws -> T) throws -> T {
+        let pipeline = PostgresPipeline(self)
+        do {
+            let result = try body(pipeline)
+            try pipeline.finish()
+            return result
+        } catch {
+            try? pipeline.finish()      // the body's error is the one to report; this leaves pipeline mode
+            throw error
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import CLibPQ
+import Foundation
+import SkerryCore
+
+/// A prepared statement of one connection: its server-side name and the parameter types the
+/// server inferred (values are encoded for them).
+final class PostgresStatement {
+    let name: String
+    let sql: String
+    let parameterTypes: [UInt32]
+
+    init(name: String, sql: String, parameterTypes: [UInt32]) {
+        self.name = name
+        self.sql = sql
+        self.parameterTypes = parameterTypes
+    }
+}
+
+/// One PostgreSQL connection through libpq, with its cache of prepared statements.
+///
+/// Synchronous, like the SQLite binding: a context's queue blocks on the round trip. Not
+/// thread-safe and deliberately not `Sendable`: it is reached only through
+/// ``PostgresConnectionPool``, inside the closure that received it.
+///
+/// Every value is bound as a parameter of a prepared statement, in PostgreSQL's binary format
+/// where the client knows it; results come back in binary format.
+final class PostgresConnection {
+    /// The `PGconn*` handle.
+    let handle: OpaquePointer
+    /// The statements prepared on this connection, by SQL text.
+    private var statements: [String: PostgresStatement] = [:]
+    private var statementCounter = 0
+    /// Beyond this many prepared statements the cache is emptied (and the server's statements
+    /// deallocated), so that one-off SQL cannot grow it without bound.
+    static let statementCacheLimit = 256
+    /// Where executions are counted (nil: not counted).
+    let counters: PostgresCounters?
+
+    /// Opens a connection.
+    /// - Parameters:
+    ///   - connectionString: a libpq connection string, as `key=value` pairs
+    ///     (`host=db.example port=5432 dbname=app sslmode=verify-full`) or a URI
+    ///     (`postgresql://app@db.example/app?sslmode=require`). Unset parameters come from the
+    ///     `PG*` environment variables and libpq's defaults, as for `psql`.
+    ///   - counters: where executions are counted.
+    /// - Throws: ``PostgresError`` with ``SQLState/unableToConnect`` when the string is malformed
+    ///   or the server cannot be reached, or the server's own error (a wrong password is
+    ///   `28P01`, a missing database `3D000`).
+    init(connectionString: String, counters: PostgresCounters? = nil) throws(PostgresError) {
+        try PostgresConnectionString.validate(connectionString)
+        guard let connection = PQconnectdb(connectionString) else {
+            throw PostgresError(sqlState: .unableToConnect, message: "libpq could not allocate a connection.")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.clientMessage(connection)
+            PQfinish(connection)
+            throw PostgresError(sqlState: Self.connectFailureState(message), message: message)
+        }
+        handle = connection
+        self.counters = counters
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)       // NOTICEs (IF EXISTS skips) are not errors
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// libpq's last message for `connection`, without its trailing newline.
+    static func clientMessage(_ connection: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The code of a failed connection attempt. libpq reports the server's refusal as text only;
+    /// the common refusals get PostgreSQL's codes so that they can be matched.
+    private static func connectFailureState(_ message: String) -> SQLState {
+        if message.contains("password authentication failed") { return .invalidPassword }
+        if message.contains("does not exist") && message.contains("database") { return .invalidCatalogName }
+        if message.contains("no pg_hba.conf entry") || (message.contains("role") && message.contains("does not exist")) {
+            return .invalidAuthorizationSpecification
+        }
+        if message.contains("the database system is starting up") || message.contains("shutting down") { return .cannotConnectNow }
+        return .unableToConnect
+    }
+
+    /// Whether the connection is still usable.
+    var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether a transaction is open (or failed and not yet rolled back).
+    var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// Whether TLS protects the connection.
+    var usesTLS: Bool { PQsslInUse(handle) != 0 }
+
+    /// The server's version number (for example 150018 for 15.18).
+    var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    // MARK: Errors
+
+    /// The error of a failed result (or of the connection, when there is no result).
+    func error(_ result: OpaquePointer?, sql: String?) -> PostgresError {
+        guard let result, let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))) else {
+            let message = Self.clientMessage(handle)
+            return PostgresError(sqlState: isHealthy ? .internalError : .connectionFailure,
+                                 message: message.isEmpty ? "The connection failed." : message, sql: sql)
+        }
+        func field(_ code: Character) -> String? {
+            PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+        }
+        return PostgresError(sqlState: SQLState(rawValue: String(cString: code)),
+                             message: field("M") ?? "",
+                             detail: field("D"), hint: field("H"), sql: sql,
+                             severity: field("V") ?? field("S"),
+                             constraint: field("n"), table: field("t"), column: field("c"))
+    }
+
+    /// Takes ownership of `result` if it succeeded, or throws its error (freeing it).
+    func checked(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> PostgresResult {
+        let status = PQresultStatus(result)
+        guard let result, status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_SINGLE_TUPLE else {
+            let error = error(result, sql: sql)
+            PQclear(result)
+            throw error
+        }
+        return PostgresResult(result)
+    }
+
+    // MARK: Statements
+
+    /// Runs SQL without parameters (DDL, transaction control; several statements allowed).
+    func execute(_ sql: String) throws(PostgresError) {
+        let result = try checked(PQexec(handle, sql), sql: sql)
+        counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
+    }
+
+    /// The prepared statement for `sql`, preparing it on first use (one round trip to prepare,
+    /// one to learn the parameter types the server inferred).
+    func statement(_ sql: String) throws(PostgresError) -> PostgresStatement {
+        if let statement = statements[sql] { return statement }
+        if statements.count >= Self.statementCacheLimit { try clearStatementCache() }
+        statementCounter += 1
+        let name = "skerry_\(statementCounter)"
+        _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
+        let description = try checked(PQdescribePrepared(handle, name), sql: sql)
+        let types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
+        let statement = PostgresStatement(name: name, sql: sql, parameterTypes: types)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// The prepared statement for `sql` if this connection already has it.
+    func cachedStatement(_ sql: String) -> PostgresStatement? {
+        statements[sql]
+    }
+
+    /// Deallocates every prepared statement of the connection.
+    func clearStatementCache() throws(PostgresError) {
+        statements.removeAll()
+        try execute("DEALLOCATE ALL")
+    }
+
+    /// Encodes `bindings` for `statement`'s parameters.
+    func encode(_ bindings: [AttributeValue], for statement: PostgresStatement) throws(PostgresError) -> EncodedParameters {
+        guard bindings.count == statement.parameterTypes.count else {
+            throw PostgresError(sqlState: .protocolViolation,
+                                message: "The statement takes \(statement.parameterTypes.count) parameters; \(bindings.count) were given.",
+                                sql: statement.sql)
+        }
+        var parameters = EncodedParameters(capacity: bindings.count)
+        for (value, type) in zip(bindings, statement.parameterTypes) {
+            try parameters.append(value, as: type, sql: statement.sql)
+        }
+        return parameters
+    }
+
+    /// Runs `sql` as a prepared statement with `bindings` and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ bindings: [AttributeValue] = []) throws(PostgresError) -> PostgresResult {
+        let statement = try statement(sql)
+        let parameters = try encode(bindings, for: statement)
+        let raw = parameters.withParameters { values, lengths, formats in
+            PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
+        }
+        let result = try checked(raw, sql: sql)
+        counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
+        return result
+    }
+
+    /// Runs a query that returns one integer and returns it; nil when it returns no row or NULL.
+    func scalarInt64(_ sql: String, _ bindings: [AttributeValue] = []) throws(PostgresError) -> Int64? {
+        let result = try query(sql, bindings)
+        guard result.rowCount > 0, !result.isNull(0, 0) else { return nil }
+        return result.int64(0, 0)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a transaction, committing if it returns and rolling back if it throws, so
+    /// that a failure leaves the database exactly as it was.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isHealthy && isInTransaction {
+                // A failed rollback leaves the connection unhealthy or out of the transaction;
+                // the pool discards an unhealthy connection, and the body's error is the one to report.
+                try? execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+
+/// Counters a PostgreSQL store's connections add to: statements executed, rows read and written.
+final class PostgresCounters: Sendable {
+    private let statements = Atomic<Int>(0)
+    private let rowsRead = Atomic<Int>(0)
+    private let rowsWritten = Atomic<Int>(0)
+
+    /// Records one execution of a statement.
+    func record(rowsRead read: Int, rowsWritten written: Int) {
+        statements.add(1, ordering: .relaxed)
+        if read > 0 { rowsRead.add(read, ordering: .relaxed) }
+        if written > 0 { rowsWritten.add(written, ordering: .relaxed) }
+    }
+
+    var counts: (statements: Int, rowsRead: Int, rowsWritten: Int) {
+        (statements.load(ordering: .relaxed), rowsRead.load(ordering: .relaxed), rowsWritten.load(ordering: .relaxed))
+    }
+}
+
+/// A bounded set of connections to one PostgreSQL database, opened on demand and reused.
+///
+/// Unlike SQLite's single writer, PostgreSQL serves concurrent writers itself: any connection
+/// reads or writes. A caller waits when every connection is in use; a connection that broke
+/// (the server restarted, the network failed) is closed and replaced on the next use.
+///
+/// `@unchecked Sendable`: a connection is touched only inside `withConnection`, by the one caller
+/// that took it out of `idle` under `state`'s lock; it goes back to `idle` (or is closed) when the
+/// closure ends and is never handed out beyond the closure.
+final class PostgresConnectionPool: @unchecked Sendable {
+    let connectionString: String
+    let maximumConnections: Int
+    let counters = PostgresCounters()
+    private let state = Mutex<State>(State())
+    private let slots: DispatchSemaphore
+
+    struct State {
+        var idle: [Idle] = []
+        var opened = 0
+    }
+
+    /// An idle connection, owned by the pool's state while it waits for its next user.
+    ///
+    /// `@unchecked Sendable`: whoever takes it out of `State.idle` (under the lock) is its only
+    /// user until it puts it back; nobody keeps a reference across that hand-over.
+    struct Idle: @unchecked Sendable {
+        let connection: PostgresConnection
+    }
+
+    /// Creates a pool; no connection is opened until the first use.
+    /// - Parameters:
+    ///   - connectionString: a libpq connection string (`key=value` pairs or a URI).
+    ///   - maximumConnections: the most connections open at once (at least 1).
+    init(connectionString: String, maximumConnections: Int) {
+        self.connectionString = connectionString
+        self.maximumConnections = max(1, maximumConnections)
+        self.slots = DispatchSemaphore(value: self.maximumConnections)
+    }
+
+    /// How many connections are open (idle or in use).
+    var openConnections: Int { state.withLock { $0.opened } }
+
+    /// Runs `body` with exclusive use of a connection, waiting for one if all are busy.
+    /// - Throws: ``PostgresError`` when no connection can be opened, or what `body` throws.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        slots.wait()
+        defer { slots.signal() }
+        let connection: PostgresConnection
+        if let idle = state.withLock({ $0.idle.popLast() }) {
+            connection = idle.connection
+        } else {
+            connection = try PostgresConnection(connectionString: connectionString, counters: counters)
+            state.withLock { $0.opened += 1 }
+        }
+        defer {
+            if connection.isHealthy && !connection.isInTransaction {
+                let idle = Idle(connection: connection)
+                state.withLock { $0.idle.append(idle) }
+            } else {
+                state.withLock { $0.opened -= 1 }      // closed when released here
+            }
+        }
+        return try body(connection)
+    }
+
+    /// Closes every idle connection (those in use close when their caller is done).
+    func closeIdleConnections() {
+        let closing = state.withLock { state -> [Idle] in
+            let idle = state.idle
+            state.idle.removeAll()
+            state.opened -= idle.count
+            return idle
+        }
+        _ = closing       // released here, outside the lock: PQfinish may wait on the network
+    }
+}

@@ -1,0 +1,159 @@
+import CLibPQ
+import Foundation
+import SkerryCore
+
+/// The rows of one statement's execution, in binary format, owned until released.
+///
+/// Not `Sendable`: read it on the thread that ran the statement, inside the connection's closure.
+final class PostgresResult {
+    let handle: OpaquePointer
+    /// Number of rows.
+    let rowCount: Int32
+    /// Number of columns.
+    let columnCount: Int32
+
+    init(_ handle: OpaquePointer) {
+        self.handle = handle
+        self.rowCount = PQntuples(handle)
+        self.columnCount = PQnfields(handle)
+    }
+
+    deinit { PQclear(handle) }
+
+    /// Rows inserted, updated or deleted by the statement (its command tag's count).
+    var affectedRows: Int {
+        guard let tuples = PQcmdTuples(handle), tuples.pointee != 0 else { return 0 }
+        return Int(String(cString: tuples)) ?? 0
+    }
+
+    /// Whether the value at (`row`, `column`) is NULL.
+    @inline(__always)
+    func isNull(_ row: Int32, _ column: Int32) -> Bool {
+        PQgetisnull(handle, row, column) != 0
+    }
+
+    /// The type OID of `column`.
+    func type(of column: Int32) -> UInt32 { PQftype(handle, column) }
+
+    @inline(__always)
+    private func bytes(_ row: Int32, _ column: Int32) -> UnsafeRawBufferPointer {
+        let count = Int(PQgetlength(handle, row, column))
+        return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: count)
+    }
+
+    /// The integer at (`row`, `column`) of an `int2`, `int4` or `int8` column; 0 for NULL.
+    @inline(__always)
+    func int64(_ row: Int32, _ column: Int32) -> Int64 {
+        let raw = bytes(row, column)
+        switch raw.count {
+        case 8: return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
+        case 4: return Int64(Int32(bigEndian: raw.loadUnaligned(as: Int32.self)))
+        case 2: return Int64(Int16(bigEndian: raw.loadUnaligned(as: Int16.self)))
+        default: return 0
+        }
+    }
+
+    /// The text at (`row`, `column`) of a text column.
+    func text(_ row: Int32, _ column: Int32) -> String {
+        String(decoding: bytes(row, column), as: UTF8.self)
+    }
+
+    /// The value at (`row`, `column`) decoded as a value of an attribute of `type`, or nil when
+    /// the column's type cannot hold one (a foreign table, or a column changed by hand).
+    func value(_ row: Int32, _ column: Int32, as type: AttributeType) -> AttributeValue? {
+        if isNull(row, column) { return .null }
+        let oid = PQftype(handle, column)
+        let raw = bytes(row, column)
+        switch type {
+        case .boolean:
+            guard oid == PostgresType.bool, raw.count == 1 else { return nil }
+            return .bool(raw[0] != 0)
+        case .integer16, .integer32, .integer64:
+            guard oid == PostgresType.int8 || oid == PostgresType.int4 || oid == PostgresType.int2 else { return nil }
+            let v = int64(row, column)
+            return type.fits(v) ? .int(v) : nil
+        case .float, .double:
+            switch oid {
+            case PostgresType.float8 where raw.count == 8:
+                return .double(Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))))
+            case PostgresType.float4 where raw.count == 4:
+                return .double(Double(Float(bitPattern: UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self)))))
+            default: return nil
+            }
+        case .decimal:
+            guard oid == PostgresType.numeric, let text = NumericCodec.text(raw), let v = Decimal(string: text) else { return nil }
+            return .decimal(v)
+        case .date:
+            guard oid == PostgresType.timestamptz || oid == PostgresType.timestamp, raw.count == 8 else { return nil }
+            let micros = Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
+            // ±infinity are Int64.max/min: no Date can stand for them.
+            guard micros != .max, micros != .min else { return nil }
+            return .date(Date(timeIntervalSinceReferenceDate: Double(micros) / 1_000_000 - PostgresType.epochOffset))
+        case .string:
+            guard PostgresType.isText(oid) else { return nil }
+            return .string(String(decoding: raw, as: UTF8.self))
+        case .url:
+            guard PostgresType.isText(oid), let url = URL(string: String(decoding: raw, as: UTF8.self)) else { return nil }
+            return .url(url)
+        case .binary:
+            guard oid == PostgresType.bytea else { return nil }
+            return .data(Data(raw))
+        case .uuid:
+            guard oid == PostgresType.uuid, raw.count == 16 else { return nil }
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+            return .uuid(UUID(uuid: uuid))
+        }
+    }
+}
+
+extension AttributeType {
+    /// Whether an integer lies in the range of this integer type.
+    fileprivate func fits(_ value: Int64) -> Bool {
+        switch self {
+        case .integer16: return Int16(exactly: value) != nil
+        case .integer32: return Int32(exactly: value) != nil
+        default: return true
+        }
+    }
+}
+
+/// PostgreSQL's binary `numeric` format, read into decimal text: a header of four 16-bit integers
+/// (digit count, weight of the first digit, sign, display scale) followed by base-10000 digits.
+enum NumericCodec {
+    /// The decimal text of a binary numeric, or nil for NaN, infinities or malformed input.
+    static func text(_ raw: UnsafeRawBufferPointer) -> String? {
+        guard raw.count >= 8 else { return nil }
+        func int16(at offset: Int) -> Int { Int(Int16(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int16.self))) }
+        let count = int16(at: 0), weight = int16(at: 2), sign = UInt16(truncatingIfNeeded: int16(at: 4)), scale = int16(at: 6)
+        guard sign == 0x0000 || sign == 0x4000, count >= 0, scale >= 0, raw.count == 8 + 2 * count else { return nil }
+        let digits = (0..<count).map { int16(at: 8 + 2 * $0) }
+        guard digits.allSatisfy({ (0..<10_000).contains($0) }) else { return nil }
+        // Integer part: the digits of weights weight...0; fraction: weights -1, -2, ...
+        var integer = ""
+        if weight >= 0 {
+            for position in 0...weight {
+                let digit = position < count ? digits[position] : 0
+                integer += position == 0 ? String(digit) : pad(digit)
+            }
+        } else {
+            integer = "0"
+        }
+        var fraction = ""
+        if scale > 0 {
+            var position = weight + 1
+            while fraction.count < scale {
+                let digit = position >= 0 && position < count ? digits[position] : 0
+                fraction += pad(digit)
+                position += 1
+            }
+            fraction = String(fraction.prefix(scale))
+        }
+        return (sign == 0x4000 ? "-" : "") + integer + (fraction.isEmpty ? "" : "." + fraction)
+    }
+
+    private static func pad(_ digit: Int) -> String {
+        let text = String(digit)
+        return String(repeating: "0", count: 4 - text.count) + text
+    }
+}

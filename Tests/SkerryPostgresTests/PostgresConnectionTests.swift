@@ -1,0 +1,276 @@
+import Foundation
+import SkerryCore
+import Testing
+@testable import SkerryPostgres
+
+/// The libpq binding against a real server: connection strings, TLS, typed errors, prepared
+/// statements, values of every attribute type in native columns, pipelines and the pool.
+@Suite(.postgres) struct PostgresConnectionTests {
+    // MARK: Connection strings and TLS
+
+    @Test func connectsWithKeyValueAndURIConnectionStrings() throws {
+        let keyValue = try PostgresConnection(connectionString: PostgresTestServer.require())
+        #expect(keyValue.serverVersion >= 100_000)
+        let uri = try #require(PostgresTestServer.tcpURI)
+        let overTCP = try PostgresConnection(connectionString: uri + "?application_name=skerry-tests&sslmode=disable")
+        #expect(try overTCP.query("SELECT current_setting('application_name')").text(0, 0) == "skerry-tests")
+        #expect(!overTCP.usesTLS)
+    }
+
+    @Test func sslmodeRequireUsesTLSAndVerifyFullRejectsAnUntrustedCertificate() throws {
+        let uri = try #require(PostgresTestServer.tcpURI)
+        let tls = try PostgresConnection(connectionString: uri + "?sslmode=require")
+        #expect(tls.usesTLS)
+        #expect(try tls.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").value(0, 0, as: .boolean) == .bool(true))
+
+        // The test server's certificate is self-signed: verifying it against the system's roots fails.
+        let error = #expect(throws: PostgresError.self) {
+            try PostgresConnection(connectionString: uri + "?sslmode=verify-full&sslrootcert=system")
+        }
+        #expect(error?.sqlState == .unableToConnect)
+        #expect(error?.message.contains("certificate") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func malformedConnectionStringsAreTypedErrors() {
+        for string in ["host=localhost port", "nonsense_keyword=1", "postgresql://[::1"] {
+            let error = #expect(throws: PostgresError.self) { try PostgresConnection(connectionString: string) }
+            #expect(error?.sqlState == .unableToConnect, "\(string)")
+            #expect(error?.message.hasPrefix("Invalid PostgreSQL connection string") == true, "\(string): \(error?.message ?? "")")
+        }
+    }
+
+    @Test func unreachableServerAndMissingDatabaseAreTypedErrors() throws {
+        let refused = #expect(throws: PostgresError.self) {
+            try PostgresConnection(connectionString: "host=127.0.0.1 port=1 connect_timeout=5 user=skerry")
+        }
+        #expect(refused?.sqlState == .unableToConnect)
+        #expect(refused?.isConnectionError == true)
+
+        let missing = #expect(throws: PostgresError.self) {
+            try PostgresConnection(connectionString: PostgresTestServer.require() + " dbname=no_such_database_here")
+        }
+        #expect(missing?.sqlState == .invalidCatalogName, "\(missing?.message ?? "")")
+    }
+
+    @Test func passwordsNeverAppearInRedactedConnectionStrings() {
+        let redacted = PostgresConnectionString.redacted("host=db.example user=app password='s3cret word' sslmode=verify-full")
+        #expect(redacted == "host=db.example password=*** sslmode=verify-full user=app")
+        #expect(PostgresConnectionString.redacted("postgresql://app:s3cret@db.example/app").contains("s3cret") == false)
+        #expect(PostgresConnectionString.redacted("host=") == "host=''")
+        #expect(PostgresConnectionString.redacted("host=a b") == "<invalid connection string>")
+    }
+
+    // MARK: Typed errors
+
+    @Test func serverErrorsCarrySQLStateMessageAndSQL() throws {
+        let connection = try PostgresTestServer.connect()
+        let syntax = #expect(throws: PostgresError.self) { try connection.query("SELEC 1") }
+        #expect(syntax?.sqlState == .syntaxError)
+        #expect(syntax?.sqlState.class == .syntaxErrorOrAccessRuleViolation)
+        #expect(syntax?.sql == "SELEC 1")
+        #expect(syntax?.message.contains("syntax error") == true)
+        #expect(syntax?.severity == "ERROR")
+
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY, name text CONSTRAINT t_name UNIQUE)")
+        try connection.query("INSERT INTO t VALUES ($1, $2)", [.int(1), .string("a")])
+        let unique = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO t VALUES ($1, $2)", [.int(2), .string("a")]) }
+        #expect(unique?.isUniqueViolation == true)
+        #expect(unique?.constraint == "t_name")
+        #expect(unique?.table == "t")
+        #expect(unique?.detail?.contains("(name)=(a)") == true)
+        // Pattern-matchable like any Equatable code.
+        switch unique?.sqlState {
+        case .uniqueViolation?: break
+        default: Issue.record("expected a unique violation, got \(String(describing: unique))")
+        }
+        #expect("\(unique!)".contains("23505"))
+
+        let missing = #expect(throws: PostgresError.self) { try connection.query("SELECT * FROM no_such_table") }
+        #expect(missing?.sqlState == .undefinedTable)
+    }
+
+    @Test func aFailedTransactionRollsBackAndTheConnectionStaysUsable() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY)")
+        #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.query("INSERT INTO t VALUES ($1)", [.int(1)])
+                try connection.query("INSERT INTO t VALUES ($1)", [.int(1)])
+            }
+        }
+        #expect(!connection.isInTransaction)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 0)
+    }
+
+    // MARK: Values
+
+    /// Every attribute type through the native column type the store uses for it, with edge values.
+    @Test func everyAttributeTypeRoundTripsThroughItsNativeColumn() throws {
+        let connection = try PostgresTestServer.connect()
+        let cases: [(column: String, type: AttributeType, values: [AttributeValue])] = [
+            ("boolean", .boolean, [.bool(true), .bool(false)]),
+            ("smallint", .integer16, [.int(Int64(Int16.min)), .int(Int64(Int16.max)), .int(0)]),
+            ("integer", .integer32, [.int(Int64(Int32.min)), .int(Int64(Int32.max))]),
+            ("bigint", .integer64, [.int(.min), .int(.max), .int(-1)]),
+            ("double precision", .double, [.double(0.1), .double(-1e300), .double(.infinity), .double(-.infinity),
+                                           .double(.leastNonzeroMagnitude), .double(-0.0)]),
+            ("double precision", .float, [.double(Double(Float(0.1)))]),
+            ("numeric", .decimal, [.decimal(Decimal(string: "12345678901234567890.0123456789")!), .decimal(Decimal(string: "-0.00001")!),
+                                   .decimal(0), .decimal(Decimal(string: "10000")!), .decimal(Decimal(string: "-99990000.5")!)]),
+            ("timestamptz", .date, [.date(Date(timeIntervalSinceReferenceDate: 0)), .date(Date(timeIntervalSinceReferenceDate: -1_000_000_000.25)),
+                                    .date(Date(timeIntervalSinceReferenceDate: 790_000_000.123456))]),
+            ("text", .string, [.string(""), .string("Ünïcödé ✓ \u{1F600}"), .string(String(repeating: "x", count: 100_000))]),
+            ("text", .url, [.url(URL(string: "https://example.com/a?b=c#d")!)]),
+            ("bytea", .binary, [.data(Data()), .data(Data([0, 1, 2, 255, 0])), .data(Data(repeating: 7, count: 1 << 20))]),
+            ("uuid", .uuid, [.uuid(UUID()), .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!)]),
+        ]
+        for (index, (column, type, values)) in cases.enumerated() {
+            let table = "v\(index)"
+            try connection.execute("CREATE TEMPORARY TABLE \(table) (id bigint, v \(column))")
+            for (row, value) in (values + [.null]).enumerated() {
+                try connection.query("INSERT INTO \(table) VALUES ($1, $2)", [.int(Int64(row)), value])
+            }
+            let result = try connection.query("SELECT v FROM \(table) ORDER BY id")
+            #expect(Int(result.rowCount) == values.count + 1)
+            for (row, value) in (values + [.null]).enumerated() {
+                let read = result.value(Int32(row), 0, as: type)
+                if case .date(let written) = value, case .date(let stored)? = read {
+                    // timestamptz keeps microseconds: a date comes back within half of one.
+                    #expect(abs(written.timeIntervalSince(stored)) <= 0.000_000_5 + 1e-9 * abs(written.timeIntervalSinceReferenceDate),
+                            "wrote \(written.timeIntervalSinceReferenceDate), read \(stored.timeIntervalSinceReferenceDate)")
+                } else {
+                    #expect(read == value, "\(column) as \(type): wrote \(value), read \(String(describing: read))")
+                }
+            }
+        }
+        // NaN is a double like any other (PostgreSQL stores it); identity is by bit pattern.
+        #expect(try connection.query("SELECT $1::float8", [.double(.nan)]).value(0, 0, as: .double)?.isNaNDouble == true)
+    }
+
+    @Test func valuesTheColumnCannotHoldAreTypedErrors() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (small smallint, name text)")
+        let range = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO t (small) VALUES ($1)", [.int(70_000)]) }
+        #expect(range?.sqlState == .numericValueOutOfRange)
+        // PostgreSQL's text cannot hold NUL characters.
+        let nul = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO t (name) VALUES ($1)", [.string("a\u{0}b")]) }
+        #expect(nul?.sqlState.class == .dataException || nul?.sqlState == .invalidParameterValue, "\(String(describing: nul))")
+        let count = #expect(throws: PostgresError.self) { try connection.query("SELECT $1::int8", []) }
+        #expect(count?.message.contains("1 parameters; 0 were given") == true)
+        // A column read as a type it cannot hold decodes to nil, never to a wrong value.
+        try connection.query("INSERT INTO t (name) VALUES ($1)", [.string("not a number")])
+        let result = try connection.query("SELECT name FROM t WHERE name IS NOT NULL")
+        #expect(result.value(0, 0, as: .integer64) == nil)
+        #expect(result.value(0, 0, as: .string) == .string("not a number"))
+    }
+
+    // MARK: Statements and pipelines
+
+    @Test func statementsArePreparedOnceAndTheCacheIsBounded() throws {
+        let connection = try PostgresTestServer.connect()
+        for value in 0..<5 { _ = try connection.query("SELECT $1::int8 + 1", [.int(Int64(value))]) }
+        #expect(try connection.scalarInt64("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1",
+                                           [.string("SELECT $1::int8 + 1")]) == 1)
+        for value in 0...PostgresConnection.statementCacheLimit {
+            _ = try connection.query("SELECT \(value)::int8")
+        }
+        let prepared = try #require(try connection.scalarInt64("SELECT count(*) FROM pg_prepared_statements"))
+        #expect(prepared <= Int64(PostgresConnection.statementCacheLimit) + 1)
+    }
+
+    @Test func pipelinedStatementsRunInOrderAndReportEveryResult() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY, name text)")
+        let count = PostgresPipeline.batchSize * 3 + 7
+        var affected = 0
+        try connection.transaction {
+            try connection.pipeline { pipeline in
+                for id in 0..<count {
+                    try pipeline.send("INSERT INTO t VALUES ($1, $2)", [.int(Int64(id)), .string("n\(id)")]) { affected += $0.affectedRows }
+                }
+            }
+        }
+        #expect(affected == count)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == Int64(count))
+        // A statement that returns rows, in a pipeline, after statements that prepare mid-way.
+        var names: [String] = []
+        try connection.pipeline { pipeline in
+            try pipeline.send("UPDATE t SET name = $1 WHERE id = $2", [.string("first"), .int(0)])
+            try pipeline.send("SELECT name FROM t WHERE id = $1", [.int(0)]) { names.append($0.text(0, 0)) }
+        }
+        #expect(names == ["first"])
+    }
+
+    @Test func aFailingStatementInAPipelineReportsItsErrorAndTheTransactionRollsBack() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY)")
+        let error = #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.pipeline { pipeline in
+                    for id in [1, 2, 3, 2, 4, 5] { try pipeline.send("INSERT INTO t VALUES ($1)", [.int(Int64(id))]) }
+                }
+            }
+        }
+        #expect(error?.sqlState == .uniqueViolation)
+        #expect(error?.sql == "INSERT INTO t VALUES ($1)")
+        #expect(!connection.isInTransaction)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 0)
+        try connection.pipeline { pipeline in try pipeline.send("INSERT INTO t VALUES ($1)", [.int(9)]) }
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 1)
+    }
+
+    // MARK: Pool
+
+    @Test func thePoolNeverOpensMoreThanItsMaximumAndServesEveryCaller() throws {
+        let pool = PostgresConnectionPool(connectionString: try PostgresTestServer.require(), maximumConnections: 3)
+        let marker = "pool-\(UUID().uuidString)"
+        let done = Locked(0), peak = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 24) { _ in
+            do {
+                try pool.withConnection { connection in
+                    try connection.execute("SET application_name = '\(marker)'")
+                    let open = try connection.scalarInt64("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [.string(marker)]) ?? 0
+                    peak.update { $0 = max($0, Int(open)) }
+                    try connection.execute("SELECT pg_sleep(0.01)")
+                }
+                done.update { $0 += 1 }
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+        #expect(done.value == 24)
+        #expect(peak.value <= 3)
+        #expect(pool.openConnections <= 3)
+    }
+
+    @Test func aBrokenConnectionIsReplacedOnTheNextUse() throws {
+        let pool = PostgresConnectionPool(connectionString: try PostgresTestServer.require(), maximumConnections: 1)
+        let first = try pool.withConnection { try $0.scalarInt64("SELECT pg_backend_pid()") }
+        // Another session terminates this connection's backend, as a server restart would.
+        let admin = try PostgresTestServer.connect()
+        _ = try admin.query("SELECT pg_terminate_backend($1::int4)", [.int(first ?? 0)])
+        let error = #expect(throws: PostgresError.self) {
+            try pool.withConnection { try $0.scalarInt64("SELECT 1") }
+        }
+        #expect(error?.isConnectionError == true, "\(String(describing: error))")
+        let second = try pool.withConnection { try $0.scalarInt64("SELECT pg_backend_pid()") }
+        #expect(second != nil && second != first)
+    }
+}
+
+extension AttributeValue {
+    var isNaNDouble: Bool {
+        if case .double(let v) = self { return v.isNaN }
+        return false
+    }
+}
+
+/// A value shared by concurrent test workers.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // `@unchecked Sendable`: `stored` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.withLock { stored } }
+    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
