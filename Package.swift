@@ -101,7 +101,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SkerryCoreTests",
-            dependencies: ["SkerryCore"],
+            dependencies: ["SkerryCore", "SkerryPostgres"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

@@ -16,6 +16,12 @@ final class PostgresPipeline {
     private let connection: PostgresConnection
     private var pending: [(sql: String, onResult: (PostgresResult) throws -> Void)] = []
     private var isActive = false
+    /// Statements sent so far (the position of the next one).
+    private var sentCount = 0
+    /// Statements whose answers were read.
+    private var readCount = 0
+    /// The position (in sending order, from 0) of the statement that failed, once one did.
+    private(set) var failedStatement: Int?
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
@@ -40,11 +46,13 @@ final class PostgresPipeline {
             PQsendQueryPrepared(connection.handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
         }
         guard sent == 1 else {
+            failedStatement = sentCount
             let error = connection.error(nil, sql: sql)
             try? drain()          // the send's error is the one to report; the drain only tidies up
             throw error
         }
         pending.append((sql, onResult))
+        sentCount += 1
         if pending.count >= Self.batchSize { try readBatch() }
     }
 
@@ -63,6 +71,8 @@ final class PostgresPipeline {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         for (sql, onResult) in batch {
+            let position = readCount
+            readCount += 1
             let raw = PQgetResult(connection.handle)
             // Each statement's answer is followed by a NULL result that ends it.
             if raw != nil { while let extra = PQgetResult(connection.handle) { PQclear(extra) } }
@@ -75,7 +85,10 @@ final class PostgresPipeline {
                 connection.counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
                 if firstError == nil { try onResult(result) }
             } catch {
-                if firstError == nil { firstError = error }
+                if firstError == nil {
+                    firstError = error
+                    failedStatement = position
+                }
             }
         }
         if let firstError {

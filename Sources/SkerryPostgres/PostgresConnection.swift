@@ -134,13 +134,14 @@ final class PostgresConnection {
     }
 
     /// The prepared statement for `sql`, preparing it on first use (one round trip to prepare,
-    /// one to learn the parameter types the server inferred).
+    /// one to learn the parameter types the server inferred). `?` marks parameters, as in
+    /// SQLite; they are numbered for PostgreSQL when the statement is prepared.
     func statement(_ sql: String) throws(PostgresError) -> PostgresStatement {
         if let statement = statements[sql] { return statement }
         if statements.count >= Self.statementCacheLimit { try clearStatementCache() }
         statementCounter += 1
         let name = "skerry_\(statementCounter)"
-        _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
+        _ = try checked(PQprepare(handle, name, PostgresSQL.numberingParameters(sql), 0, nil), sql: sql)
         let description = try checked(PQdescribePrepared(handle, name), sql: sql)
         let types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
         let statement = PostgresStatement(name: name, sql: sql, parameterTypes: types)

@@ -43,3 +43,65 @@ enum PostgresConnectionString {
         return "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 }
+
+/// SQL text as the stores write it, made ready for PostgreSQL.
+enum PostgresSQL {
+    /// `sql` with each `?` parameter marker numbered (`$1`, `$2`, …), as PostgreSQL's protocol
+    /// needs: the stores write `?` for both databases. Markers inside string literals, quoted
+    /// identifiers, dollar-quoted strings and comments are left alone.
+    /// Complexity: O(length of `sql`).
+    static func numberingParameters(_ sql: String) -> String {
+        guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
+        var output: [UInt8] = []
+        output.reserveCapacity(sql.utf8.count + 16)
+        let bytes = Array(sql.utf8)
+        var index = 0, parameter = 0
+        func copy(until end: Int) {
+            output.append(contentsOf: bytes[index..<min(end, bytes.count)])
+            index = min(end, bytes.count)
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                // Up to the closing quote; a doubled quote is part of the text.
+                var end = index + 1
+                while end < bytes.count {
+                    if bytes[end] == byte {
+                        if end + 1 < bytes.count && bytes[end + 1] == byte { end += 2; continue }
+                        break
+                    }
+                    end += 1
+                }
+                copy(until: end + 1)
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                var end = index
+                while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                copy(until: end)
+            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                var end = index + 2
+                while end + 1 < bytes.count && !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) { end += 1 }
+                copy(until: end + 2)
+            case UInt8(ascii: "$"):
+                // A dollar quote `$tag$ ... $tag$` (a `$` followed by digits is a parameter).
+                var tagEnd = index + 1
+                while tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "_") || (bytes[tagEnd] | 0x20 >= UInt8(ascii: "a") && bytes[tagEnd] | 0x20 <= UInt8(ascii: "z")) {
+                    tagEnd += 1
+                }
+                guard tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "$") else { copy(until: index + 1); continue }
+                let tag = Array(bytes[index...tagEnd])
+                var end = tagEnd + 1
+                while end + tag.count <= bytes.count && Array(bytes[end..<(end + tag.count)]) != tag { end += 1 }
+                copy(until: end + tag.count)
+            case UInt8(ascii: "?"):
+                parameter += 1
+                output.append(contentsOf: "$\(parameter)".utf8)
+                index += 1
+            default:
+                output.append(byte)
+                index += 1
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -53,6 +53,10 @@ import Testing
                 directory = nil
                 url = nil
                 stack.persistentStoreDescriptions = [.inMemory()]
+            case .postgres:
+                directory = nil
+                url = nil
+                stack.persistentStoreDescriptions = [try PostgresTestStore.newDescription()]
             }
             try stack.loadPersistentStores()
             self.stack = stack

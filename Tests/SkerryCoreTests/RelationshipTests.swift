@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SkerryCore
+@testable import SkerryPostgres
 
 // MARK: - Harness
 
@@ -30,8 +31,19 @@ private final class GraphHarness {
             stack = PersistentStack(name: "Graph", model: model)
             stack.persistentStoreDescriptions = [.inMemory()]
             try stack.loadPersistentStores()
+        case .postgres:
+            directory = nil
+            url = nil
+            let description = try PostgresTestStore.newDescription()
+            postgresDescription = description
+            stack = PersistentStack(name: "Graph", model: model)
+            stack.persistentStoreDescriptions = [description]
+            try stack.loadPersistentStores()
         }
     }
+
+    /// The PostgreSQL store's description, to reopen it.
+    private(set) var postgresDescription: StoreDescription?
 
     static func openStack(_ url: URL, model: ObjectModel) throws -> PersistentStack {
         let stack = PersistentStack(name: "Graph", model: model)
@@ -46,6 +58,13 @@ private final class GraphHarness {
     /// A context that reads what was saved afresh: of a new stack on the same file (the store is
     /// reopened), or a new context of the in-memory stack.
     func reopened() throws -> ObjectContext {
+        if let options = postgresDescription?.postgresOptions {
+            let stack = PersistentStack(name: "Graph", model: model)
+            stack.persistentStoreDescriptions = [.postgres(options)]
+            try stack.loadPersistentStores()
+            reopenedStacks.append(stack)
+            return stack.newBackgroundContext()
+        }
         guard let url else { return stack.newBackgroundContext() }
         let stack = try Self.openStack(url, model: model)
         reopenedStacks.append(stack)
@@ -58,6 +77,9 @@ private final class GraphHarness {
         if let url {
             let text = try #require(rawSQL(url, sql).first?.first)
             return try #require(Int(text))
+        }
+        if let store = stack.coordinator.loadedStores.first as? PostgresStore {
+            return Int(try store.withConnection(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
         }
         let store = try #require(stack.coordinator.loadedStores.first as? SQLiteStore)
         return Int(try store.read(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
@@ -390,7 +412,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try dune.sortedMembers("tags") == ["classic", "sf"])
             try context.save()
         }
-        #expect(try harness.scalar("SELECT count(*) FROM _Book_tags") == 3)
+        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\"") == 3)
 
         let tagsFirst = try harness.reopened()
         try tagsFirst.performAndWait { () throws in
@@ -413,7 +435,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try again.graphObject("Book", "Emma").sortedMembers("tags") == ["classic", "sf"])
             #expect(try again.graphObject("Book", "Dune").members("tags") == ["classic"])
         }
-        #expect(try harness.scalar("SELECT count(*) FROM _Book_tags") == 3)
+        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\"") == 3)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -440,7 +462,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try reopened.graphObject("Book", "Kim").members("tags") == ["sf"])
             #expect(try reopened.graphObject("Book", "Dune").members("tags") == ["classic"])
         }
-        #expect(try harness.scalar("SELECT count(*) FROM _Book_tags") == 3)
+        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\"") == 3)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -587,8 +609,8 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try again.graphObject("Author", "X").members("books").isEmpty)
             #expect(try again.graphObject("Tag", "sf").members("books").isEmpty)
         }
-        #expect(try harness.scalar("SELECT count(*) FROM _Book_tags") == 0)
-        #expect(try harness.scalar("SELECT count(*) FROM Book") == 1)
+        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\"") == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM \"Book\"") == 1)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -614,7 +636,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try reopened.graphObject("Tag", "classic").members("books").isEmpty)
             #expect(try reopened.graphCount("Tag") == 2)
         }
-        #expect(try harness.scalar("SELECT count(*) FROM _Book_tags") == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\"") == 0)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -680,7 +702,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             try ann.addRelatedObject(try context.insertNamed("Pet", "Rex"), forKey: "pets")
             try ann.addRelatedObject(try context.insertNamed("Pet", "Tom"), forKey: "pets")
         }
-        let annKey = try harness.scalar("SELECT _pk FROM Owner")
+        let annKey = try harness.scalar("SELECT _pk FROM \"Owner\"")
         let context = harness.context()
         try context.performAndWait { () throws in
             let ann = try context.graphObject("Owner", "Ann")
@@ -698,7 +720,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try reopened.graphCount("Owner") == 0)
         }
         // The pets' rows were not touched: they still hold the deleted owner's key.
-        #expect(try harness.scalar("SELECT count(*) FROM Pet WHERE owner = \(annKey)") == 2)
+        #expect(try harness.scalar("SELECT count(*) FROM \"Pet\" WHERE owner = \(annKey)") == 2)
     }
 
     // MARK: Validation
@@ -918,8 +940,8 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             }
         }
         // Whatever happened, nothing in the store points at the deleted rows.
-        #expect(try harness.scalar("SELECT count(*) FROM Book WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM Author)") == 0)
-        #expect(try harness.scalar("SELECT count(*) FROM _Book_tags WHERE target NOT IN (SELECT _pk FROM Tag) OR source NOT IN (SELECT _pk FROM Book)") == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM \"Book\" WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM \"Author\")") == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\" WHERE target NOT IN (SELECT _pk FROM \"Tag\") OR source NOT IN (SELECT _pk FROM \"Book\")") == 0)
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -311,7 +311,7 @@ import Testing
 
     /// Every attribute type through a whole stack: saved by one context, read by a fresh one,
     /// and read again after the file store is reopened.
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: [StoreKind.file, .memory])
     func everyAttributeTypeRoundTripsThroughAStack(kind: StoreKind) throws {
         let uuid = UUID()
         let price = Decimal(string: "-98765432109876543210.0123456789")!
@@ -347,6 +347,7 @@ import Testing
             switch kind {
             case .file: stack = try makeFileStack(directory)
             case .memory: stack = try makeMemoryStack()
+            case .postgres: return        // not among this test's arguments: the SQLite layer only
             }
             let writer = stack.newBackgroundContext()
             try writer.performAndWait {

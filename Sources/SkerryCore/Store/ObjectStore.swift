@@ -161,6 +161,9 @@ package protocol ObjectStore: AnyObject, Sendable {
 /// Opens stores of a kind implemented outside this module (see ``StoreDescription/storeFactory``):
 /// the stack calls it when it loads a description that carries one.
 package protocol ObjectStoreFactory: AnyObject, Sendable {
+    /// How the store is named in messages and in the description's `description` (never with a
+    /// password).
+    var storeLabel: String { get }
     /// Opens (creating or migrating as needed) the store `description` describes.
     /// - Parameters:
     ///   - description: the store's description.

@@ -1,27 +1,40 @@
 /// SQL text with the values to bind to its parameters, in order.
-struct BoundSQL {
-    var text: String
-    var bindings: [AttributeValue]
+package struct BoundSQL {
+    package var text: String
+    package var bindings: [AttributeValue]
 }
 
-/// Generates the SQL of the SQLite store. Identifiers are quoted; values only ever appear as
-/// bound parameters.
-enum SQLBuilder {
+/// The SQL dialects ``SQLBuilder`` writes: SQLite's, and PostgreSQL's for the `SkerryPostgres`
+/// store. Both use `?` for parameters (the PostgreSQL store numbers them when it prepares a
+/// statement); they differ in literals, NULL-aware comparison, decimals, collation and ordering
+/// of NULLs, and in the function that matches strings.
+package enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+
+    /// The literal for true and false.
+    var trueLiteral: String { self == .sqlite ? "1" : "TRUE" }
+    var falseLiteral: String { self == .sqlite ? "0" : "FALSE" }
+}
+
+/// Generates the SQL of the stores. Identifiers are quoted; values only ever appear as bound
+/// parameters.
+package enum SQLBuilder {
     /// Name of the primary-key column of every entity table.
-    static let primaryKeyColumn = "_pk"
+    package static let primaryKeyColumn = "_pk"
     /// Name of the optimistic-locking version column of every entity table.
-    static let versionColumn = "_version"
+    package static let versionColumn = "_version"
 
     /// `name` quoted as an SQL identifier. Model names are validated identifiers; quoting keeps
     /// keywords such as `order` usable as names.
-    static func quote(_ name: String) -> String {
+    package static func quote(_ name: String) -> String {
         // Names hardly ever hold a quote: skip Foundation's search-and-replace for them.
         guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `SELECT _pk, _version, <every attribute>, <foreign keys> FROM <entity>`.
-    static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
+    package static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
         let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
         return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
     }
@@ -35,22 +48,33 @@ enum SQLBuilder {
     /// A full query: `head`, then WHERE, ORDER BY (ties broken by primary key) and LIMIT/OFFSET.
     /// Conditions qualify columns with the entity's table name, so that subqueries can refer to it;
     /// `layout` says where relationships are kept.
-    static func query(_ head: String, _ query: StoreQuery, layout: SQLiteStoreLayout, ordered: Bool = true) -> BoundSQL {
+    ///
+    /// Sorting is the same in both dialects: NULL before any value in ascending order, strings by
+    /// their bytes (PostgreSQL: `COLLATE "C"`, whatever the database's default collation).
+    package static func query(_ head: String, _ query: StoreQuery, layout: SQLiteStoreLayout, ordered: Bool = true,
+                              dialect: SQLDialect = .sqlite) -> BoundSQL {
         var sql = BoundSQL(text: head, bindings: [])
         let table = quote(query.entity.name)
         if let predicate = query.predicate {
             sql.text += " WHERE "
-            var compiler = ConditionCompiler(layout: layout)
+            var compiler = ConditionCompiler(layout: layout, dialect: dialect)
             compiler.append(predicate, alias: table, to: &sql)
         }
         if ordered {
-            var compiler = ConditionCompiler(layout: layout)
-            let keys = query.sortKeys.map { compiler.valueExpression($0.key, alias: table) + ($0.ascending ? " ASC" : " DESC") }
+            var compiler = ConditionCompiler(layout: layout, dialect: dialect)
+            let keys = query.sortKeys.map { sortKey -> String in
+                let expression = compiler.valueExpression(sortKey.key, alias: table)
+                guard dialect == .postgres else { return expression + (sortKey.ascending ? " ASC" : " DESC") }
+                let type = sortKey.key.attribute.type
+                let collated = type == .string || type == .url ? expression + " COLLATE \"C\"" : expression
+                return collated + (sortKey.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+            }
             sql.text += " ORDER BY " + (keys + ["\(table).\(quote(primaryKeyColumn))"]).joined(separator: ", ")
         }
         if query.limit > 0 || query.offset > 0 {
             sql.text += " LIMIT ? OFFSET ?"
-            sql.bindings.append(.int(query.limit > 0 ? Int64(query.limit) : -1))
+            // No limit: -1 for SQLite, NULL (LIMIT ALL) for PostgreSQL.
+            sql.bindings.append(query.limit > 0 ? .int(Int64(query.limit)) : (dialect == .sqlite ? .int(-1) : .null))
             sql.bindings.append(.int(Int64(query.offset)))
         }
         return sql
@@ -60,10 +84,13 @@ enum SQLBuilder {
     struct ConditionCompiler {
         /// Where the store keeps relationships.
         let layout: SQLiteStoreLayout
+        /// The SQL dialect written.
+        let dialect: SQLDialect
         private var aliases = 0
 
-        init(layout: SQLiteStoreLayout) {
+        init(layout: SQLiteStoreLayout, dialect: SQLDialect = .sqlite) {
             self.layout = layout
+            self.dialect = dialect
         }
 
         private mutating func newAlias() -> String {
@@ -72,11 +99,12 @@ enum SQLBuilder {
         }
 
         /// The value of `key` for the row of `alias`: its column, or a scalar subquery through the
-        /// key's to-one relationships. Decimals, stored as exact text, compare and sort by value.
+        /// key's to-one relationships. Decimals, stored as exact text in SQLite, compare and sort by
+        /// value there; PostgreSQL's `numeric` compares by value itself.
         mutating func valueExpression(_ key: ResolvedKey, alias: String) -> String {
             guard let hop = key.path.first else {
                 let column = "\(alias).\(quote(key.attribute.name))"
-                return key.attribute.type == .decimal ? "CAST(\(column) AS REAL)" : column
+                return key.attribute.type == .decimal && dialect == .sqlite ? "CAST(\(column) AS REAL)" : column
             }
             let next = newAlias()
             var rest = key
@@ -92,7 +120,7 @@ enum SQLBuilder {
             case nil:
                 // Unreachable: a store holds the destinations of its entities' relationships
                 // (checked when it loads), and a predicate is resolved against the store's model.
-                return "0"
+                return dialect.falseLiteral
             case .foreignKey(let column):
                 return "\(to).\(key) = \(from).\(quote(column))"
             case .inverseForeignKey(_, let column, _):
@@ -108,7 +136,21 @@ enum SQLBuilder {
         mutating func append(_ predicate: ResolvedPredicate, alias: String, to sql: inout BoundSQL) {
             switch predicate {
             case .constant(let value):
-                sql.text += value ? "1" : "0"
+                sql.text += value ? dialect.trueLiteral : dialect.falseLiteral
+            case .comparison(let key, let op, let value) where dialect == .postgres && (op == .equal || op == .notEqual):
+                // `=` where the value is known (an index serves it), NULL-aware otherwise: SQLite's
+                // `IS` / `IS NOT`, which in-memory evaluation follows (nil != "x" is true).
+                let expression = valueExpression(key, alias: alias)
+                switch (op, value.isNull) {
+                case (.equal, true): sql.text += "\(expression) IS NULL"
+                case (.notEqual, true): sql.text += "\(expression) IS NOT NULL"
+                case (.equal, false):
+                    sql.text += "\(expression) = ?"
+                    sql.bindings.append(operand(value, for: key))
+                default:
+                    sql.text += "\(expression) IS DISTINCT FROM ?"
+                    sql.bindings.append(operand(value, for: key))
+                }
             case .comparison(let key, let op, let value):
                 let sqlOperator: String
                 switch op {
@@ -122,19 +164,23 @@ enum SQLBuilder {
                 sql.text += "\(valueExpression(key, alias: alias)) \(sqlOperator) ?"
                 sql.bindings.append(operand(value, for: key))
             case .isIn(let key, let values):
-                guard !values.isEmpty else { sql.text += "0"; return }
+                guard !values.isEmpty else { sql.text += dialect.falseLiteral; return }
                 sql.text += valueExpression(key, alias: alias) + " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
                 sql.bindings += values.map { operand($0, for: key) }
             case .between(let key, let lower, let upper):
                 sql.text += "\(valueExpression(key, alias: alias)) BETWEEN ? AND ?"
                 sql.bindings += [operand(lower, for: key), operand(upper, for: key)]
+            case .string(let key, let op, let pattern, let options) where dialect == .postgres:
+                // The function the PostgreSQL store creates in its schema (same arguments).
+                sql.text += "skerry_string_match(?, ?, (\(valueExpression(key, alias: alias)))::text, ?)"
+                sql.bindings += [.int(Int64(op.rawValue)), .int(Int64(options.rawValue)), .string(pattern)]
             case .string(let key, let op, let pattern, let options):
                 sql.text += "skerry_string_match(?, ?, \(valueExpression(key, alias: alias)), ?)"
                 sql.bindings += [.int(Int64(op.rawValue)), .int(Int64(options.rawValue)), .string(pattern)]
             case .and(let predicates):
-                appendJoined(predicates, separator: " AND ", empty: "1", alias: alias, to: &sql)
+                appendJoined(predicates, separator: " AND ", empty: dialect.trueLiteral, alias: alias, to: &sql)
             case .or(let predicates):
-                appendJoined(predicates, separator: " OR ", empty: "0", alias: alias, to: &sql)
+                appendJoined(predicates, separator: " OR ", empty: dialect.falseLiteral, alias: alias, to: &sql)
             case .not(.not(let inner)):
                 // NOT NOT x is x where the answer is used: NULL counts as false either way. Keeps
                 // the SQL shallow (SQLite's parser has a fixed stack).
@@ -142,7 +188,7 @@ enum SQLBuilder {
             case .not(let inner):
                 sql.text += "NOT coalesce("
                 append(inner, alias: alias, to: &sql)
-                sql.text += ", 0)"
+                sql.text += ", \(dialect.falseLiteral))"
             case .any(let relationship, let inner):
                 let member = newAlias()
                 sql.text += "EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND "
@@ -152,13 +198,17 @@ enum SQLBuilder {
                 let member = newAlias()
                 sql.text += "NOT EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce("
                 append(inner, alias: member, to: &sql)
-                sql.text += ", 0))"
+                sql.text += ", \(dialect.falseLiteral)))"
             case .sql(let condition, let values, _):
                 // On lines of its own, so that a trailing `--` comment ends with its line.
                 sql.text += "(\n\(condition)\n)"
                 sql.bindings += values
             case .aggregate(let aggregate, let op, let value):
                 appendAggregate(aggregate, alias: alias, to: &sql)
+                if dialect == .postgres && value.isNull && (op == .equal || op == .notEqual) {
+                    sql.text += op == .equal ? " IS NULL" : " IS NOT NULL"
+                    return
+                }
                 let sqlOperator: String
                 switch op {
                 case .equal: sqlOperator = value.isNull ? "IS" : "="
@@ -169,7 +219,7 @@ enum SQLBuilder {
                 sql.bindings.append(aggregate.key.map { operand(value, for: $0) } ?? value)
             case .isObject(let ids):
                 let keys = ids.filter { !$0.isTemporary }.map(\.key)
-                guard !keys.isEmpty else { sql.text += "0"; return }
+                guard !keys.isEmpty else { sql.text += dialect.falseLiteral; return }
                 sql.text += "\(alias).\(quote(primaryKeyColumn)) IN (" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
                 sql.bindings += keys.map { .int($0) }
             }
@@ -202,7 +252,7 @@ enum SQLBuilder {
             if let filter = aggregate.filter {
                 sql.text += " AND coalesce("
                 append(filter, alias: member, to: &sql)
-                sql.text += ", 0)"
+                sql.text += ", \(dialect.falseLiteral))"
             }
             sql.text += ")"
         }
@@ -232,21 +282,21 @@ enum SQLBuilder {
     }
 
     /// `INSERT INTO <entity> (_pk, _version, <every attribute>, <foreign keys>) VALUES (?, 1, ?, …)`.
-    static func insert(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
+    package static func insert(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
         let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
         let values = ["?", "1"] + Array(repeating: "?", count: entity.attributes.count + foreignKeyColumns.count)
         return "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
     }
 
     /// `UPDATE … SET _version = _version + 1, <changed columns> WHERE _pk = ? AND _version = ?`.
-    static func update(_ entity: EntityDescription, changedColumns: [String]) -> String {
+    package static func update(_ entity: EntityDescription, changedColumns: [String]) -> String {
         let assignments = ["\(quote(versionColumn)) = \(quote(versionColumn)) + 1"]
             + changedColumns.map { "\(quote($0)) = ?" }
         return "UPDATE \(quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quote(primaryKeyColumn)) = ? AND \(quote(versionColumn)) = ?"
     }
 
     /// `DELETE FROM <entity> WHERE _pk = ?`, and `AND _version = ?` when checking the version.
-    static func deleteRow(_ entity: EntityDescription, checkingVersion: Bool) -> String {
+    package static func deleteRow(_ entity: EntityDescription, checkingVersion: Bool) -> String {
         "DELETE FROM \(quote(entity.name)) WHERE \(quote(primaryKeyColumn)) = ?"
             + (checkingVersion ? " AND \(quote(versionColumn)) = ?" : "")
     }

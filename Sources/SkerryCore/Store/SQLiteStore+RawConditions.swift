@@ -107,9 +107,9 @@ extension SQLiteStore {
 /// The lexical check of a raw condition: SQL's strings, quoted names and comments are skipped;
 /// outside them the text may not close a parenthesis it did not open, leave one open, or hold a
 /// `;`.
-enum RawConditionShape {
+package enum RawConditionShape {
     /// What is wrong with the text's shape; nil when nothing is.
-    static func problem(_ condition: String) -> String? {
+    package static func problem(_ condition: String) -> String? {
         let bytes = Array(condition.utf8)
         var depth = 0
         var index = 0

@@ -9,7 +9,7 @@
 /// - a to-many relationship whose inverse is to-many (or absent) is a join table
 ///   `_<Entity>_<name>` of the side that sorts first, with `source`, `target`, `source_order` and
 ///   `target_order` columns.
-enum RelationshipStorage: Sendable, Hashable {
+package enum RelationshipStorage: Sendable, Hashable {
     /// A column of the source entity's table that holds the destination's key.
     case foreignKey(column: String)
     /// The destination table's foreign-key column that points back at the source; `orderColumn`
@@ -20,7 +20,7 @@ enum RelationshipStorage: Sendable, Hashable {
 
     /// Whether saving the relationship's changes writes something for this side (the side that
     /// holds the foreign key, the ordered side of an inverse key, the owner of a join table).
-    var isWrittenBySource: Bool {
+    package var isWrittenBySource: Bool {
         switch self {
         case .foreignKey: return true
         case .inverseForeignKey(_, _, let orderColumn): return orderColumn != nil
@@ -31,7 +31,7 @@ enum RelationshipStorage: Sendable, Hashable {
 
 /// The relationships of a set of entities, with their storage: computed from the model, and from
 /// the schema a store recorded (to compare the two when migrating).
-struct RelationshipLayout: Sendable {
+package struct RelationshipLayout: Sendable {
     /// A relationship as the layout needs it.
     struct Relationship: Sendable, Hashable {
         let entity: String
@@ -43,7 +43,7 @@ struct RelationshipLayout: Sendable {
     }
 
     /// Storage by entity name, then relationship name.
-    let storage: [String: [String: RelationshipStorage]]
+    package let storage: [String: [String: RelationshipStorage]]
 
     init(_ relationships: [Relationship]) {
         let byKey = Dictionary(relationships.map { ("\($0.entity).\($0.name)", $0) }, uniquingKeysWith: { first, _ in first })
@@ -73,7 +73,7 @@ struct RelationshipLayout: Sendable {
         self.storage = storage
     }
 
-    init(entities: [EntityDescription]) {
+    package init(entities: [EntityDescription]) {
         self.init(entities.flatMap { entity in
             entity.relationships.map {
                 Relationship(entity: entity.name, name: $0.name, destination: $0.destinationEntityName,
@@ -82,7 +82,7 @@ struct RelationshipLayout: Sendable {
         })
     }
 
-    init(schema: StoredSchema) {
+    package init(schema: StoredSchema) {
         self.init(schema.entities.flatMap { entity in
             entity.relationships.map {
                 Relationship(entity: entity.name, name: $0.name, destination: $0.destination,
@@ -92,7 +92,7 @@ struct RelationshipLayout: Sendable {
     }
 
     /// The foreign-key and order columns each table gets, by table name.
-    var extraColumns: [String: Set<String>] {
+    package var extraColumns: [String: Set<String>] {
         var columns: [String: Set<String>] = [:]
         for (entity, relationships) in storage {
             for value in relationships.values {
@@ -107,7 +107,7 @@ struct RelationshipLayout: Sendable {
     }
 
     /// The join tables.
-    var joinTables: Set<String> {
+    package var joinTables: Set<String> {
         Set(storage.values.flatMap(\.values).compactMap {
             if case .joinTable(let table, _, _, _) = $0 { return table }
             return nil
@@ -118,20 +118,20 @@ struct RelationshipLayout: Sendable {
 /// How the SQLite store keeps one entity's rows: the storage of each relationship, the
 /// foreign-key columns that follow the attributes in its rows, and the SQL that reads and
 /// inserts them. Computed once per entity when the store loads.
-struct SQLiteEntityLayout: Sendable {
+package struct SQLiteEntityLayout: Sendable {
     /// Each relationship's storage, by relationship index.
-    let storage: [RelationshipStorage]
+    package let storage: [RelationshipStorage]
     /// The indexes of the relationships kept in a foreign-key column of the entity's own table, in
     /// the order their columns follow the attributes in a row.
-    let foreignKeyIndexes: [Int]
+    package let foreignKeyIndexes: [Int]
     /// The destination entity of each of `foreignKeyIndexes`.
-    let foreignKeyDestinations: [EntityDescription]
+    package let foreignKeyDestinations: [EntityDescription]
     /// The foreign-key columns, in row order.
-    let foreignKeyColumns: [String]
+    package let foreignKeyColumns: [String]
     /// `SELECT` of every column of the entity's rows (key, version, attributes, foreign keys).
-    let selectRows: String
+    package let selectRows: String
     /// `INSERT` of a whole row.
-    let insertRow: String
+    package let insertRow: String
 
     init(entity: EntityDescription, storage: [RelationshipStorage], entities: [String: EntityDescription]) {
         self.storage = storage
@@ -150,11 +150,11 @@ struct SQLiteEntityLayout: Sendable {
 }
 
 /// The layouts of every entity of a store, by entity.
-struct SQLiteStoreLayout: Sendable {
+package struct SQLiteStoreLayout: Sendable {
     private let layouts: [ObjectIdentifier: SQLiteEntityLayout]
 
     /// The layouts of `entities` (a store's entities; relationships' destinations among them).
-    init(entities: [EntityDescription]) {
+    package init(entities: [EntityDescription]) {
         let relationships = RelationshipLayout(entities: entities)
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var layouts: [ObjectIdentifier: SQLiteEntityLayout] = [:]
@@ -166,14 +166,14 @@ struct SQLiteStoreLayout: Sendable {
     }
 
     /// The storage of relationship `index` of `entity`, or nil for an entity the store does not hold.
-    func storage(_ entity: EntityDescription, _ index: Int) -> RelationshipStorage? {
+    package func storage(_ entity: EntityDescription, _ index: Int) -> RelationshipStorage? {
         layouts[ObjectIdentifier(entity)]?.storage[index]
     }
 
     /// The layout of `entity`.
     /// - Throws: ``SkerryError/Code/noStore`` for an entity the store does not hold (contexts ask
     ///   a store only about its own entities, so this guards against misrouted IDs).
-    func of(_ entity: EntityDescription) throws(SkerryError) -> SQLiteEntityLayout {
+    package func of(_ entity: EntityDescription) throws(SkerryError) -> SQLiteEntityLayout {
         guard let layout = layouts[ObjectIdentifier(entity)] else {
             throw SkerryError(.noStore, "This store does not hold entity '\(entity.name)'.", entityName: entity.name)
         }

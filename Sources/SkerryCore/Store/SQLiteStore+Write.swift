@@ -20,7 +20,7 @@ extension SQLiteStore {
             // Temporary IDs need resolving only where something points at an object of the save.
             let pointsAtObjects = changes.updates.contains { !$0.relationshipChanges.isEmpty }
                 || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
-            let resolve = KeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
+            let resolve = StoreKeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
                                       aliases: changes.aliases)
             var conflicts = StoreWriteConflicts()
             var members: [MembersWrite] = []
@@ -33,34 +33,6 @@ extension SQLiteStore {
                 throw conflicts
             }
             return (keys, try next())
-        }
-    }
-
-    /// Turns object IDs into keys: permanent IDs are keys; temporary ones name an insert of this
-    /// write, directly or through an alias.
-    struct KeyResolver {
-        let allocated: [ObjectID: Int64]
-        let aliases: [ObjectID: ObjectID]
-
-        /// The key of `objectID` (nil: `.null`), which relationship `relationship` of `source`
-        /// names.
-        /// - Throws: ``SkerryError/Code/relationshipViolation`` for a temporary ID that names no
-        ///   object of the write (an object deleted before it was ever saved, or never saved in
-        ///   this store): a link to it cannot be kept, and writing none would lose it silently.
-        func key(_ objectID: ObjectID?, of source: ObjectID, _ relationship: Int) throws(SkerryError) -> AttributeValue {
-            guard var id = objectID else { return .null }
-            for _ in 0..<8 where id.isTemporary {
-                if let key = allocated[id] { return .int(key) }
-                guard let alias = aliases[id] else { break }
-                id = alias
-            }
-            guard !id.isTemporary else {
-                let name = source.entity.relationships[relationship].name
-                throw SkerryError(.relationshipViolation,
-                                  "\(source) is related through '\(source.entityName).\(name)' to \(objectID!), an object that was never saved and is not saved now (it was deleted before its first save, or belongs to another context). Nothing was saved; remove it from the relationship.",
-                                  entityName: source.entityName, key: name, objectID: source, objectIDs: [objectID!])
-            }
-            return .int(id.key)
         }
     }
 
@@ -142,7 +114,7 @@ extension SQLiteStore {
 
     /// Updates the changed columns of rows whose version is still the one read; the others
     /// (changed or deleted since) are conflicts.
-    private func writeUpdates(_ updates: [RowUpdate], _ resolve: KeyResolver, _ connection: SQLiteConnection,
+    private func writeUpdates(_ updates: [RowUpdate], _ resolve: StoreKeyResolver, _ connection: SQLiteConnection,
                               _ conflicts: inout StoreWriteConflicts, _ members: inout [MembersWrite]) throws {
         /// What determines an update's SQL: the entity and the columns it changes.
         struct Shape: Equatable {
@@ -183,7 +155,7 @@ extension SQLiteStore {
 
     /// Inserts rows under their allocated keys. An insert that violates a uniqueness constraint is
     /// a conflict, with the row it collides with.
-    private func writeInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: KeyResolver,
+    private func writeInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
                               _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts,
                               _ members: inout [MembersWrite]) throws {
         var repeated = RepeatedStatement<ObjectIdentifier>()      // by entity
@@ -222,7 +194,7 @@ extension SQLiteStore {
     }
 
     /// Writes the members of to-many relationships, in full, for the side that stores them.
-    private func writeMembers(_ writes: [MembersWrite], _ resolve: KeyResolver, _ connection: SQLiteConnection) throws {
+    private func writeMembers(_ writes: [MembersWrite], _ resolve: StoreKeyResolver, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         for write in writes {
             guard case .int(let source) = try resolve.key(write.source, of: write.source, write.relationship) else { continue }
@@ -329,5 +301,38 @@ extension SQLiteStore {
                 return objectIDs
             }
         }
+    }
+}
+
+/// Turns object IDs into keys: permanent IDs are keys; temporary ones name an insert of this
+/// write, directly or through an alias. Shared by the stores of this package.
+package struct StoreKeyResolver {
+    let allocated: [ObjectID: Int64]
+    let aliases: [ObjectID: ObjectID]
+
+    package init(allocated: [ObjectID: Int64], aliases: [ObjectID: ObjectID]) {
+        self.allocated = allocated
+        self.aliases = aliases
+    }
+
+    /// The key of `objectID` (nil: `.null`), which relationship `relationship` of `source`
+    /// names.
+    /// - Throws: ``SkerryError/Code/relationshipViolation`` for a temporary ID that names no
+    ///   object of the write (an object deleted before it was ever saved, or never saved in
+    ///   this store): a link to it cannot be kept, and writing none would lose it silently.
+    package func key(_ objectID: ObjectID?, of source: ObjectID, _ relationship: Int) throws(SkerryError) -> AttributeValue {
+        guard var id = objectID else { return .null }
+        for _ in 0..<8 where id.isTemporary {
+            if let key = allocated[id] { return .int(key) }
+            guard let alias = aliases[id] else { break }
+            id = alias
+        }
+        guard !id.isTemporary else {
+            let name = source.entity.relationships[relationship].name
+            throw SkerryError(.relationshipViolation,
+                              "\(source) is related through '\(source.entityName).\(name)' to \(objectID!), an object that was never saved and is not saved now (it was deleted before its first save, or belongs to another context). Nothing was saved; remove it from the relationship.",
+                              entityName: source.entityName, key: name, objectID: source, objectIDs: [objectID!])
+        }
+        return .int(id.key)
     }
 }

@@ -44,6 +44,8 @@ final class SQLiteStore: ObjectStore {
         }
         let location: DatabaseLocation
         switch description.kind {
+        case .postgres:
+            throw SkerryError(.storeLoadFailed, "A PostgreSQL store description is made with StoreDescription.postgres(_:) of the SkerryPostgres product; this one has no PostgreSQL connection.")
         case .inMemory where description.isReadOnly:
             throw SkerryError(.storeLoadFailed, "An in-memory store cannot be read-only: it starts empty.")
         case .inMemory:

@@ -50,6 +50,8 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
         case sqlite
         /// A private in-memory SQLite database, gone when the stack is released.
         case inMemory
+        /// A PostgreSQL database (the `SkerryPostgres` product's `StoreDescription.postgres(_:)`).
+        case postgres
     }
 
     /// The kind of store.
@@ -98,6 +100,12 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
         self.kind = kind
     }
 
+    /// Describes a store of a kind implemented outside this module, opened by `factory`.
+    package init(kind: Kind, factory: any ObjectStoreFactory) {
+        self.kind = kind
+        self.storeFactory = factory
+    }
+
     /// Describes an in-memory store.
     public static func inMemory() -> StoreDescription {
         StoreDescription(kind: .inMemory)
@@ -136,6 +144,7 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .sqlite: return "SQLite store at \(url?.path ?? "?")"
         case .inMemory: return "in-memory store"
+        case .postgres: return storeFactory?.storeLabel ?? "PostgreSQL store"
         }
     }
 }

@@ -2,7 +2,7 @@
 /// later load can tell exactly what changed, and migrate from it without the model it was
 /// written with (renaming identifiers included, so that a migration matches elements as Core
 /// Data does, by renaming identifier or name).
-struct StoredSchema: Codable, Equatable {
+package struct StoredSchema: Codable, Equatable {
     struct Attribute: Codable, Equatable {
         var name: String
         var type: AttributeType
@@ -33,7 +33,7 @@ struct StoredSchema: Codable, Equatable {
     }
     var entities: [Entity]
 
-    init(entities: [EntityDescription]) {
+    package init(entities: [EntityDescription]) {
         self.entities = entities.map { entity in
             Entity(name: entity.name,
                    attributes: entity.attributes.map {
@@ -54,7 +54,7 @@ struct StoredSchema: Codable, Equatable {
     }
 
     /// The schema without renaming identifiers: what the tables' shape depends on.
-    var shape: StoredSchema {
+    package var shape: StoredSchema {
         var copy = self
         for e in copy.entities.indices {
             copy.entities[e].renamingIdentifier = nil
@@ -67,24 +67,24 @@ struct StoredSchema: Codable, Equatable {
 
 /// The steps that bring a store from its recorded schema to the current model, or the reasons it
 /// cannot be done automatically.
-struct SchemaMigration {
+package struct SchemaMigration {
     /// Entities to create (tables and their indexes).
-    var newEntities: [EntityDescription] = []
+    package var newEntities: [EntityDescription] = []
     /// Attributes to add to existing tables.
-    var newAttributes: [(entity: EntityDescription, attribute: AttributeDescription)] = []
+    package var newAttributes: [(entity: EntityDescription, attribute: AttributeDescription)] = []
     /// Indexes to create, as (entity, attribute names).
     var newIndexes: [(entity: EntityDescription, attributes: [String])] = []
     /// Indexes to drop, as (entity name, attribute names).
     var droppedIndexes: [(entityName: String, attributes: [String])] = []
     /// Changes that cannot be migrated automatically, each a sentence.
-    var incompatibilities: [String] = []
+    package var incompatibilities: [String] = []
 
-    var isEmpty: Bool {
+    package var isEmpty: Bool {
         newEntities.isEmpty && newAttributes.isEmpty && newIndexes.isEmpty && droppedIndexes.isEmpty
     }
 
     /// Compares the recorded schema with the entities the store now holds.
-    init(from stored: StoredSchema, to entities: [EntityDescription]) {
+    package init(from stored: StoredSchema, to entities: [EntityDescription]) {
         let currentNames = Set(entities.map(\.name))
         for old in stored.entities where !currentNames.contains(old.name) {
             incompatibilities.append("entity '\(old.name)' was removed")

@@ -59,6 +59,9 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         public static let underlyingError = Code(rawValue: 19)
         /// A write was asked of a store opened read-only (``StoreDescription/isReadOnly``).
         public static let storeIsReadOnly = Code(rawValue: 20)
+        /// A database other than SQLite (PostgreSQL) reported an error; ``SkerryError/underlyingError``
+        /// holds it (a `PostgresError` of `SkerryPostgres`).
+        public static let database = Code(rawValue: 21)
 
         public var description: String {
             switch self {
@@ -82,6 +85,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .invalidPredicateFormat: return "invalidPredicateFormat"
             case .underlyingError: return "underlyingError"
             case .storeIsReadOnly: return "storeIsReadOnly"
+            case .database: return "database"
             default: return "code \(rawValue)"
             }
         }
@@ -102,7 +106,8 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     /// The SQLite error underneath, for ``Code/sqlite`` and for store failures.
     public var sqlite: SQLiteError?
     /// The error this one reports, when it came from elsewhere: a SQLite error (also in
-    /// ``sqlite``), or an error of a closure the engine ran (``Code/underlyingError``).
+    /// ``sqlite``), a PostgreSQL error (``Code/database``; `SkerryPostgres` reads it as
+    /// `error.postgres`), or an error of a closure the engine ran (``Code/underlyingError``).
     public var underlyingError: (any Error)?
     /// For ``Code/mergeConflict`` and ``Code/constraintViolation`` raised by a save: every
     /// conflict, with the object's, the cached and the stored values.

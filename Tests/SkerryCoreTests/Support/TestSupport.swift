@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SkerryCore
+import SkerryPostgres
 
 /// A temporary folder, removed when the value is released.
 final class TemporaryDirectory: Sendable {
@@ -69,8 +70,28 @@ func makeMemoryStack(model: ObjectModel = Fixtures.model()) throws -> Persistent
 
 /// Both kinds of store, for tests that must hold on each.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case file, memory
+    case file, memory, postgres
     var testDescription: String { rawValue }
+
+    /// Every kind the tests can run on here: the PostgreSQL kind only when a test server was
+    /// started (`scripts/postgres-server.sh run swift test`, which sets `SKERRY_TEST_POSTGRES`).
+    static var allCases: [StoreKind] {
+        PostgresTestStore.connectionString == nil ? [.file, .memory] : [.file, .memory, .postgres]
+    }
+}
+
+/// The PostgreSQL test server's stores: each stack gets a schema of its own, so that tests
+/// running at once never see each other's rows.
+enum PostgresTestStore {
+    /// The test server's connection string, or nil when no server was started.
+    static let connectionString: String? = ProcessInfo.processInfo.environment["SKERRY_TEST_POSTGRES"]
+
+    /// A description of a store in a new, empty schema of the test server.
+    static func newDescription(schema: String = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
+                               propagatesChanges: Bool = false) throws -> StoreDescription {
+        let connectionString = try #require(connectionString, "no PostgreSQL test server (SKERRY_TEST_POSTGRES is not set)")
+        return .postgres(connectionString, maximumConnections: 4, schema: schema, propagatesChanges: propagatesChanges)
+    }
 }
 
 /// A stack of `kind`, with the temporary folder it lives in (nil for memory). Keep the folder
@@ -82,6 +103,11 @@ func makeStack(_ kind: StoreKind, model: ObjectModel = Fixtures.model()) throws 
         return (try makeFileStack(directory, model: model), directory)
     case .memory:
         return (try makeMemoryStack(model: model), nil)
+    case .postgres:
+        let stack = PersistentStack(name: "Postgres", model: model)
+        stack.persistentStoreDescriptions = [try PostgresTestStore.newDescription()]
+        try stack.loadPersistentStores()
+        return (stack, nil)
     }
 }
 

@@ -1,0 +1,306 @@
+import SkerryCore
+
+extension PostgresStore {
+    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+        do {
+            return try pool.withConnection { connection in
+                try connection.transaction { try writeTransaction(changes, connection, then: next) }
+            }
+        } catch let conflicts as StoreWriteConflicts {
+            throw conflicts          // for the context's merge policy, untouched
+        } catch {
+            throw Self.mapError(error, entity: nil)
+        }
+    }
+
+    /// One statement of a write, kept to learn what its answer means.
+    private enum Sent {
+        /// A version-checked update or delete of `objectID`: no row changed means a conflict.
+        case checked(ObjectID)
+        /// An insert (its position in `StoreWrite.inserts`): no row inserted means a uniqueness conflict.
+        case insert(Int)
+        /// A statement whose answer needs no look (join-table rows, order columns).
+        case other(ObjectID?)
+
+        var objectID: ObjectID? {
+            switch self {
+            case .checked(let id): return id
+            case .insert: return nil
+            case .other(let id): return id
+            }
+        }
+    }
+
+    /// The write, inside its transaction: keys first (one statement per entity), then every
+    /// delete, update, insert and to-many member write in one pipeline — deletes first, so that a
+    /// save that deletes a row and inserts another with the same unique value does not trip over
+    /// its own old row. Then the rows behind conflicts are read, and the write fails with them
+    /// (rolled back) or runs `next` before it commits.
+    private func writeTransaction<T>(_ changes: StoreWrite, _ connection: PostgresConnection,
+                                     then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+        let keys = try allocateKeys(changes.inserts, connection)
+        let pointsAtObjects = changes.updates.contains { !$0.relationshipChanges.isEmpty }
+            || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
+        let resolve = StoreKeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
+                                       aliases: changes.aliases)
+        var sent: [Sent] = []
+        var unchanged: [Int] = []          // positions in `sent` whose statement changed no row
+        let pipeline = PostgresPipeline(connection)
+        func send(_ sql: String, _ values: [AttributeValue], _ kind: Sent) throws {
+            let position = sent.count
+            sent.append(kind)
+            switch kind {
+            case .checked, .insert:
+                try pipeline.send(sql, values) { if $0.affectedRows == 0 { unchanged.append(position) } }
+            case .other:
+                try pipeline.send(sql, values)
+            }
+        }
+        do {
+            var members: [MembersWrite] = []
+            try sendDeletes(changes.deletes, send)
+            try sendUpdates(changes.updates, resolve, send, &members)
+            try sendInserts(changes.inserts, keys: keys, resolve, send, &members)
+            try sendMembers(members, resolve, send)
+            try pipeline.finish()
+        } catch {
+            let objectID = pipeline.failedStatement.flatMap { $0 < sent.count ? sent[$0] : nil }.flatMap { kind -> ObjectID? in
+                if case .insert(let index) = kind { return changes.inserts[index].objectID }
+                return kind.objectID
+            }
+            throw Self.mapWriteError(error, objectID)
+        }
+        var conflicts = StoreWriteConflicts()
+        for position in unchanged {
+            switch sent[position] {
+            case .checked(let objectID):
+                let stored = try currentRow(objectID, connection)
+                // A delete of a row already gone is no conflict: the delete's aim is met.
+                if stored == nil && changes.deletes.contains(where: { $0.objectID == objectID }) { continue }
+                conflicts.versionConflicts.append((objectID, stored))
+            case .insert(let index):
+                let insert = changes.inserts[index]
+                guard let (constraint, row) = try collidingRow(insert.objectID.entity, insert.values, connection) else {
+                    throw SkerryError(.constraintViolation, "Saving \(insert.objectID) would violate a uniqueness constraint of '\(insert.objectID.entityName)'.",
+                                      entityName: insert.objectID.entityName, objectID: insert.objectID)
+                }
+                let entity = insert.objectID.entity
+                let earlier = (0..<index).first { keys[$0] == row.primaryKey && changes.inserts[$0].objectID.entity === entity }
+                conflicts.uniquenessConflicts.append((index, constraint, earlier.map { .insert(index: $0) } ?? .row(row)))
+            case .other:
+                continue
+            }
+        }
+        if !conflicts.isEmpty {
+            conflicts.store = identity
+            throw conflicts
+        }
+        return (keys, try next())
+    }
+
+    /// The next keys of each entity's sequence, one per insert: one statement per entity.
+    /// Sequences never hand out a key twice, whichever process asks.
+    private func allocateKeys(_ inserts: [RowInsert], _ connection: PostgresConnection) throws -> [Int64] {
+        guard !inserts.isEmpty else { return [] }
+        var counts: [ObjectIdentifier: (entity: EntityDescription, count: Int)] = [:]
+        for insert in inserts {
+            counts[ObjectIdentifier(insert.objectID.entity), default: (insert.objectID.entity, 0)].count += 1
+        }
+        var allocated: [ObjectIdentifier: [Int64]] = [:]
+        for (id, (entity, count)) in counts {
+            let result = try connection.query("SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
+                                              [.string(SQLBuilder.quote(Self.sequenceName(entity.name))), .int(Int64(count))])
+            allocated[id] = (0..<result.rowCount).map { result.int64($0, 0) }.reversed()
+        }
+        return inserts.map { allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() }
+    }
+
+    /// The row with this key as it is now, or nil.
+    private func currentRow(_ objectID: ObjectID, _ connection: PostgresConnection) throws -> RowSnapshot? {
+        let entityLayout = try layout.of(objectID.entity)
+        let result = try connection.query(entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?",
+                                          [.int(objectID.key)])
+        return result.rowCount > 0 ? try decodeRow(result, 0, objectID.entity, entityLayout) : nil
+    }
+
+    /// The members of a to-many relationship that this store keeps on the side of `source`,
+    /// written in full once the rows exist.
+    private struct MembersWrite {
+        let source: ObjectID
+        let storage: RelationshipStorage
+        let members: [ObjectID]
+    }
+
+    private static func membersWrites(_ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
+                                      _ relationships: some Sequence<(index: Int, value: RelationshipValue)>) -> [MembersWrite] {
+        relationships.compactMap { index, value in
+            guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
+            return MembersWrite(source: source, storage: entityLayout.storage[index], members: members)
+        }
+    }
+
+    /// Deletes rows (in key order, so that concurrent writers lock rows in one order), and the
+    /// join-table rows they take part in.
+    private func sendDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
+                             _ send: (String, [AttributeValue], Sent) throws -> Void) throws {
+        let q = SQLBuilder.quote
+        for (objectID, expectedVersion) in deletes.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
+            let entity = objectID.entity
+            try send(SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil),
+                     [.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []),
+                     expectedVersion != nil ? .checked(objectID) : .other(objectID))
+            for storage in try layout.of(entity).storage {
+                guard case .joinTable(let table, let source, _, _) = storage else { continue }
+                try send("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.int(objectID.key)], .other(objectID))
+            }
+        }
+    }
+
+    /// Updates the changed columns of rows whose version is still the one read, in key order.
+    private func sendUpdates(_ updates: [RowUpdate], _ resolve: StoreKeyResolver,
+                             _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]) throws {
+        for update in updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
+            let entity = update.objectID.entity
+            let entityLayout = try layout.of(entity)
+            let foreignKeyChanges = update.relationshipChanges.filter {
+                if case .foreignKey = entityLayout.storage[$0.index] { return true }
+                return false
+            }
+            let columns = update.changes.map { entity.attributes[$0.index].name } + foreignKeyChanges.map { entity.relationships[$0.index].name }
+            let values = update.changes.map(\.value) + foreignKeyChanges.map { resolve.key($0.value.objectIDs.first) }
+            members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
+            try send(SQLBuilder.update(entity, changedColumns: columns),
+                     values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
+        }
+    }
+
+    /// Inserts rows under their allocated keys; an insert that collides with a uniqueness
+    /// constraint inserts nothing (`ON CONFLICT DO NOTHING`, so that the transaction goes on) and
+    /// is reported as a conflict with the row it collides with.
+    private func sendInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
+                             _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]) throws {
+        var last: (entity: EntityDescription, layout: SQLiteEntityLayout, sql: String)?
+        for (index, insert) in inserts.enumerated() {
+            let entity = insert.objectID.entity
+            if last?.entity !== entity {
+                let entityLayout = try layout.of(entity)
+                last = (entity, entityLayout, entityLayout.insertRow + (entity.uniquenessConstraints.isEmpty ? "" : " ON CONFLICT DO NOTHING"))
+            }
+            let (_, entityLayout, sql) = last!
+            var values: [AttributeValue] = [.int(keys[index])]
+            values.reserveCapacity(insert.values.count + entityLayout.foreignKeyIndexes.count + 1)
+            values += insert.values
+            for relationship in entityLayout.foreignKeyIndexes {
+                values.append(resolve.key(insert.relationships[relationship].objectIDs.first))
+            }
+            try send(sql, values, entity.uniquenessConstraints.isEmpty ? .other(insert.objectID) : .insert(index))
+            if !entityLayout.storage.isEmpty {
+                members += Self.membersWrites(insert.objectID, entityLayout,
+                                              insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
+                                                  .filter { !$0.value.objectIDs.isEmpty })
+            }
+        }
+    }
+
+    /// Writes the members of to-many relationships, in full, for the side that stores them.
+    private func sendMembers(_ writes: [MembersWrite], _ resolve: StoreKeyResolver,
+                             _ send: (String, [AttributeValue], Sent) throws -> Void) throws {
+        let q = SQLBuilder.quote
+        for write in writes {
+            guard case .int(let source) = resolve.key(write.source) else { continue }
+            let members = write.members.map(resolve.key)
+            switch write.storage {
+            case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
+                try send("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?", [.int(source)], .other(write.source))
+                let columns = [sourceColumn, targetColumn] + (orderColumn.map { [$0] } ?? [])
+                let insert = "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES (?, ?\(orderColumn == nil ? "" : ", ?")) "
+                    + "ON CONFLICT (\(q("source")), \(q("target"))) DO UPDATE SET "
+                    + (orderColumn.map { "\(q($0)) = excluded.\(q($0))" } ?? "\(q(targetColumn)) = excluded.\(q(targetColumn))")
+                for (position, member) in members.enumerated() where !member.isNull {
+                    try send(insert, [.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]), .other(write.source))
+                }
+            case .inverseForeignKey(let table, _, let orderColumn?):
+                let update = "UPDATE \(q(table)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?"
+                for (position, member) in members.enumerated() where !member.isNull {
+                    try send(update, [.int(Int64(position)), member], .other(write.source))
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The first uniqueness constraint of `entity` that `values` collide with, and the row they
+    /// collide with. A nil value never collides (NULLs are distinct in unique indexes).
+    private func collidingRow(_ entity: EntityDescription, _ values: [AttributeValue],
+                              _ connection: PostgresConnection) throws -> (constraint: [String], row: RowSnapshot)? {
+        let entityLayout = try layout.of(entity)
+        for constraint in entity.uniquenessConstraints {
+            let bound = constraint.compactMap { entity.attributeIndex(named: $0) }.map { values[$0] }
+            guard !bound.contains(where: \.isNull) else { continue }
+            let condition = constraint.map { "\(SQLBuilder.quote($0)) = ?" }.joined(separator: " AND ")
+            let result = try connection.query(entityLayout.selectRows + " WHERE " + condition, bound)
+            if result.rowCount > 0 { return (constraint, try decodeRow(result, 0, entity, entityLayout)) }
+        }
+        return nil
+    }
+
+    /// The order in which a write touches rows: by entity name, then key. Two writers that touch
+    /// the same rows lock them in the same order and so cannot deadlock on them.
+    private static func lockOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
+        a.entity.name == b.entity.name ? a.key < b.key : a.entity.name < b.entity.name
+    }
+
+    private static func mapWriteError(_ error: any Error, _ objectID: ObjectID?) -> SkerryError {
+        var mapped = mapError(error, entity: objectID?.entity)
+        if mapped.objectIDs.isEmpty, let objectID { mapped.objectIDs = [objectID] }
+        if mapped.code == .constraintViolation, let objectID {
+            let underlying = mapped.underlyingError
+            mapped = SkerryError(.constraintViolation,
+                                 "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.postgres?.message ?? mapped.message).",
+                                 entityName: objectID.entityName, objectID: objectID)
+            mapped.underlyingError = underlying
+        }
+        return mapped
+    }
+
+    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
+        try batchDelete(entity, predicate: predicate, returningKeys: false).count
+    }
+
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID] {
+        let identity = identity
+        return try batchDelete(entity, predicate: predicate, returningKeys: true).keys.map {
+            ObjectID(store: identity, entity: entity, primaryKey: $0)
+        }
+    }
+
+    /// Deletes the rows matching `predicate` with one statement (returning their keys when asked),
+    /// and the join-table rows they took part in, in one transaction.
+    private func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?,
+                             returningKeys: Bool) throws(SkerryError) -> (count: Int, keys: [Int64]) {
+        let q = SQLBuilder.quote
+        let joinTables = try layout.of(entity).storage.compactMap { storage -> (table: String, column: String)? in
+            guard case .joinTable(let table, let source, _, _) = storage else { return nil }
+            return (table, source)
+        }
+        let returning = returningKeys || !joinTables.isEmpty
+        var delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
+                                      layout: layout, ordered: false, dialect: .postgres)
+        if returning { delete.text += " RETURNING \(q(SQLBuilder.primaryKeyColumn))" }
+        _ = try Self.checkRawConditions(predicate)
+        return try withConnection(entity) { connection in
+            try connection.transaction {
+                let result = try connection.query(delete.text, delete.bindings)
+                guard returning else { return (result.affectedRows, []) }
+                let keys = (0..<result.rowCount).map { result.int64($0, 0) }
+                if !keys.isEmpty {
+                    for (table, column) in joinTables {
+                        try connection.query("DELETE FROM \(q(table)) WHERE " + Self.inKeys(column), [Self.keyArray(keys)])
+                    }
+                }
+                return (keys.count, keys)
+            }
+        }
+    }
+}

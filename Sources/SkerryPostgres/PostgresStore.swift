@@ -1,0 +1,119 @@
+import Foundation
+import SkerryCore
+
+/// A store kept in a PostgreSQL database: one table per entity (in the description's schema), a
+/// metadata table, one sequence per entity for keys, and a pool of connections.
+///
+/// The tables have the SQLite store's shape — a `bigint` key `_pk`, a `_version` for optimistic
+/// locking, one column per attribute in its native PostgreSQL type, and relationships kept the
+/// same way (foreign-key columns, order columns, join tables) — so that both stores follow one
+/// layout (``SQLiteStoreLayout``) and one SQL generator (``SQLBuilder`` in its PostgreSQL dialect).
+///
+/// Several processes may use one store at once: keys come from sequences (never handed out
+/// twice), every update and delete checks the version the context read, and a schema change
+/// runs in one transaction while other loading processes wait on an advisory lock.
+final class PostgresStore: ObjectStore {
+    let identity: StoreIdentity
+    let storeDescription: StoreDescription
+    let options: PostgresStoreOptions
+    /// The entities this store holds.
+    let entities: [EntityDescription]
+    /// The model.
+    let model: ObjectModel
+    /// Where each entity's relationships are kept, and the SQL of its rows.
+    let layout: SQLiteStoreLayout
+    let pool: PostgresConnectionPool
+
+    /// Opens the store: connects, creates or checks (and additively migrates) the schema.
+    /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the server cannot be reached or the
+    ///   schema is not a Skerry store; ``SkerryError/Code/modelMismatch`` when the store was
+    ///   written with a model that cannot be migrated automatically. The database is left as it
+    ///   was on any failure (schema changes are transactional).
+    init(description: StoreDescription, options: PostgresStoreOptions, model: ObjectModel,
+         entities: [EntityDescription]) throws(SkerryError) {
+        self.storeDescription = description
+        self.options = options
+        self.entities = entities
+        self.model = model
+        self.layout = SQLiteStoreLayout(entities: entities)
+        let held = Set(entities.map(\.name))
+        for entity in entities {
+            for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
+                throw SkerryError(.storeLoadFailed,
+                                  "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
+                                  entityName: entity.name, key: relationship.name)
+            }
+        }
+        do {
+            try PostgresConnectionString.validate(options.connectionString)
+        } catch {
+            throw Self.loadError(error, description)
+        }
+        pool = PostgresConnectionPool(connectionString: Self.connectionString(options), maximumConnections: options.maximumConnections)
+        let identifier = try Self.prepareSchema(pool: pool, description: description, options: options, model: model, entities: entities)
+        identity = StoreIdentity(identifier: identifier)
+    }
+
+    /// The connection string with the schema put first on the search path.
+    static func connectionString(_ options: PostgresStoreOptions) -> String {
+        guard let schema = options.schema else { return options.connectionString }
+        // libpq's `options` parameter: `-c search_path=...` for every connection of the pool.
+        let searchPath = "-c search_path=\(SQLBuilder.quote(schema).replacingOccurrences(of: " ", with: "\\ "))"
+        if options.connectionString.contains("://") {
+            let separator = options.connectionString.contains("?") ? "&" : "?"
+            let encoded = searchPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? searchPath
+            return options.connectionString + separator + "options=" + encoded
+        }
+        return options.connectionString + " options=" + PostgresConnectionString.quoted(searchPath)
+    }
+
+    static func loadError(_ error: PostgresError, _ description: StoreDescription) -> SkerryError {
+        var failure = SkerryError(.storeLoadFailed, "Cannot load \(description): \(error.message)")
+        failure.underlyingError = error
+        return failure
+    }
+
+    var statistics: StoreStatistics {
+        let counts = pool.counters.counts
+        var statistics = StoreStatistics()
+        statistics.statementsExecuted = counts.statements
+        statistics.rowsRead = counts.rowsRead
+        statistics.rowsWritten = counts.rowsWritten
+        return statistics
+    }
+
+    // MARK: Connection access with error mapping
+
+    /// Runs `body` on a connection of the pool, turning errors into ``SkerryError``s.
+    func withConnection<T>(_ entity: EntityDescription?, _ body: (PostgresConnection) throws -> T) throws(SkerryError) -> T {
+        do {
+            return try pool.withConnection(body)
+        } catch {
+            throw Self.mapError(error, entity: entity)
+        }
+    }
+
+    /// Any error of the store as a ``SkerryError``: a PostgreSQL unique violation is
+    /// ``SkerryError/Code/constraintViolation``, other PostgreSQL errors ``SkerryError/Code/database``,
+    /// each carrying the ``PostgresError``.
+    static func mapError(_ error: any Error, entity: EntityDescription?) -> SkerryError {
+        switch error {
+        case let error as SkerryError:
+            return error
+        case let error as PostgresError:
+            var mapped = SkerryError(error.isUniqueViolation ? .constraintViolation : .database,
+                                     error.isUniqueViolation ? "A uniqueness constraint failed: \(error.message)" : error.message,
+                                     entityName: entity?.name)
+            mapped.underlyingError = error
+            return mapped
+        default:
+            return SkerryError(.database, "\(error)", entityName: entity?.name)
+        }
+    }
+
+    static func undecodable(_ entity: EntityDescription, _ attribute: AttributeDescription, primaryKey: Int64) -> SkerryError {
+        SkerryError(.undecodableValue,
+                    "The stored value of '\(entity.name).\(attribute.name)' in row \(primaryKey) is not a valid \(attribute.type).",
+                    entityName: entity.name, key: attribute.name)
+    }
+}
