@@ -82,7 +82,8 @@ final class PostgresPipeline {
             }
             do {
                 let result = try connection.checked(raw, sql: sql)
-                connection.counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
+                // A pipelined statement's time is not its own (it waits behind the batch): traced with none.
+                connection.record(result, sql, connection.counters?.traceStart)
                 if firstError == nil { try onResult(result) }
             } catch {
                 if firstError == nil {

@@ -34,7 +34,9 @@ final class PostgresConnection {
     /// deallocated), so that one-off SQL cannot grow it without bound.
     static let statementCacheLimit = 256
     /// Where executions are counted (nil: not counted).
-    let counters: PostgresCounters?
+    let counters: StoreCounters?
+    /// Raw SQL conditions already checked on this connection (entity name, NUL, condition).
+    var checkedConditions: Set<String> = []
 
     /// Opens a connection.
     /// - Parameters:
@@ -46,7 +48,7 @@ final class PostgresConnection {
     /// - Throws: ``PostgresError`` with ``SQLState/unableToConnect`` when the string is malformed
     ///   or the server cannot be reached, or the server's own error (a wrong password is
     ///   `28P01`, a missing database `3D000`).
-    init(connectionString: String, counters: PostgresCounters? = nil) throws(PostgresError) {
+    init(connectionString: String, counters: StoreCounters? = nil) throws(PostgresError) {
         try PostgresConnectionString.validate(connectionString)
         guard let connection = PQconnectdb(connectionString) else {
             throw PostgresError(sqlState: .unableToConnect, message: "libpq could not allocate a connection.")
@@ -129,8 +131,17 @@ final class PostgresConnection {
 
     /// Runs SQL without parameters (DDL, transaction control; several statements allowed).
     func execute(_ sql: String) throws(PostgresError) {
+        let start = counters?.traceStart
         let result = try checked(PQexec(handle, sql), sql: sql)
-        counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
+        record(result, sql, start)
+    }
+
+    /// Counts one execution (and traces it, when statements are traced).
+    func record(_ result: PostgresResult, _ sql: String, _ start: ContinuousClock.Instant?) {
+        guard let counters else { return }
+        let written = result.affectedRows, read = written > 0 ? 0 : Int(result.rowCount)
+        counters.record(rowsRead: read, rowsWritten: written)
+        if let start { counters.traceFinished(sql, start: start, rowsRead: read, rowsWritten: written) }
     }
 
     /// The prepared statement for `sql`, preparing it on first use (one round trip to prepare,
@@ -179,11 +190,12 @@ final class PostgresConnection {
     func query(_ sql: String, _ bindings: [AttributeValue] = []) throws(PostgresError) -> PostgresResult {
         let statement = try statement(sql)
         let parameters = try encode(bindings, for: statement)
+        let start = counters?.traceStart
         let raw = parameters.withParameters { values, lengths, formats in
             PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
         }
         let result = try checked(raw, sql: sql)
-        counters?.record(rowsRead: Int(result.rowCount), rowsWritten: result.affectedRows)
+        record(result, sql, start)
         return result
     }
 

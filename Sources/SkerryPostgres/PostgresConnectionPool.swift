@@ -1,23 +1,6 @@
 import Foundation
+import SkerryCore
 import Synchronization
-
-/// Counters a PostgreSQL store's connections add to: statements executed, rows read and written.
-final class PostgresCounters: Sendable {
-    private let statements = Atomic<Int>(0)
-    private let rowsRead = Atomic<Int>(0)
-    private let rowsWritten = Atomic<Int>(0)
-
-    /// Records one execution of a statement.
-    func record(rowsRead read: Int, rowsWritten written: Int) {
-        statements.add(1, ordering: .relaxed)
-        if read > 0 { rowsRead.add(read, ordering: .relaxed) }
-        if written > 0 { rowsWritten.add(written, ordering: .relaxed) }
-    }
-
-    var counts: (statements: Int, rowsRead: Int, rowsWritten: Int) {
-        (statements.load(ordering: .relaxed), rowsRead.load(ordering: .relaxed), rowsWritten.load(ordering: .relaxed))
-    }
-}
 
 /// A bounded set of connections to one PostgreSQL database, opened on demand and reused.
 ///
@@ -31,7 +14,8 @@ final class PostgresCounters: Sendable {
 final class PostgresConnectionPool: @unchecked Sendable {
     let connectionString: String
     let maximumConnections: Int
-    let counters = PostgresCounters()
+    /// What the pool's connections executed (and where statement traces go).
+    let counters: StoreCounters
     private let state = Mutex<State>(State())
     private let slots: DispatchSemaphore
 
@@ -52,8 +36,10 @@ final class PostgresConnectionPool: @unchecked Sendable {
     /// - Parameters:
     ///   - connectionString: a libpq connection string (`key=value` pairs or a URI).
     ///   - maximumConnections: the most connections open at once (at least 1).
-    init(connectionString: String, maximumConnections: Int) {
+    ///   - counters: what the connections count their statements in.
+    init(connectionString: String, maximumConnections: Int, counters: StoreCounters = StoreCounters()) {
         self.connectionString = connectionString
+        self.counters = counters
         self.maximumConnections = max(1, maximumConnections)
         self.slots = DispatchSemaphore(value: self.maximumConnections)
     }

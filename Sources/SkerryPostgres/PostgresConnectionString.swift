@@ -51,7 +51,14 @@ enum PostgresSQL {
     /// identifiers, dollar-quoted strings and comments are left alone.
     /// Complexity: O(length of `sql`).
     static func numberingParameters(_ sql: String) -> String {
-        guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
+        scanParameters(sql).text
+    }
+
+    /// `sql` with its `?` markers numbered, how many there were, and whether any `?` was followed
+    /// by a digit (SQLite's `?NNN`, which this numbering would misread).
+    static func scanParameters(_ sql: String) -> (text: String, count: Int, numbered: Bool) {
+        guard sql.utf8.contains(UInt8(ascii: "?")) else { return (sql, 0, false) }
+        var numbered = false
         var output: [UInt8] = []
         output.reserveCapacity(sql.utf8.count + 16)
         let bytes = Array(sql.utf8)
@@ -94,6 +101,7 @@ enum PostgresSQL {
                 while end + tag.count <= bytes.count && Array(bytes[end..<(end + tag.count)]) != tag { end += 1 }
                 copy(until: end + tag.count)
             case UInt8(ascii: "?"):
+                if index + 1 < bytes.count, bytes[index + 1] >= UInt8(ascii: "0"), bytes[index + 1] <= UInt8(ascii: "9") { numbered = true }
                 parameter += 1
                 output.append(contentsOf: "$\(parameter)".utf8)
                 index += 1
@@ -102,6 +110,6 @@ enum PostgresSQL {
                 index += 1
             }
         }
-        return String(decoding: output, as: UTF8.self)
+        return (String(decoding: output, as: UTF8.self), parameter, numbered)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SkerryCore
 
 /// Raw SQL conditions (``SkerryCore/FetchPredicate/sql(_:_:)``) in a PostgreSQL store: written in
@@ -5,35 +6,88 @@ import SkerryCore
 /// before they run, run in read-only transactions, and evaluated on unsaved objects' values by
 /// the database.
 extension PostgresStore {
-    /// Checks every raw SQL condition in `predicate`: one expression (it never closes a
-    /// parenthesis it did not open, has no `;`, no unterminated string or comment) with as many
-    /// `?` as it has values. Returns whether there was any.
+    /// Checks the text of every raw SQL condition in `predicate`: one expression (it never closes
+    /// a parenthesis it did not open, has no `;`, no unterminated string or comment) with as many
+    /// `?` as it has values. Returns the conditions, for ``validateRawConditions(_:_:)``.
     /// - Throws: ``SkerryError/Code/invalidArgument`` saying what is wrong.
-    static func checkRawConditions(_ predicate: ResolvedPredicate?) throws(SkerryError) -> Bool {
-        guard let predicate else { return false }
+    static func checkRawConditions(_ predicate: ResolvedPredicate?) throws(SkerryError) -> [(condition: String, entity: EntityDescription)] {
+        guard let predicate else { return [] }
         switch predicate {
         case .and(let parts), .or(let parts):
-            var found = false
-            for part in parts where try checkRawConditions(part) { found = true }
+            var found: [(condition: String, entity: EntityDescription)] = []
+            for part in parts { found += try checkRawConditions(part) }
             return found
         case .not(let inner), .any(_, let inner), .all(_, let inner):
             return try checkRawConditions(inner)
         case .aggregate(let aggregate, _, _):
             return try checkRawConditions(aggregate.filter)
         case .sql(let condition, let values, let entity):
-            if let problem = RawConditionShape.problem(condition) {
-                throw SkerryError(.invalidArgument, "The raw SQL condition \"\(condition)\" is refused: \(problem). It must be one SQL expression on the attributes of '\(entity.name)', with '?' for its values.",
-                                  entityName: entity.name)
-            }
-            let parameters = PostgresSQL.parameterCount(condition)
+            if let problem = RawConditionShape.problem(condition) { throw refused(condition, entity, problem) }
+            let scanned = PostgresSQL.scanParameters(condition)
+            if scanned.numbered { throw refused(condition, entity, "it numbers its parameters; use '?'") }
+            let parameters = scanned.count
             guard parameters == values.count else {
                 throw SkerryError(.invalidArgument, "The raw SQL condition has \(parameters) '?' for \(values.count) value(s).",
                                   entityName: entity.name)
             }
-            return true
+            return [(condition, entity)]
         case .constant, .comparison, .isIn, .between, .string, .isObject:
-            return false
+            return []
         }
+    }
+
+    static func refused(_ condition: String, _ entity: EntityDescription, _ reason: String, _ error: PostgresError? = nil) -> SkerryError {
+        var refusal = SkerryError(.invalidArgument, "The raw SQL condition \"\(condition)\" is refused: \(reason). It must be one SQL expression on the attributes of '\(entity.name)', with '?' for its values.",
+                                  entityName: entity.name)
+        refusal.underlyingError = error
+        return refusal
+    }
+
+    /// Checks with the server that each condition reads only its entity's attribute columns and
+    /// no other table: PostgreSQL prepares it over a derived table that has only those columns
+    /// (so `_pk` or a misspelt column is refused), and the plan of that statement may name no
+    /// other relation than the entity's table. Results are remembered per connection.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` saying what is wrong.
+    func validateRawConditions(_ conditions: [(condition: String, entity: EntityDescription)],
+                               _ connection: PostgresConnection) throws {
+        for (condition, entity) in conditions {
+            let key = entity.name + "\u{0}" + condition
+            if connection.checkedConditions.contains(key) { continue }
+            let q = SQLBuilder.quote
+            let columns = entity.attributes.map { q($0.name) }.joined(separator: ", ")
+            let sql = "SELECT 1 FROM (SELECT \(columns.isEmpty ? "1 AS \(q("_skerry_none"))" : columns) FROM \(q(entity.name))) AS \(q(entity.name)) WHERE (\n\(condition)\n)"
+            let statement: PostgresStatement
+            do {
+                statement = try connection.statement(sql)
+            } catch {
+                if connection.isInTransaction { try connection.execute("ROLLBACK") }
+                throw Self.refused(condition, entity, "PostgreSQL cannot read it (\(error.message))", error)
+            }
+            let nulls = Array(repeating: "NULL", count: statement.parameterTypes.count).joined(separator: ", ")
+            let plan = try connection.query("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)" + (nulls.isEmpty ? "" : "(\(nulls))"))
+            let relations = Self.relationNames(inPlan: plan.rowCount > 0 ? plan.text(0, 0) : "")
+            if let other = relations.first(where: { $0 != entity.name }) {
+                throw Self.refused(condition, entity, "it reads '\(other)', and a condition may read only its entity's attribute columns")
+            }
+            if connection.checkedConditions.count >= 256 { connection.checkedConditions.removeAll() }
+            connection.checkedConditions.insert(key)
+        }
+    }
+
+    /// The values of every `"Relation Name"` in a JSON query plan.
+    static func relationNames(inPlan json: String) -> Set<String> {
+        guard let data = json.data(using: .utf8), let plan = try? JSONSerialization.jsonObject(with: data) else { return [] }
+        var names = Set<String>()
+        func walk(_ node: Any) {
+            if let dictionary = node as? [String: Any] {
+                if let name = dictionary["Relation Name"] as? String { names.insert(name) }
+                dictionary.values.forEach(walk)
+            } else if let array = node as? [Any] {
+                array.forEach(walk)
+            }
+        }
+        walk(plan)
+        return names
     }
 
     func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
@@ -74,12 +128,3 @@ extension PostgresStore {
     }
 }
 
-extension PostgresSQL {
-    /// The number of `?` parameter markers in `sql` outside literals and comments.
-    static func parameterCount(_ sql: String) -> Int {
-        let numbered = numberingParameters(sql)
-        guard numbered != sql else { return 0 }
-        // Each marker became `$n`: count the `$` that numbering added.
-        return numbered.utf8.count(where: { $0 == UInt8(ascii: "$") }) - sql.utf8.count(where: { $0 == UInt8(ascii: "$") })
-    }
-}

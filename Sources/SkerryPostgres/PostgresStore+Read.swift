@@ -50,9 +50,10 @@ extension PostgresStore {
     /// parameter count are checked first.
     func read<T>(_ entity: EntityDescription, predicate: ResolvedPredicate?,
                  _ body: (PostgresConnection) throws -> T) throws(SkerryError) -> T {
-        let hasRawSQL = try Self.checkRawConditions(predicate)
+        let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in
-            guard hasRawSQL else { return try body(connection) }
+            guard !conditions.isEmpty else { return try body(connection) }
+            try validateRawConditions(conditions, connection)
             try connection.execute("BEGIN READ ONLY")
             do {
                 let result = try body(connection)

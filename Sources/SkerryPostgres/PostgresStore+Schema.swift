@@ -128,6 +128,7 @@ extension PostgresStore {
     /// that add columns or join tables, indexes) in place; anything else fails.
     private static func migrateIfNeeded(_ connection: PostgresConnection, description: StoreDescription,
                                         model: ObjectModel, entities: [EntityDescription]) throws -> String {
+        try createFunctions(connection)        // this version's definitions
         let metadata = try readMetadata(connection)
         // An unreadable schema text is the same failure as a missing one, reported below.
         guard let identifier = metadata["storeIdentifier"], let schemaText = metadata["schema"],

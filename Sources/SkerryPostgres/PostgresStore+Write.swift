@@ -256,9 +256,14 @@ extension PostgresStore {
         if mapped.objectIDs.isEmpty, let objectID { mapped.objectIDs = [objectID] }
         if mapped.code == .constraintViolation, let objectID {
             let underlying = mapped.underlyingError
+            // The constraint's columns, from the name of the unique index the server names.
+            let constraint = mapped.postgres?.constraint
+            let columns = objectID.entity.uniquenessConstraints.first {
+                StoreIndexes.indexName(objectID.entityName, $0, unique: true) == constraint
+            }
             mapped = SkerryError(.constraintViolation,
                                  "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.postgres?.message ?? mapped.message).",
-                                 entityName: objectID.entityName, objectID: objectID)
+                                 entityName: objectID.entityName, key: columns?.joined(separator: ","), objectID: objectID)
             mapped.underlyingError = underlying
         }
         return mapped
@@ -288,9 +293,10 @@ extension PostgresStore {
         var delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
                                       layout: layout, ordered: false, dialect: .postgres)
         if returning { delete.text += " RETURNING \(q(SQLBuilder.primaryKeyColumn))" }
-        _ = try Self.checkRawConditions(predicate)
+        let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in
-            try connection.transaction {
+            try validateRawConditions(conditions, connection)
+            return try connection.transaction {
                 let result = try connection.query(delete.text, delete.bindings)
                 guard returning else { return (result.affectedRows, []) }
                 let keys = (0..<result.rowCount).map { result.int64($0, 0) }

@@ -30,7 +30,7 @@ final class PostgresStore: ObjectStore {
     ///   written with a model that cannot be migrated automatically. The database is left as it
     ///   was on any failure (schema changes are transactional).
     init(description: StoreDescription, options: PostgresStoreOptions, model: ObjectModel,
-         entities: [EntityDescription]) throws(SkerryError) {
+         entities: [EntityDescription], events: EventHub? = nil) throws(SkerryError) {
         self.storeDescription = description
         self.options = options
         self.entities = entities
@@ -49,7 +49,8 @@ final class PostgresStore: ObjectStore {
         } catch {
             throw Self.loadError(error, description)
         }
-        pool = PostgresConnectionPool(connectionString: Self.connectionString(options), maximumConnections: options.maximumConnections)
+        pool = PostgresConnectionPool(connectionString: Self.connectionString(options), maximumConnections: options.maximumConnections,
+                                      counters: StoreCounters(events: events, store: description))
         let identifier = try Self.prepareSchema(pool: pool, description: description, options: options, model: model, entities: entities)
         identity = StoreIdentity(identifier: identifier)
     }
@@ -73,14 +74,7 @@ final class PostgresStore: ObjectStore {
         return failure
     }
 
-    var statistics: StoreStatistics {
-        let counts = pool.counters.counts
-        var statistics = StoreStatistics()
-        statistics.statementsExecuted = counts.statements
-        statistics.rowsRead = counts.rowsRead
-        statistics.rowsWritten = counts.rowsWritten
-        return statistics
-    }
+    var statistics: StoreStatistics { pool.counters.snapshot }
 
     // MARK: Connection access with error mapping
 

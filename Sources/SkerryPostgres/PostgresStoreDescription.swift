@@ -77,6 +77,6 @@ final class PostgresStoreFactory: ObjectStoreFactory {
 
     func makeStore(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
                    events: EventHub?) throws(SkerryError) -> any ObjectStore {
-        try PostgresStore(description: description, options: options, model: model, entities: entities)
+        try PostgresStore(description: description, options: options, model: model, entities: entities, events: events)
     }
 }

@@ -92,8 +92,13 @@ struct EncodedParameters {
             case PostgresType.float8: appendInteger(v.bitPattern)
             case PostgresType.float4: appendInteger(Float(v).bitPattern)
             default:
+                // As text (for numeric parameters): an integral value exactly, as its integer.
                 format = 0
-                appendText(v.isNaN ? "NaN" : v.isInfinite ? (v > 0 ? "Infinity" : "-Infinity") : "\(v)")
+                if let integer = Int64(exactly: v) {
+                    appendText(String(integer))
+                } else {
+                    appendText(v.isNaN ? "NaN" : v.isInfinite ? (v > 0 ? "Infinity" : "-Infinity") : "\(v)")
+                }
             }
         case .decimal(let v):
             guard !v.isNaN else {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import SkerryCore
+@testable import SkerryPostgres
 
 /// Many writers changing one object graph at once, each with its own context: the graph stays
 /// consistent whatever interleaving happens.
@@ -75,6 +76,9 @@ import Testing
             if let url {
                 let text = try #require(rawSQL(url, sql).first?.first)
             return try #require(Int(text))
+            }
+            if let store = stack.coordinator.loadedStores.first as? PostgresStore {
+                return Int(try store.withConnection(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
             }
             let store = try #require(stack.coordinator.loadedStores.first as? SQLiteStore)
             return Int(try store.read(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
@@ -231,16 +235,16 @@ import Testing
             // What the successful saves did is what the store holds.
             let expected = seeded.union(outcome.insertedBooks).subtracting(outcome.deletedBooks)
             #expect(Set(books.map(\.objectID.key)) == expected)
-            #expect(try store.scalar("SELECT count(*) FROM Book") == books.count)
+            #expect(try store.scalar("SELECT count(*) FROM \"Book\"") == books.count)
             #expect(try context.count(for: FetchRequest(entityName: "Book")) == books.count)
-            #expect(try store.scalar("SELECT count(*) FROM Author") == authors.count)
-            #expect(try store.scalar("SELECT count(*) FROM _Book_tags") == memberships)
+            #expect(try store.scalar("SELECT count(*) FROM \"Author\"") == authors.count)
+            #expect(try store.scalar("SELECT count(*) FROM \"_Book_tags\"") == memberships)
         }
         // No row points at a row that does not exist.
         #expect(try store.scalar("""
-            SELECT count(*) FROM _Book_tags WHERE source NOT IN (SELECT _pk FROM Book) OR target NOT IN (SELECT _pk FROM Tag)
+            SELECT count(*) FROM \"_Book_tags\" WHERE source NOT IN (SELECT _pk FROM \"Book\") OR target NOT IN (SELECT _pk FROM \"Tag\")
             """) == 0)
-        #expect(try store.scalar("SELECT count(*) FROM Book WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM Author)") == 0)
+        #expect(try store.scalar("SELECT count(*) FROM \"Book\" WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM \"Author\")") == 0)
     }
 
     // MARK: Tests

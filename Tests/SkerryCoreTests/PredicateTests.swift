@@ -308,6 +308,9 @@ private let agreementCases: [(String, FetchPredicate)] = {
         #expect(try paths.memoryTitles(nil) == all)
         var informative = 0
         for (name, predicate) in agreementCases {
+            // PostgreSQL's LIKE matches `?` with one code point, not one grapheme cluster (the
+            // emoji "👩‍💻" is three code points): a documented difference of the PostgreSQL store.
+            if kind == .postgres && name == "like ?? coder" { continue }
             let fromStore = try paths.storeTitles(predicate)
             let inMemory = try paths.memoryTitles(predicate)
             #expect(fromStore == inMemory, "\(name): store \(fromStore) vs memory \(inMemory)")
@@ -505,7 +508,8 @@ private let agreementCases: [(String, FetchPredicate)] = {
     }
 
     /// A string holding a NUL character is matched on all of its characters in both paths.
-    @Test(arguments: StoreKind.allCases)
+    /// (PostgreSQL's text cannot hold NUL: PostgresStoreTests checks that such a save fails.)
+    @Test(arguments: [StoreKind.file, .memory])
     func stringsWithNULCharacterAgree(kind: StoreKind) throws {
         var book = dataSet[0]
         book.title = "head\u{0}tail"

@@ -9,7 +9,8 @@ import Testing
         sql.filter { !$0.hasPrefix("BEGIN") && $0 != "COMMIT" }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    /// (The PostgreSQL store's statements: PostgresStoreTests.)
+    @Test(arguments: [StoreKind.file, .memory])
     func saveWritesOnlyTheChangedColumns(_ kind: StoreKind) throws {
         let (stack, directory) = try makeStack(kind)
         defer { withExtendedLifetime(directory) {} }

@@ -93,6 +93,16 @@ package enum SQLBuilder {
             self.dialect = dialect
         }
 
+        /// The parameter marker for `value` compared with `key`'s column. PostgreSQL infers a
+        /// parameter's type from the column, and a fractional number cannot be sent as an integer:
+        /// a floating-point value compared with an integer or decimal column is sent as `numeric`,
+        /// which compares exactly with both, as SQLite does.
+        func marker(_ value: AttributeValue, for key: ResolvedKey?) -> String {
+            guard dialect == .postgres, case .double = value else { return "?" }
+            let type = key?.attribute.type
+            return type == .double || type == .float ? "?" : "?::numeric"
+        }
+
         private mutating func newAlias() -> String {
             aliases += 1
             return "t\(aliases)"
@@ -145,10 +155,10 @@ package enum SQLBuilder {
                 case (.equal, true): sql.text += "\(expression) IS NULL"
                 case (.notEqual, true): sql.text += "\(expression) IS NOT NULL"
                 case (.equal, false):
-                    sql.text += "\(expression) = ?"
+                    sql.text += "\(expression) = \(marker(operand(value, for: key), for: key))"
                     sql.bindings.append(operand(value, for: key))
                 default:
-                    sql.text += "\(expression) IS DISTINCT FROM ?"
+                    sql.text += "\(expression) IS DISTINCT FROM \(marker(operand(value, for: key), for: key))"
                     sql.bindings.append(operand(value, for: key))
                 }
             case .comparison(let key, let op, let value):
@@ -161,14 +171,14 @@ package enum SQLBuilder {
                 case .greaterThan: sqlOperator = ">"
                 case .greaterThanOrEqual: sqlOperator = ">="
                 }
-                sql.text += "\(valueExpression(key, alias: alias)) \(sqlOperator) ?"
+                sql.text += "\(valueExpression(key, alias: alias)) \(sqlOperator) \(marker(operand(value, for: key), for: key))"
                 sql.bindings.append(operand(value, for: key))
             case .isIn(let key, let values):
                 guard !values.isEmpty else { sql.text += dialect.falseLiteral; return }
-                sql.text += valueExpression(key, alias: alias) + " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
+                sql.text += valueExpression(key, alias: alias) + " IN (" + values.map { marker(operand($0, for: key), for: key) }.joined(separator: ", ") + ")"
                 sql.bindings += values.map { operand($0, for: key) }
             case .between(let key, let lower, let upper):
-                sql.text += "\(valueExpression(key, alias: alias)) BETWEEN ? AND ?"
+                sql.text += "\(valueExpression(key, alias: alias)) BETWEEN \(marker(operand(lower, for: key), for: key)) AND \(marker(operand(upper, for: key), for: key))"
                 sql.bindings += [operand(lower, for: key), operand(upper, for: key)]
             case .string(let key, let op, let pattern, let options) where dialect == .postgres:
                 // The function the PostgreSQL store creates in its schema (same arguments).
@@ -215,8 +225,9 @@ package enum SQLBuilder {
                 case .notEqual: sqlOperator = value.isNull ? "IS NOT" : "<>"
                 default: sqlOperator = op.rawValue
                 }
-                sql.text += " \(sqlOperator) ?"
-                sql.bindings.append(aggregate.key.map { operand(value, for: $0) } ?? value)
+                let bound = aggregate.key.map { operand(value, for: $0) } ?? value
+                sql.text += " \(sqlOperator) \(aggregate.key == nil || aggregate.function == .count || aggregate.function == .average ? marker(bound, for: nil) : marker(bound, for: aggregate.key))"
+                sql.bindings.append(bound)
             case .isObject(let ids):
                 let keys = ids.filter { !$0.isTemporary }.map(\.key)
                 guard !keys.isEmpty else { sql.text += dialect.falseLiteral; return }

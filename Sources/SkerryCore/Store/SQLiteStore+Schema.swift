@@ -247,7 +247,7 @@ package enum StoreIndexes {
 
     /// The index's name: the entity, the kind, and a hash of the attribute list joined with a
     /// comma (which names cannot contain), so that different lists never share a name.
-    static func indexName(_ entityName: String, _ attributes: [String], unique: Bool) -> String {
+    package static func indexName(_ entityName: String, _ attributes: [String], unique: Bool) -> String {
         "\(entityName)__\(unique ? "unique" : "index")__\(ObjectModel.fnv1a64Hex(attributes.joined(separator: ",")))"
     }
 

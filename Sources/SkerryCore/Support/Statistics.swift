@@ -57,7 +57,7 @@ public struct ContextStatistics: Sendable, Hashable, CustomStringConvertible {
 
 /// Counters a store's connections add to. Each statement counts its rows locally and adds them
 /// once per execution, so that counting costs a few atomic additions per statement, not per row.
-final class StoreCounters: Sendable {
+package final class StoreCounters: Sendable {
     /// Where finished statements are reported when some observer traces them (nil: nowhere).
     let events: EventHub?
     /// The store the statements belong to, for the traces.
@@ -66,31 +66,31 @@ final class StoreCounters: Sendable {
     private let rowsRead = Atomic<Int>(0)
     private let rowsWritten = Atomic<Int>(0)
 
-    init(events: EventHub? = nil, store: StoreDescription? = nil) {
+    package init(events: EventHub? = nil, store: StoreDescription? = nil) {
         self.events = events
         self.store = store
     }
 
     /// When statements are traced, the instant a statement starts; nil otherwise (one atomic load).
-    var traceStart: ContinuousClock.Instant? {
+    package var traceStart: ContinuousClock.Instant? {
         guard let events, events.tracesStatements else { return nil }
         return .now
     }
 
     /// Reports a statement that started at `start` (from ``traceStart``) to the observers.
-    func traceFinished(_ sql: String, start: ContinuousClock.Instant, rowsRead: Int, rowsWritten: Int) {
+    package func traceFinished(_ sql: String, start: ContinuousClock.Instant, rowsRead: Int, rowsWritten: Int) {
         guard let events, let store else { return }
         events.statementFinished(store: store, sql: sql, duration: .now - start, rowsRead: rowsRead, rowsWritten: rowsWritten)
     }
 
     /// Records one execution of a statement.
-    func record(rowsRead read: Int, rowsWritten written: Int) {
+    package func record(rowsRead read: Int, rowsWritten written: Int) {
         statements.add(1, ordering: .relaxed)
         if read > 0 { rowsRead.add(read, ordering: .relaxed) }
         if written > 0 { rowsWritten.add(written, ordering: .relaxed) }
     }
 
-    var snapshot: StoreStatistics {
+    package var snapshot: StoreStatistics {
         var statistics = StoreStatistics()
         statistics.statementsExecuted = statements.load(ordering: .relaxed)
         statistics.rowsRead = rowsRead.load(ordering: .relaxed)
