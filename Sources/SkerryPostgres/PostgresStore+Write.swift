@@ -64,6 +64,10 @@ extension PostgresStore {
             try sendMembers(members, resolve, send)
             try pipeline.finish()
         } catch {
+            // A statement that could not be written (a link to an object never saved) throws before
+            // the pipeline is finished: its answers are read and discarded so that the connection
+            // leaves pipeline mode and rolls back; the first error is the one to report.
+            try? pipeline.finish()
             let objectID = pipeline.failedStatement.flatMap { $0 < sent.count ? sent[$0] : nil }.flatMap { kind -> ObjectID? in
                 if case .insert(let index) = kind { return changes.inserts[index].objectID }
                 return kind.objectID
@@ -127,6 +131,7 @@ extension PostgresStore {
     /// written in full once the rows exist.
     private struct MembersWrite {
         let source: ObjectID
+        let relationship: Int
         let storage: RelationshipStorage
         let members: [ObjectID]
     }
@@ -135,7 +140,7 @@ extension PostgresStore {
                                       _ relationships: some Sequence<(index: Int, value: RelationshipValue)>) -> [MembersWrite] {
         relationships.compactMap { index, value in
             guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
-            return MembersWrite(source: source, storage: entityLayout.storage[index], members: members)
+            return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
         }
     }
 
@@ -167,7 +172,7 @@ extension PostgresStore {
                 return false
             }
             let columns = update.changes.map { entity.attributes[$0.index].name } + foreignKeyChanges.map { entity.relationships[$0.index].name }
-            let values = update.changes.map(\.value) + foreignKeyChanges.map { resolve.key($0.value.objectIDs.first) }
+            let values = update.changes.map(\.value) + (try foreignKeyChanges.map { change throws(SkerryError) in try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index) })
             members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             try send(SQLBuilder.update(entity, changedColumns: columns),
                      values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
@@ -191,7 +196,7 @@ extension PostgresStore {
             values.reserveCapacity(insert.values.count + entityLayout.foreignKeyIndexes.count + 1)
             values += insert.values
             for relationship in entityLayout.foreignKeyIndexes {
-                values.append(resolve.key(insert.relationships[relationship].objectIDs.first))
+                values.append(try resolve.key(insert.relationships[relationship].objectIDs.first, of: insert.objectID, relationship))
             }
             try send(sql, values, entity.uniquenessConstraints.isEmpty ? .other(insert.objectID) : .insert(index))
             if !entityLayout.storage.isEmpty {
@@ -207,8 +212,8 @@ extension PostgresStore {
                              _ send: (String, [AttributeValue], Sent) throws -> Void) throws {
         let q = SQLBuilder.quote
         for write in writes {
-            guard case .int(let source) = resolve.key(write.source) else { continue }
-            let members = write.members.map(resolve.key)
+            guard case .int(let source) = try resolve.key(write.source, of: write.source, write.relationship) else { continue }
+            let members = try write.members.map { member throws(SkerryError) in try resolve.key(member, of: write.source, write.relationship) }
             switch write.storage {
             case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
                 try send("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?", [.int(source)], .other(write.source))
