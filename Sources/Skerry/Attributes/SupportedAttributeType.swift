@@ -9,7 +9,7 @@ public protocol PrimitiveAttribute: AttributeValueConvertible, Sendable {
 
     /// A stored value as this type: the non-optional form of `init(attributeValue:type:)`, which
     /// generic code calls without building `Optional<Self>`'s metadata at run time on every value.
-    /// - Throws: ``SkerryCore/SkerryError/Code/undecodableValue`` when `value` is not a value of
+    /// - Throws: `SkerryError.Code.undecodableValue` when `value` is not a value of
     ///   this type.
     static func primitive(from value: AttributeValue) throws(SkerryError) -> Self
 }
@@ -37,7 +37,7 @@ public protocol SupportedAttributeType {
 
     /// A value from its primitive.
     /// - Throws: any error, when the primitive does not make a valid value; the typed layer reports
-    ///   it as ``SkerryCore/SkerryError/Code/undecodableValue`` naming the entity and attribute.
+    ///   it as `SkerryError.Code.undecodableValue` naming the entity and attribute.
     static func decode(primitiveValue: PrimitiveAttributeType) throws -> Self
 }
 

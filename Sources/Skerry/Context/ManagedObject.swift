@@ -31,7 +31,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     public var objectID: ObjectID { instance.objectID }
 
     /// The object as a plain value: `PlainObject()` with every declared attribute decoded into it.
-    /// - Throws: ``SkerryCore/SkerryError/Code/undecodableValue`` naming the entity and attribute
+    /// - Throws: `SkerryError.Code.undecodableValue` naming the entity and attribute
     ///   of a stored value that does not fit its property.
     public func decode() throws(SkerryError) -> PlainObject {
         var value = PlainObject()

@@ -1,7 +1,7 @@
 import SkerryCore
 
 /// The context a ``PersistentContainer`` perform works in: Sworm's `ManagedObjectContext`, over an
-/// engine ``SkerryCore/ObjectContext``. Valid only inside the perform that received it.
+/// engine `ObjectContext`. Valid only inside the perform that received it.
 public final class ManagedObjectContext {
     /// Sworm's context error, kept so that code naming it compiles. Skerry reports an entity the
     /// model lacks as a ``SkerryCore/SkerryError`` with code ``SkerryCore/SkerryError/Code/unknownEntity``
@@ -57,7 +57,7 @@ public final class ManagedObjectContext {
     /// removes them from this context; other live contexts see it once the IDs are merged
     /// (`ObjectContext.mergeChanges(_:)`).
     /// - Returns: how many objects were deleted.
-    /// - Throws: ``SkerryCore/SkerryError/Code/invalidArgument`` for a request with a limit or an
+    /// - Throws: `SkerryError.Code.invalidArgument` for a request with a limit or an
     ///   offset (a batch delete takes every match; use ``delete(_:)-(Request<PlainObject>)`` for those).
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> Int {
@@ -115,8 +115,8 @@ public final class ManagedObjectContext {
     /// - Parameters:
     ///   - objectID: an ID from ``ManagedObject/objectID``, taken in this or another context.
     ///   - type: the plain type of the ID's entity.
-    /// - Throws: ``SkerryCore/SkerryError/Code/invalidArgument`` when the ID names an entity other
-    ///   than `PlainObject`'s; ``SkerryCore/SkerryError/Code/objectNotFound`` when the row does not
+    /// - Throws: `SkerryError.Code.invalidArgument` when the ID names an entity other
+    ///   than `PlainObject`'s; `SkerryError.Code.objectNotFound` when the row does not
     ///   exist (or the ID is temporary and the object was never saved).
     public func existingObject<PlainObject: ManagedObjectConvertible>(
         with objectID: ObjectID, as type: PlainObject.Type = PlainObject.self

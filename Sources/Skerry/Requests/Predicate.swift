@@ -6,7 +6,7 @@ import SkerryCore
 /// Book.all.where(\Book.year < 1970 && Query.beginsWith(\Book.title, "du"))
 /// ```
 ///
-/// It becomes a ``SkerryCore/FetchPredicate``: compiled to SQL with bound values, and evaluated in
+/// It becomes a `FetchPredicate`: compiled to SQL with bound values, and evaluated in
 /// memory for unsaved changes. A key path that is not among the type's attributes, or a value that
 /// cannot be encoded, makes the fetch that uses the predicate throw.
 ///

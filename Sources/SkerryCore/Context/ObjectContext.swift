@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// A context registers at most one ``EntityObject`` per row, tracks inserts, changes and deletes,
 /// and writes them to the stores in one transaction per ``save()``. Every context has its own
-/// serial queue; its objects and its methods are used only inside ``perform(_:)`` or
+/// serial queue; its objects and its methods are used only inside ``perform(_:)->()`` or
 /// ``performAndWait(_:)``:
 ///
 /// ```swift

@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import Skerry
+import SkerryCore
+import SkerryLogging
+import Synchronization
+
+/// The catalogue: a stack over one SQLite file, and a `PersistentContainer` whose every operation
+/// runs in a fresh background context that is reset afterwards (`cleanUpAfterExecution`), so that
+/// no object outlives a request and memory stays flat whatever the traffic.
+final class Catalogue: Sendable {
+    let stack: PersistentStack
+    let container: PersistentContainer
+    let views: ViewCounter
+    private let logging: EventObservation
+
+    /// Opens (creating or migrating) the store at `store`.
+    init(store: URL, logger: Logger) throws {
+        stack = PersistentStack(name: "Library", model: try ObjectModel(types: [Book.self]))
+        stack.persistentStoreDescriptions = [StoreDescription(url: store)]
+        logging = stack.addLogging(to: logger, slowStatementThreshold: .milliseconds(50))
+        try stack.loadPersistentStores()
+        let stack = stack
+        container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() },
+                                        logger: logger, cleanUpAfterExecution: true)
+        views = ViewCounter(stack: stack, logger: logger)
+    }
+
+    deinit { logging.cancel() }
+
+    func list(author: String?, limit: Int, offset: Int) async throws -> BookList {
+        try await container.schedule { context in
+            var request = Book.all.sort(\Book.title).sort(\Book.isbn)
+            if let author { request = request.where(\Book.author == author) }
+            let total = try context.count(of: request)
+            let books = try context.fetch(request.limit(limit).offset(offset)).map { try $0.decode() }
+            return BookList(books: books, total: total)
+        }
+    }
+
+    func book(isbn: String) async throws -> Book? {
+        let book = try await container.schedule { context in
+            try context.fetchOne(Book.all.where(\Book.isbn == isbn))?.decode()
+        }
+        if book != nil { views.record(isbn: isbn) }
+        return book
+    }
+
+    /// Adds a book. - Throws: `SkerryError` `.constraintViolation` when the ISBN is taken.
+    func add(_ book: Book) async throws -> Book {
+        try await container.schedule { context in
+            try context.insert(book)
+            return book
+        }
+    }
+
+    func update(isbn: String, with changes: BookChanges) async throws -> Book? {
+        try await container.schedule { context in
+            guard let object = try context.fetchOne(Book.all.where(\Book.isbn == isbn)) else { return nil }
+            var book = try object.decode()
+            book.title = changes.title ?? book.title
+            book.author = changes.author ?? book.author
+            book.year = changes.year ?? book.year
+            book.copies = changes.copies ?? book.copies
+            try object.encode(book)
+            return book
+        }
+    }
+
+    func remove(isbn: String) async throws -> Bool {
+        try await container.schedule { context in
+            guard let object = try context.fetchOne(Book.all.where(\Book.isbn == isbn)) else { return false }
+            try context.delete(object)
+            return true
+        }
+    }
+
+    func stats() async throws -> Stats {
+        let count = try await container.schedule { context in try context.count(of: Book.all) }
+        let statistics = stack.statistics
+        return Stats(books: count, statementsExecuted: statistics.statementsExecuted, rowsRead: statistics.rowsRead,
+                     rowsWritten: statistics.rowsWritten, residentMemoryBytes: residentMemoryBytes())
+    }
+
+    /// Inserts `count` books when the catalogue is empty (`isbn-1`... `isbn-N`), in one save.
+    func seed(_ count: Int) throws {
+        guard count > 0 else { return }
+        try container.perform { context in
+            guard try context.count(of: Book.all) == 0 else { return }
+            for number in 1...count {
+                try context.insert(Book(isbn: "isbn-\(number)", title: "Title \(number)", author: "Author \(number % 50)",
+                                        year: 1900 + number % 120, copies: 1 + number % 3))
+            }
+        }
+    }
+}
+
+/// Counts look-ups in memory and writes them in batches through one long-lived context: the
+/// changes a service holds in flight, saved every `batch` views and on shutdown.
+final class ViewCounter: Sendable {
+    private let context: ObjectContext
+    private let pending = Mutex<[String: Int]>([:])
+    private let logger: Logger
+    private let batch = 200
+
+    init(stack: PersistentStack, logger: Logger) {
+        context = stack.newBackgroundContext()
+        // The counts win over the store; other columns changed meanwhile are kept.
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        self.logger = logger
+    }
+
+    func record(isbn: String) {
+        let due = pending.withLock { pending in
+            pending[isbn, default: 0] += 1
+            return pending.values.reduce(0, +) >= batch
+        }
+        if due { context.perform { self.flushOnQueue() } }
+    }
+
+    /// Saves every pending count and waits: called on shutdown.
+    func flush() throws {
+        try context.performAndWait { try save(pending.withLock { pending in defer { pending = [:] }; return pending }) }
+    }
+
+    private func flushOnQueue() {
+        let counts = pending.withLock { pending in defer { pending = [:] }; return pending }
+        do {
+            try save(counts)
+        } catch {
+            logger.error("saving view counts failed; they are lost", metadata: ["error": "\(error)", "books": "\(counts.count)"])
+        }
+    }
+
+    /// On the context's queue: adds `counts` to the stored views, saves, and forgets the objects.
+    private func save(_ counts: [String: Int]) throws {
+        defer { context.reset() }
+        guard !counts.isEmpty else { return }
+        for (isbn, count) in counts {
+            let request = FetchRequest(entityName: "Book", predicate: AttributeKey("isbn") == isbn)
+            guard let book = try context.fetch(request).first else { continue }     // deleted meanwhile
+            try book.setValue(try book.value(forKey: "views", as: Int.self) + count, forKey: "views")
+        }
+        do {
+            try context.save()
+        } catch {
+            context.rollback()
+            throw error
+        }
+    }
+}
+
+/// The process's resident memory in bytes (`VmRSS` of /proc/self/status), 0 where unavailable.
+func residentMemoryBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kilobytes * 1024
+}
