@@ -37,11 +37,11 @@ func combinedCSV(_ results: [VariantResult]) -> String {
 
 /// The summary table.
 func table(_ results: [VariantResult]) -> String {
-    func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+    func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
     var lines = ["variant                      peak resident   rows read   statements   wall time"]
     for result in results {
         lines.append(result.name.padding(toLength: 28, withPad: " ", startingAt: 0)
-                     + megabytes(result.peakResidentBytes).leftPadded(15)
+                     + mebibytes(result.peakResidentBytes).leftPadded(15)
                      + String(result.rowsRead).leftPadded(12)
                      + String(result.statements).leftPadded(13)
                      + String(format: "%10.2fs", result.seconds))
@@ -53,44 +53,76 @@ extension String {
     func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
 }
 
-/// An SVG chart: resident memory (top) and rows read per perform (bottom) over the performs,
-/// both variants on each.
+/// A round step for about `count` ticks up to `maximum`: 1, 2 or 5 times a power of ten.
+func tickStep(_ maximum: Double, count: Double = 5) -> Double {
+    let raw = max(maximum, 1e-9) / count
+    let power = pow(10, floor(log10(raw)))
+    for multiple in [1.0, 2.0, 5.0, 10.0] where raw <= multiple * power { return multiple * power }
+    return 10 * power
+}
+
+/// A whole number with thin groups of thousands ("12 000"), for axis labels.
+func grouped(_ value: Double) -> String {
+    let digits = String(Int(value.rounded()))
+    var out = ""
+    for (index, character) in digits.reversed().enumerated() {
+        if index > 0 && index % 3 == 0 && character != "-" { out.append(" ") }
+        out.append(character)
+    }
+    return String(out.reversed())
+}
+
+/// An SVG chart: resident memory in MiB (top) and rows read per perform (bottom) over the
+/// performs, both variants on each; each panel has a titled y axis with round ticks, and the
+/// shared x axis is numbered by perform.
 func chartSVG(_ results: [VariantResult], title: String) -> String {
-    let width = 900.0, panelHeight = 260.0, left = 70.0, right = 20.0, top = 50.0, gap = 60.0
+    let width = 900.0, panelHeight = 240.0, left = 90.0, right = 24.0, top = 70.0, gap = 80.0
     let colors = ["#1f77b4", "#d62728"]
     let performs = Double(max(1, results.map(\.samples.count).max() ?? 1))
-    func x(_ perform: Int) -> Double { left + (width - left - right) * Double(perform) / max(1, performs - 1) }
+    func x(_ perform: Double) -> Double { left + (width - left - right) * (perform - 1) / max(1, performs - 1) }
+    let bottom = top + 2 * panelHeight + gap
     var svg = """
-    <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(top + 2 * panelHeight + gap + 60))" font-family="sans-serif" font-size="12">
+    <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(bottom + 90))" font-family="sans-serif" font-size="13">
     <rect width="100%" height="100%" fill="white"/>
-    <text x="\(left)" y="25" font-size="15">\(title)</text>
+    <text x="\(left)" y="28" font-size="16" font-weight="bold">\(title)</text>
 
     """
     func panel(_ index: Int, _ label: String, _ value: (Sample) -> Double, _ format: (Double) -> String) {
         let y0 = top + Double(index) * (panelHeight + gap)
-        let maximum = max(1, results.flatMap(\.samples).map(value).max() ?? 1) * 1.05
+        let largest = max(1, results.flatMap(\.samples).map(value).max() ?? 1)
+        let step = tickStep(largest)
+        let maximum = (largest / step).rounded(.up) * step
         func y(_ v: Double) -> Double { y0 + panelHeight - panelHeight * v / maximum }
-        svg += "<text x=\"\(left)\" y=\"\(y0 - 8)\">\(label)</text>\n"
-        svg += "<line x1=\"\(left)\" y1=\"\(y0 + panelHeight)\" x2=\"\(width - right)\" y2=\"\(y0 + panelHeight)\" stroke=\"#888\"/>\n"
-        svg += "<line x1=\"\(left)\" y1=\"\(y0)\" x2=\"\(left)\" y2=\"\(y0 + panelHeight)\" stroke=\"#888\"/>\n"
-        for tick in 0...4 {
-            let v = maximum * Double(tick) / 4
-            svg += "<text x=\"\(left - 6)\" y=\"\(y(v) + 4)\" text-anchor=\"end\">\(format(v))</text>\n"
-            svg += "<line x1=\"\(left)\" y1=\"\(y(v))\" x2=\"\(width - right)\" y2=\"\(y(v))\" stroke=\"#eee\"/>\n"
+        svg += "<text x=\"\(left)\" y=\"\(y0 - 12)\" font-weight=\"bold\">\(label)</text>\n"
+        var tick = 0.0
+        while tick <= maximum + step / 2 {
+            svg += "<line x1=\"\(left)\" y1=\"\(y(tick))\" x2=\"\(width - right)\" y2=\"\(y(tick))\" stroke=\"#e4e4e4\"/>\n"
+            svg += "<text x=\"\(left - 8)\" y=\"\(y(tick) + 4)\" text-anchor=\"end\">\(format(tick))</text>\n"
+            tick += step
+        }
+        svg += "<line x1=\"\(left)\" y1=\"\(y0 + panelHeight)\" x2=\"\(width - right)\" y2=\"\(y0 + panelHeight)\" stroke=\"#666\"/>\n"
+        svg += "<line x1=\"\(left)\" y1=\"\(y0)\" x2=\"\(left)\" y2=\"\(y0 + panelHeight)\" stroke=\"#666\"/>\n"
+        // The x ticks, numbered on each panel so that neither needs the other to be read.
+        let xStep = max(1, tickStep(performs, count: 8))
+        var perform = xStep
+        var xTicks = [1.0]
+        while perform <= performs { xTicks.append(perform); perform += xStep }
+        for tick in xTicks {
+            svg += "<line x1=\"\(x(tick))\" y1=\"\(y0 + panelHeight)\" x2=\"\(x(tick))\" y2=\"\(y0 + panelHeight + 5)\" stroke=\"#666\"/>\n"
+            svg += "<text x=\"\(x(tick))\" y=\"\(y0 + panelHeight + 19)\" text-anchor=\"middle\">\(grouped(tick))</text>\n"
         }
         for (position, result) in results.enumerated() {
-            let points = result.samples.map { "\(x($0.perform)),\(y(value($0)))" }.joined(separator: " ")
-            svg += "<polyline fill=\"none\" stroke=\"\(colors[position % colors.count])\" stroke-width=\"1.5\" points=\"\(points)\"/>\n"
+            let points = result.samples.map { "\(x(Double($0.perform + 1))),\(y(value($0)))" }.joined(separator: " ")
+            svg += "<polyline fill=\"none\" stroke=\"\(colors[position % colors.count])\" stroke-width=\"1.8\" points=\"\(points)\"/>\n"
         }
     }
-    panel(0, "resident memory", { Double($0.residentBytes) / 1_048_576 }, { String(format: "%.0f MB", $0) })
-    panel(1, "rows read from the store, per perform", { Double($0.rowsRead) }, { String(format: "%.0f", $0) })
-    let axisY = top + 2 * panelHeight + gap + 20
-    svg += "<text x=\"\((width + left) / 2)\" y=\"\(axisY)\" text-anchor=\"middle\">perform (1 … \(Int(performs)))</text>\n"
+    panel(0, "Resident memory of the process (MiB)", { Double($0.residentBytes) / 1_048_576 }, { "\(grouped($0)) MiB" })
+    panel(1, "Rows read from the store in each perform", { Double($0.rowsRead) }, { grouped($0) })
+    svg += "<text x=\"\((width + left) / 2)\" y=\"\(bottom + 40)\" text-anchor=\"middle\">perform number (1 to \(grouped(performs)))</text>\n"
     for (position, result) in results.enumerated() {
-        let legendX = left + Double(position) * 260
-        svg += "<rect x=\"\(legendX)\" y=\"\(axisY + 15)\" width=\"14\" height=\"4\" fill=\"\(colors[position % colors.count])\"/>"
-        svg += "<text x=\"\(legendX + 20)\" y=\"\(axisY + 21)\">\(result.name)</text>\n"
+        let legendX = left + Double(position) * 330
+        svg += "<rect x=\"\(legendX)\" y=\"\(bottom + 60)\" width=\"18\" height=\"4\" fill=\"\(colors[position % colors.count])\"/>"
+        svg += "<text x=\"\(legendX + 24)\" y=\"\(bottom + 66)\">\(result.name)</text>\n"
     }
     return svg + "</svg>\n"
 }
