@@ -6,7 +6,11 @@ The guides in docs/ are the source: each article is its guide with the links rew
 example markers dropped. Run it after changing a guide:
 
     python3 scripts/docc-articles.py          # rewrite the articles
-    python3 scripts/docc-articles.py --check  # exit 1 if an article differs from its guide (CI)
+    python3 scripts/docc-articles.py --check  # exit 1 if an article differs from its guide
+    python3 scripts/docc-articles.py --into DIR  # write into copies DIR/SkerryCore.docc, DIR/Skerry.docc
+
+scripts/build-docs.sh builds from fresh copies (--into), so the published documentation always
+follows the guides, whose code a test checks against the tests' code.
 """
 import os, re, sys
 
@@ -49,6 +53,10 @@ def article(guide, catalog):
 
 def main():
     check = "--check" in sys.argv
+    if "--into" in sys.argv:
+        into = sys.argv[sys.argv.index("--into") + 1]
+        for module in catalogs:
+            catalogs[module] = os.path.join(into, module + ".docc")
     stale = []
     for guide, (catalog, name) in guides.items():
         path = os.path.join(catalogs[catalog], name + ".md")

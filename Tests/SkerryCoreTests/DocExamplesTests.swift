@@ -52,20 +52,12 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
                 current!.lines.append(line)
             }
         }
-        // The DocC articles are generated from the guides (scripts/docc-articles.py): they quote
-        // the same examples.
-        let articles = try ["Sources/SkerryCore/SkerryCore.docc", "Sources/Skerry/Skerry.docc"].flatMap { catalog in
-            let folder = root.appendingPathComponent(catalog)
-            return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".md") }
-                .map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }
-        }.joined(separator: "\n")
         #expect(blocks.count >= 20)
         for (name, block) in blocks {
             let indent = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 .map { $0.prefix { $0 == " " }.count }.min() ?? 0
             let text = block.map { String($0.dropFirst(min(indent, $0.prefix { $0 == " " }.count))) }.joined(separator: "\n")
             #expect(guides.contains(text), "docs/ does not quote the example '\(name)' of DocExamplesTests.swift verbatim")
-            #expect(articles.contains(text), "the DocC articles do not quote the example '\(name)': run scripts/docc-articles.py")
         }
     }
 

@@ -7,13 +7,13 @@ start_service() {
     "$bin" --host 127.0.0.1 --port 0 "$@" >"$work/service.log" 2>&1 &
     pid=$!
     local port=""
-    for _ in $(seq 1 100); do
-        port=$(grep -oE 'listening on 127\.0\.0\.1:[0-9]+' "$work/service.log" | grep -oE '[0-9]+$' | head -1 || true)
+    for _ in $(seq 1 600); do
+        port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$work/service.log" | grep -oE '[0-9]+$' | head -1 || true)
         [ -n "$port" ] && break
         kill -0 "$pid" 2>/dev/null || { cat "$work/service.log" >&2; echo "the service exited before listening" >&2; return 1; }
         sleep 0.1
     done
-    [ -n "$port" ] || { cat "$work/service.log" >&2; echo "the service did not listen within 10 s" >&2; return 1; }
+    [ -n "$port" ] || { cat "$work/service.log" >&2; echo "the service did not listen within 60 s" >&2; return 1; }
     base="http://127.0.0.1:$port"
 }
 

@@ -43,7 +43,7 @@ request = function()
 end
 LUA
 
-start_service --store "$work/library.sqlite" --seed 1000 --log-level warning
+start_service --store "$work/library.sqlite" --seed 1000 --log-level notice
 echo "load-test: warming up (5 s)" >&2
 wrk -t1 -c"$connections" -d5s -s "$work/mix.lua" "$base" >/dev/null
 rss_start=$(rss_mib)

@@ -16,7 +16,7 @@ extension ManagedObject {
     ///
     /// Neither the getter nor the setter can throw: an error they meet (the object's row is gone,
     /// the new destination belongs to another context) is recorded on the context
-    /// (``SkerryCore/ObjectContext/recordedError``), so that the enclosing perform fails with it
+    /// (`ObjectContext.recordedError`), so that the enclosing perform fails with it
     /// and nothing is saved; the getter then returns nil. Use ``relate(_:to:)`` to handle the
     /// error where it happens.
     public subscript<Destination: ManagedObjectConvertible>(

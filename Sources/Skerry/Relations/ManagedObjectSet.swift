@@ -19,8 +19,8 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
     }
 
     /// The members.
-    /// - Throws: ``SkerryCore/SkerryError/Code/objectNotFound`` when the object's row or a member's
-    ///   is gone; ``SkerryCore/SkerryError/Code/objectNotInContext`` for an object of no context.
+    /// - Throws: `SkerryError.Code.objectNotFound` when the object's row or a member's
+    ///   is gone; `SkerryError.Code.objectNotInContext` for an object of no context.
     public func objects() throws(SkerryError) -> [ManagedObject<PlainObject>] {
         var members: [ManagedObject<PlainObject>] = []
         for object in try instance.relatedObjects(forKey: name) { members.append(ManagedObject(instance: object)) }
@@ -29,7 +29,7 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
 
     /// Iterates over the members as they are when iteration starts: changing the relation while
     /// iterating (removing each member, as Sworm code does) is safe. Iteration cannot throw: an
-    /// error it meets is recorded on the context (``SkerryCore/ObjectContext/recordedError``), so
+    /// error it meets is recorded on the context (`ObjectContext.recordedError`), so
     /// that the enclosing perform fails with it, and the iteration yields no members. Use
     /// ``objects()`` to handle the error where it happens.
     public func makeIterator() -> ManagedObjectSetIterator<PlainObject> {

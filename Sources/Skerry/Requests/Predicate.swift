@@ -41,8 +41,8 @@ extension Predicate: ExpressibleByStringLiteral {
     /// ```
     ///
     /// The string is parsed at once; a malformed one makes the fetch that uses the predicate throw
-    /// ``SkerryCore/SkerryError/Code/invalidPredicateFormat``. See
-    /// ``SkerryCore/FetchPredicate/init(format:_:)`` for the language.
+    /// `SkerryError.Code.invalidPredicateFormat`. See
+    /// `FetchPredicate.init(format:_:)` for the language.
     public init(stringLiteral format: String) {
         self.init(format: format)
     }

@@ -52,7 +52,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: @unchecked Sendabl
     ///
     /// Arguments may be values of the model's attribute types (enums included), ``ManagedObject``s,
     /// nil, or arrays of these; a malformed format makes the fetch throw
-    /// ``SkerryCore/SkerryError/Code/invalidPredicateFormat``.
+    /// `SkerryError.Code.invalidPredicateFormat`.
     public func `where`(raw format: String, _ arguments: Any...) -> Request {
         `where`(Predicate(format: format, argumentArray: arguments))
     }
@@ -66,7 +66,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: @unchecked Sendabl
     /// Only the objects for which a raw SQL condition holds: the escape hatch. The condition names
     /// the entity's attributes as columns and has a `?` for each argument; the arguments are always
     /// bound as parameters, never spliced into the text. It must be one expression that reads only
-    /// the entity's attribute columns (see ``SkerryCore/FetchPredicate/sql(_:_:)``).
+    /// the entity's attribute columns (see `FetchPredicate.sql(_:_:)`).
     ///
     /// ```swift
     /// Book.all.where(sql: "year BETWEEN ? AND ? OR title LIKE ?", 1960, 1969, "Dune%")

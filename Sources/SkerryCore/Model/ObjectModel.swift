@@ -1,6 +1,6 @@
 /// A data model: the entities a store holds.
 ///
-/// Creating a model validates it (see ``init(entities:)``). A model is immutable and `Sendable`;
+/// Creating a model validates it (see ``init(entities:versionHashModifier:)``). A model is immutable and `Sendable`;
 /// one model serves every context and store of a stack.
 ///
 /// ```swift
