@@ -22,8 +22,6 @@ final class IgnoredModelElements: NSObject, XMLParserDelegate {
     }
 
     private static let phrases: [(String, String, String)] = [
-        ("fetchRequest", "fetch request template", "fetch request templates"),
-        ("fetchedProperty", "fetched property", "fetched properties"),
         ("userInfo", "user info dictionary", "user info dictionaries"),
         ("validation", "validation rule", "validation rules"),
         ("externalStorage", "external binary storage flag", "external binary storage flags"),
@@ -34,7 +32,7 @@ final class IgnoredModelElements: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName: String?, attributes: [String: String] = [:]) {
         switch elementName {
-        case "fetchRequest", "fetchedProperty", "userInfo", "elements":
+        case "userInfo", "elements":
             counts[elementName, default: 0] += 1
         case "attribute":
             let rules = ["minValueString", "maxValueString", "regularExpressionString"].filter { attributes[$0] != nil }.count

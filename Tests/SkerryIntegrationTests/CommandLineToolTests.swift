@@ -58,8 +58,8 @@ import Testing
     @Test func modelCheckListsWhatItIgnores() throws {
         let (output, _) = try run(["model", "check", fixture("AllTypes.xcdatamodel").path])
         let ignored = try #require(output.first { $0.contains("ignored") })
-        #expect(ignored.contains("2 fetch request templates"))
-        #expect(ignored.contains("1 fetched property"))
+        #expect(ignored.contains("1 user info dictionary"))
+        #expect(ignored.contains("3 validation rules"))
     }
 
     @Test func storeInfoShowsHashEntitiesRowsAndIndexes() throws {
