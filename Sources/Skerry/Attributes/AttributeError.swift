@@ -7,8 +7,8 @@
 /// }
 /// ```
 ///
-/// The typed layer reports a value it cannot decode as a ``SkerryCore/SkerryError`` with code
-/// ``SkerryCore/SkerryError/Code/undecodableValue`` naming the entity and the attribute; its
+/// The typed layer reports a value it cannot decode as a `SkerryError` with code
+/// `SkerryError.Code.undecodableValue` naming the entity and the attribute; its
 /// message includes this error.
 ///
 /// `@unchecked Sendable`, as Sworm declares it: `badInput` carries the value a decoder rejected,

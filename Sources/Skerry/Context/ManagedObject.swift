@@ -21,7 +21,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         self.context = instance.context
     }
 
-    /// Records `error` on the object's context (see ``SkerryCore/ObjectContext/recordError(_:)``),
+    /// Records `error` on the object's context (see `ObjectContext.recordError(_:)`),
     /// for an operation that cannot throw.
     func record(_ error: SkerryError) {
         context?.recordError(error)

@@ -4,7 +4,7 @@ import SkerryCore
 /// engine `ObjectContext`. Valid only inside the perform that received it.
 public final class ManagedObjectContext {
     /// Sworm's context error, kept so that code naming it compiles. Skerry reports an entity the
-    /// model lacks as a ``SkerryCore/SkerryError`` with code ``SkerryCore/SkerryError/Code/unknownEntity``
+    /// model lacks as a `SkerryError` with code `SkerryError.Code.unknownEntity`
     /// instead, like every other error of the typed layer.
     public enum Error: Swift.Error, Sendable {
         /// The model has no entity of this name (Skerry throws `SkerryError` `.unknownEntity`).

@@ -58,7 +58,7 @@ public final class PersistentContainer: Sendable {
     /// repository method called by another one) joins it, as one unit of work: it runs at once,
     /// neither saves nor resets, and the outermost perform saves everything or nothing. When the
     /// nested work throws, its error reaches its caller and is also recorded on the context
-    /// (``SkerryCore/ObjectContext/recordedError``): the outermost perform then fails with it and
+    /// (`ObjectContext.recordedError`): the outermost perform then fails with it and
     /// saves nothing, even if the caller caught it. Errors are logged once, by the outermost perform.
     @discardableResult
     public func perform<T>(action: (ManagedObjectContext) throws -> T) throws -> T {

@@ -6,7 +6,7 @@ extension ManagedObjectConvertible {
     /// declare, and the uniqueness constraints, indexes and defaults of ``entityOptions``.
     ///
     /// Inverses a declaration leaves out are derived only when a model is made of several types
-    /// (``SkerryCore/ObjectModel/init(types:)``), which sees both sides.
+    /// (`ObjectModel.init(types:)`), which sees both sides.
     public static func entityDescription() throws(SkerryError) -> EntityDescription {
         try entityDescription(derivedInverses: [:])
     }

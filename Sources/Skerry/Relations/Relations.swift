@@ -4,7 +4,7 @@ import SkerryCore
 protocol RelationDeclaration {
     /// The relationship as declared.
     var relationshipDescription: RelationshipDescription { get }
-    /// The relationship with `inverse` as its inverse (one derived by ``SkerryCore/ObjectModel/init(types:)``).
+    /// The relationship with `inverse` as its inverse (one derived by `ObjectModel.init(types:)`).
     func relationshipDescription(inverse: String) -> RelationshipDescription
 }
 
