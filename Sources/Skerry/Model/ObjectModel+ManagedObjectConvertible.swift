@@ -51,7 +51,7 @@ extension ObjectModel {
     /// two relations are each other's inverse (`Author.books` ↔ `Book.author`). A relation whose
     /// inverse is declared on the other side only gets the matching inverse too. Other relations
     /// (two relations to the same type, a type related to itself) keep no inverse unless declared.
-    /// - Throws: ``SkerryError/Code/invalidModel`` as ``init(entities:)`` does, and
+    /// - Throws: ``SkerryError/Code/invalidModel`` as `init(entities:)` does, and
     ///   ``SkerryError/Code/unknownAttribute`` for an option naming an undeclared key path.
     public convenience init(types: [any ManagedObjectConvertible.Type]) throws(SkerryError) {
         let declared = Dictionary(types.map { ($0.entityName, $0.relationshipDescriptions) }, uniquingKeysWith: { first, _ in first })

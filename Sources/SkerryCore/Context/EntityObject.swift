@@ -224,7 +224,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         try setValue(value.attributeValue, at: index)
     }
 
-    /// Writes the attribute at `index` of `entity.attributes`; see ``setValue(_:forKey:)``.
+    /// Writes the attribute at `index` of `entity.attributes`; see ``setValue(_:forKey:)-(T,_)``.
     public func setValue(_ newValue: AttributeValue, at index: Int) throws(SkerryError) {
         let types = entity.attributeTypes
         guard types.indices.contains(index) else {

@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// The context itself is `Sendable` (any thread may call `perform`); its objects are not.
 /// Touching a context or its objects from outside its queue stops the program with a message that
-/// names the context and the call, in release builds too (see ``ObjectContext/checkConfinement(_:)``).
+/// names the context and the call, in release builds too (see `ObjectContext.checkConfinement(_:)`).
 public final class ObjectContext: @unchecked Sendable {
     // `@unchecked Sendable`: all mutable state below is touched only by the thread that owns the
     // context at that moment: the one running a perform/performAndWait block (which sets

@@ -1,6 +1,6 @@
 /// A data model: the entities a store holds.
 ///
-/// Creating a model validates it (see ``init(entities:versionHashModifier:)``). A model is immutable and `Sendable`;
+/// Creating a model validates it (see ``init(entities:versionHashModifier:configurations:fetchRequestTemplates:)``). A model is immutable and `Sendable`;
 /// one model serves every context and store of a stack.
 ///
 /// ```swift
@@ -37,12 +37,12 @@ public final class ObjectModel: Sendable {
     ///   - entities: the entities.
     ///   - versionHashModifier: set it to tell apart two versions of the same shape whose values
     ///     mean different things (prices in cents, then in euros); nil by default.
+    ///   - configurations: named sets of entity names, for stores that hold part of the model.
+    ///   - fetchRequestTemplates: named fetch requests.
     /// - Throws: ``SkerryError/Code/invalidModel`` naming the first problem found: a name that is
     ///   not an identifier or is used twice (names are compared case-insensitively, as SQLite
     ///   does), a default value that does not fit its attribute, a relationship whose destination or
     ///   inverse is missing or does not point back, a constraint or index on an unknown attribute.
-    ///   - configurations: named sets of entity names, for stores that hold part of the model.
-    ///   - fetchRequestTemplates: named fetch requests.
     public init(entities: [EntityDescription], versionHashModifier: String? = nil,
                 configurations: [String: [String]] = [:], fetchRequestTemplates: [FetchRequestTemplate] = []) throws(SkerryError) {
         try Self.validate(entities)
