@@ -28,8 +28,10 @@ guides = {
     "models-and-migrations.md": ("SkerryCore", "ModelsAndMigrations"),
     "services.md": ("SkerryCore", "Services"),
     "performance.md": ("SkerryCore", "Performance"),
+    "postgres.md": ("SkerryCore", "PostgreSQL"),
     "public-api.md": ("SkerryCore", "PublicAPI"),
     "typed-layer.md": ("Skerry", "TypedLayer"),
+    "names.md": ("Skerry", "Names"),
 }
 link = re.compile(r"(!?)\[([^\]]+)\]\(([^)\s]+)\)")
 
