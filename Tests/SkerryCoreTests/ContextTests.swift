@@ -97,14 +97,14 @@ import Testing
             #expect(temporaryID.isTemporary)
             #expect(book.isInserted)
             #expect(context.registeredObject(for: temporaryID) === book)
-            #expect(temporaryID.uriRepresentation.lastPathComponent.hasPrefix("t"))
+            #expect(temporaryID.uriRepresentation().lastPathComponent.hasPrefix("t"))
 
             try context.save()
             let permanentID = book.objectID
             #expect(!permanentID.isTemporary)
             #expect(permanentID != temporaryID)
             #expect(!book.isInserted)
-            #expect(permanentID.uriRepresentation.lastPathComponent.hasPrefix("p"))
+            #expect(permanentID.uriRepresentation().lastPathComponent.hasPrefix("p"))
             #expect(context.registeredObject(for: permanentID) === book)
             #expect(context.registeredObject(for: temporaryID) == nil)
             return (temporaryID, permanentID)

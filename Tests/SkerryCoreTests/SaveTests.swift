@@ -380,11 +380,11 @@ import Testing
                 try context.insertBook($0.0, year: $0.1, isbn: "isbn-\($0.0)")
             }
             try context.save()
-            return books.map(\.objectID.uriRepresentation)
+            return books.map { $0.objectID.uriRepresentation() }
         }
         try session { context in
             let books = try context.fetch(Self.allBooks)
-            #expect(books.map(\.objectID.uriRepresentation) == uris)
+            #expect(books.map { $0.objectID.uriRepresentation() } == uris)
             #expect(try books.map { try $0.value(forKey: "year", as: Int32?.self) } == [1965, 1815, 1922])
             try books[0].setValue("Dune Messiah", forKey: "title")
             try context.delete(books[1])

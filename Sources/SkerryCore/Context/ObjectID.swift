@@ -49,12 +49,6 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The name of the object's entity.
     public var entityName: String { entity.name }
 
-    /// A URL that names the object: `skerry://<store identifier>/<entity>/p<key>` for a permanent
-    /// ID, with `t` in place of `p` for a temporary one.
-    public var uriRepresentation: URL {
-        URL(string: "skerry://\(store.identifier)/\(entity.name)/\(isTemporary ? "t" : "p")\(key)")!
-    }
-
     public var description: String {
         "\(entity.name)/\(isTemporary ? "t" : "p")\(key)"
     }

@@ -189,6 +189,16 @@ final class ObjectRegistry {
         objects[permanentID] = object
     }
 
+    /// Gives `object`, a pending insert, the permanent ID `permanentID` reserved for it before its
+    /// save (``ObjectContext/obtainPermanentIDs(for:)``); it stays a pending insert.
+    func assignPermanentID(_ object: EntityObject, _ permanentID: ObjectID) {
+        assert(object.registration.isInserted && objects[permanentID] == nil, "\(permanentID) assigned to a non-insert or twice")
+        let previousID = object.registration.objectID
+        if objects[previousID] === object { objects.removeValue(forKey: previousID) }
+        object.registration.objectID = permanentID
+        objects[permanentID] = object
+    }
+
     /// Notes that `object`'s relationships (read from the parent) hold temporary IDs.
     func noteHoldsTemporaryIDs(_ object: EntityObject) {
         holdingTemporaryIDs.insert(object)

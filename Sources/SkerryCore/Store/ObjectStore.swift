@@ -156,6 +156,19 @@ package protocol ObjectStore: AnyObject, Sendable {
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID]
     /// Deletes the rows of `entity` matching `predicate` with one statement and returns how many.
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int
+    /// Reserves `count` primary keys of `entity` for objects not saved yet, durably: no insert
+    /// gets them later (in this process or another), and a ``write(_:then:)`` whose insert carries
+    /// a permanent ID (one built from a reserved key) inserts the row under that key.
+    /// (`ObjectContext.obtainPermanentIDs(for:)`.) The default throws: a store kind that cannot
+    /// reserve keys says so.
+    func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64]
+}
+
+extension ObjectStore {
+    package func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
+        throw SkerryError(.invalidArgument, "\(storeDescription) cannot give permanent IDs to objects before they are saved; save them instead.",
+                          entityName: entity.name)
+    }
 }
 
 /// Opens stores of a kind implemented outside this module (see ``StoreDescription/storeFactory``):

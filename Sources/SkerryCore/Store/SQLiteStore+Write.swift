@@ -36,12 +36,17 @@ extension SQLiteStore {
         }
     }
 
-    /// The next keys of each entity's sequence, one per insert, recorded as used.
+    /// The next keys of each entity's sequence, one per insert, recorded as used. An insert whose
+    /// ID is already permanent keeps its key (reserved earlier by ``reservePrimaryKeys(_:count:)``).
     private func allocateKeys(_ inserts: [RowInsert], _ connection: SQLiteConnection) throws -> [Int64] {
         var next: [ObjectIdentifier: (entity: EntityDescription, key: Int64)] = [:]
         var keys: [Int64] = []
         keys.reserveCapacity(inserts.count)
         for insert in inserts {
+            guard insert.objectID.isTemporary else {
+                keys.append(insert.objectID.key)
+                continue
+            }
             let entity = insert.objectID.entity
             let key = try next[ObjectIdentifier(entity)]?.key ?? Self.nextPrimaryKey(entity, connection)
             next[ObjectIdentifier(entity)] = (entity, key + 1)
@@ -237,6 +242,27 @@ extension SQLiteStore {
             if try statement.step() { return (constraint, try decodeRow(statement, entity, entityLayout)) }
         }
         return nil
+    }
+
+    /// Reserves `count` keys of `entity`'s sequence, for objects not saved yet
+    /// (``ObjectContext/obtainPermanentIDs(for:)``): no later insert gets them, even after the
+    /// process restarts, and a save that inserts an object under a reserved key writes that key.
+    func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
+        try checkWritable()
+        guard count > 0 else { return [] }
+        do {
+            return try pool.write { connection in
+                try connection.writeTransaction {
+                    let first = try Self.nextPrimaryKey(entity, connection)
+                    try connection.cachedStatement(
+                        "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
+                        .run([.string(entity.name), .int(first + Int64(count))])
+                    return Array(first..<(first + Int64(count)))
+                }
+            }
+        } catch {
+            throw Self.mapError(error, entity: entity)
+        }
     }
 
     /// The next unused primary key of `entity`: past both the recorded sequence and the largest

@@ -62,6 +62,9 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         /// A database other than SQLite (PostgreSQL) reported an error; ``SkerryError/underlyingError``
         /// holds it (a `PostgresError` of `SkerryPostgres`).
         public static let database = Code(rawValue: 21)
+        /// An object URI or ID string that names no object of this stack: malformed, or naming a
+        /// store the stack has not loaded, an entity that store does not hold, or a temporary ID.
+        public static let unknownObjectURI = Code(rawValue: 22)
 
         public var description: String {
             switch self {
@@ -86,6 +89,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .underlyingError: return "underlyingError"
             case .storeIsReadOnly: return "storeIsReadOnly"
             case .database: return "database"
+            case .unknownObjectURI: return "unknownObjectURI"
             default: return "code \(rawValue)"
             }
         }
