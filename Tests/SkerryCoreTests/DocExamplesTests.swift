@@ -271,15 +271,15 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             try book.setValue("0-441-17271-7", forKey: "isbn")     // already in the store
             return try context.save()                              // updates that row: an upsert
         }
-        // changes.inserted is empty and changes.updated holds the existing row's ID; the row keeps
-        // its year (1965), which the new object did not set.
+        // changes.inserted is empty and changes.updated holds the existing row's ID; the row takes
+        // every value of the new object, nil and defaults too: its year (1965) is now nil.
         // doc: end
         #expect(changes.inserted.isEmpty && changes.updated.count == 1)
         let row = try stack.viewContext.performAndWait {
             let books = try stack.viewContext.fetch(FetchRequest(entityName: "Book"))
             return try books.map { "\(try $0.value(forKey: "title", as: String.self)) \(try $0.value(forKey: "year", as: Int32?.self) ?? 0)" }
         }
-        #expect(row == ["Dune (new cover) 1965"])
+        #expect(row == ["Dune (new cover) 0"])
     }
 
     @Test func nestedContexts() throws {

@@ -593,9 +593,44 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func objectTrumpUpsertsTheValuesTheInsertSet(kind: StoreKind) throws {
-        // The title was set; the year was not (nil is its default), so the row keeps 1965.
-        try upsert(kind, .mergeByPropertyObjectTrump, expected: Row("New", 1965, nil, isbn: "X"), written: true)
+    func objectTrumpUpsertsEveryValueOfTheInsert(kind: StoreKind) throws {
+        // Every property of an inserted object counts as changed, as in Core Data: the year the
+        // object left nil (its default) replaces 1965.
+        try upsert(kind, .mergeByPropertyObjectTrump, expected: Row("New", nil, nil, isbn: "X"), written: true)
+    }
+
+    /// An upsert writes values equal to the entity's defaults too: the row's sales (100) and
+    /// inPrint (false) become the new object's defaults (0, true).
+    @Test(arguments: StoreKind.allCases)
+    func objectTrumpUpsertWritesValuesEqualToTheDefaults(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        defer { withExtendedLifetime(directory) {} }
+        let writer = stack.newBackgroundContext()
+        let existingID = try writer.performAndWait {
+            let book = try writer.insertBook("Old", year: 1965, isbn: "X")
+            try book.setValue(Int64(100), forKey: "sales")
+            try book.setValue(false, forKey: "inPrint")
+            try writer.save()
+            return book.objectID
+        }
+        let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        let (objectID, sales, inPrint, year) = try context.performAndWait {
+            let book = try context.insertBook("New", isbn: "X")
+            try book.setValue(Int64(0), forKey: "sales")     // set explicitly, equal to the default
+            try context.save()
+            return (book.objectID, try book.value(forKey: "sales", as: Int64.self),
+                    try book.value(forKey: "inPrint", as: Bool.self), try book.value(forKey: "year", as: Int32?.self))
+        }
+        #expect(objectID == existingID)
+        #expect(sales == 0 && inPrint && year == nil)
+        let reader = stack.newBackgroundContext()
+        let stored = try reader.performAndWait {
+            let book = try reader.existingObject(with: existingID)
+            return (try book.value(forKey: "sales", as: Int64.self), try book.value(forKey: "inPrint", as: Bool.self),
+                    try book.value(forKey: "year", as: Int32?.self), try book.value(forKey: "title", as: String.self))
+        }
+        #expect(stored.0 == 0 && stored.1 && stored.2 == nil && stored.3 == "New")
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -615,7 +650,7 @@ import Testing
         let existingID = try Self.saveExisting(stack)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
-            let book = try context.insertBook("Old", isbn: "X")
+            let book = try context.insertBook("Old", year: 1965, isbn: "X")   // every value equal to the row's
             context.mergePolicy = .mergeByPropertyObjectTrump
             #expect(try context.save().isEmpty)
             #expect(book.objectID == existingID)
@@ -669,7 +704,7 @@ import Testing
         try other.performAndWait {
             other.mergeChanges(changes)
             let row = try Self.row(loaded)
-            #expect(row == Row("New", 1965, nil, isbn: "X"))
+            #expect(row == Row("New", nil, nil, isbn: "X"))   // every value of the insert, nil too
         }
     }
 
@@ -743,8 +778,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func objectTrumpFoldsTheSecondInsertsSetValuesIntoTheFirst(kind: StoreKind) throws {
-        try foldTwoInserts(kind, .mergeByPropertyObjectTrump, expected: Row("Second", 1999, 50, isbn: "Y"))
+    func objectTrumpFoldsTheSecondInsertsValuesIntoTheFirst(kind: StoreKind) throws {
+        try foldTwoInserts(kind, .mergeByPropertyObjectTrump, expected: Row("Second", nil, 50, isbn: "Y"))
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -782,8 +817,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func objectTrumpFoldsTwoInsertsIntoAnExistingRow(kind: StoreKind) throws {
-        // As with two inserts and no existing row, the second insert's set values lie over the
-        // first's, and both over the existing row: First set the year, Second the title and pages.
+        // As with two inserts and no existing row, the second insert's values replace the first's,
+        // and both the existing row's: every value of Second, its nil year included.
         let (stack, directory) = try makeStack(kind)
         defer { withExtendedLifetime(directory) {} }
         let existingID = try Self.saveExisting(stack)
@@ -796,10 +831,10 @@ import Testing
             try context.save()
             let survivor = try #require(context.registeredObject(for: existingID))
             let row = try Self.row(survivor)
-            #expect(row == Row("Second", 1999, 50, isbn: "X"))
+            #expect(row == Row("Second", nil, 50, isbn: "X"))
         }
         let rows = try Self.storedRows(stack)
-        #expect(rows == [Row("Second", 1999, 50, isbn: "X")])
+        #expect(rows == [Row("Second", nil, 50, isbn: "X")])
     }
 
     @Test(arguments: StoreKind.allCases, [MergePolicy.mergeByPropertyObjectTrump, .overwrite])

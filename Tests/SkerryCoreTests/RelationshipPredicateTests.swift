@@ -133,4 +133,43 @@ import Testing
         }
         #expect(titles.count == 6)
     }
+
+    /// With a batch size, each batch prefetches its objects' relationships when it loads (Core
+    /// Data's fetchBatchSize with relationshipKeyPathsForPrefetching), instead of skipping them.
+    @Test func aBatchedFetchPrefetchesEachBatchWhenItLoads() throws {
+        let directory = TemporaryDirectory()
+        let stack = try makeFileStack(directory, model: GraphFixtures.model(), name: "Graph")
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for name in ["Herbert", "Lem", "Le Guin"] {
+                let author = try writer.insertNamed("Author", name)
+                for index in 1...3 { try writer.insertNamed("Book", "\(name) \(index)").setRelatedObject(author, forKey: "author") }
+            }
+            try writer.save()
+        }
+        let reader = stack.newBackgroundContext()
+        reader.automaticallyMergesChangesFromParent = false
+        try reader.performAndWait {
+            var request = FetchRequest(entityName: "Author", sortKeys: [SortKey("name")])
+            request.fetchBatchSize = 2
+            request.relationshipKeyPathsForPrefetching = ["books"]
+            let authors = try reader.fetch(request)
+            #expect(authors.count == 3 && authors.allSatisfy(\.isFault))
+            #expect(authors[0].label == "Herbert")                 // loads the first batch: Herbert and Le Guin
+            for author in authors.prefix(2) {
+                guard case .toMany(let ids) = author.relationshipValues[0] else { Issue.record("books not prefetched"); continue }
+                #expect(ids.count == 3)
+                #expect(ids.allSatisfy { reader.registeredObject(for: $0)?.isFault == false })
+            }
+            #expect(authors[2].isFault)                             // the second batch is not loaded yet
+        }
+        // Behind the context's back: every book row goes. The first batch's books still read.
+        try rawSQL(directory.file("Graph.sqlite"), "DELETE FROM Book")
+        let titles = try reader.performAndWait {
+            var request = FetchRequest(entityName: "Author", sortKeys: [SortKey("name")])
+            request.fetchLimit = 2
+            return try reader.fetch(request).flatMap { try $0.relatedObjects(forKey: "books") }.map(\.label).sorted()
+        }
+        #expect(titles == ["Herbert 1", "Herbert 2", "Herbert 3", "Le Guin 1", "Le Guin 2", "Le Guin 3"])
+    }
 }

@@ -33,10 +33,15 @@ package enum RelationshipValue: Equatable, Sendable {
 }
 
 /// A group of objects fetched with a batch size, whose values load together the first time any
-/// of them is read.
+/// of them is read, with the relationships the fetch asked to prefetch.
 final class FaultBatch {
     let objectIDs: [ObjectID]
-    init(objectIDs: [ObjectID]) { self.objectIDs = objectIDs }
+    /// The fetched entity, and the indexes of its relationships to prefetch when the batch loads.
+    let prefetching: (entity: EntityDescription, relationships: [Int])?
+    init(objectIDs: [ObjectID], prefetching: (entity: EntityDescription, relationships: [Int])? = nil) {
+        self.objectIDs = objectIDs
+        self.prefetching = prefetching
+    }
 }
 
 /// An object of an entity, registered in one ``ObjectContext``: NSManagedObject's role.

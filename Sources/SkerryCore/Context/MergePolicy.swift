@@ -12,8 +12,8 @@ public enum MergePolicy: Sendable, Hashable {
     case mergeByPropertyStoreTrump
     /// Property by property, the object's changes win; properties the object did not change take
     /// the store's values. An inserted object that collides with a constrained row takes that row's
-    /// identity and writes the values it set (those that differ from the entity's defaults): an
-    /// upsert.
+    /// identity and writes every value it has, nil and values equal to the defaults included, as
+    /// Core Data does (to an inserted object, every property is a change): an upsert.
     case mergeByPropertyObjectTrump
     /// The object's whole state replaces the row. An inserted object that collides with a
     /// constrained row takes its identity and replaces all its values.

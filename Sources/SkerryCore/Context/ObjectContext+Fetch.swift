@@ -37,7 +37,9 @@ extension ObjectContext {
         if request.includesPendingChanges && hasPendingChanges(of: query.entity) {
             objects = try fetchIncludingPendingChanges(request, query)
         } else if request.fetchBatchSize > 0 {
-            return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize)
+            // Each batch prefetches its objects' relationships when it loads, as in Core Data.
+            return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize,
+                          prefetching: prefetched.isEmpty ? nil : (query.entity, prefetched))
         } else {
             let rows = try sourceRows(request, query, unlimited: false)
             registry.reserveCapacity(rows.count)
@@ -263,12 +265,13 @@ extension ObjectContext {
         return object
     }
 
-    private func faults(_ objectIDs: [ObjectID], batchSize: Int) -> [EntityObject] {
+    private func faults(_ objectIDs: [ObjectID], batchSize: Int,
+                        prefetching: (entity: EntityDescription, relationships: [Int])?) -> [EntityObject] {
         var result: [EntityObject] = []
         result.reserveCapacity(objectIDs.count)
         for chunkStart in stride(from: 0, to: objectIDs.count, by: batchSize) {
             let ids = Array(objectIDs[chunkStart..<min(chunkStart + batchSize, objectIDs.count)])
-            let batch = FaultBatch(objectIDs: ids)
+            let batch = FaultBatch(objectIDs: ids, prefetching: prefetching)
             for id in ids {
                 let object = self.object(with: id)
                 if object.isFaultFlag { object.faultBatch = batch }
@@ -284,11 +287,16 @@ extension ObjectContext {
     /// - Throws: ``SkerryError/Code/objectNotFound`` when its row no longer exists.
     func fulfillFault(_ object: EntityObject) throws(SkerryError) {
         let objectID = object.objectID
-        let batch = object.faultBatch?.objectIDs.filter { registry[$0]?.isFaultFlag == true } ?? [objectID]
+        let faultBatch = object.faultBatch
+        let batch = faultBatch?.objectIDs.filter { registry[$0]?.isFaultFlag == true } ?? [objectID]
         for row in try sourceRows(for: batch) { _ = register(row) }
         guard !object.isFaultFlag else {
             try deleteInaccessibleFault(object)
             return
+        }
+        if let prefetching = faultBatch?.prefetching {
+            let loaded = batch.compactMap { registry[$0] }.filter { !$0.isFaultFlag && $0.entity === prefetching.entity }
+            for index in prefetching.relationships { try prefetch(index, of: loaded, entity: prefetching.entity) }
         }
     }
 }

@@ -34,9 +34,7 @@ extension SavePlan {
                     continue
                 }
                 switch policy {
-                case .mergeByPropertyObjectTrump:
-                    inserts[index].fate = .upsert(existing: stored, values: Self.overlaySetValues(of: object, onto: stored.values))
-                case .overwrite:
+                case .mergeByPropertyObjectTrump, .overwrite:
                     inserts[index].fate = .upsert(existing: stored, values: object.values)
                 case .error, .mergeByPropertyStoreTrump, .rollback:
                     inserts[index].fate = .adopt(existing: stored)
@@ -62,9 +60,7 @@ extension SavePlan {
                 }
                 rowOwner[rowID] = index
                 switch policy {
-                case .mergeByPropertyObjectTrump:
-                    inserts[index].fate = .upsert(existing: stored, values: Self.overlaySetValues(of: object, onto: stored.values))
-                case .overwrite:
+                case .mergeByPropertyObjectTrump, .overwrite:
                     inserts[index].fate = .upsert(existing: stored, values: values)
                 default:
                     inserts[index].fate = .adopt(existing: stored)
@@ -86,13 +82,12 @@ extension SavePlan {
     }
 
     /// Folds the insert at `index` into the insert at `other`, which keeps the row: under object
-    /// trump the other takes the values this one set, under overwrite all of them.
+    /// trump and overwrite the other takes every value of this one.
     private mutating func fold(_ index: Int, into other: Int, policy: MergePolicy) {
         let object = inserts[index].object
         func merged(_ base: [AttributeValue]) -> [AttributeValue] {
             switch policy {
-            case .mergeByPropertyObjectTrump: return Self.overlaySetValues(of: object, onto: base)
-            case .overwrite: return object.values
+            case .mergeByPropertyObjectTrump, .overwrite: return object.values
             case .error, .mergeByPropertyStoreTrump, .rollback: return base
             }
         }
@@ -131,13 +126,6 @@ extension SavePlan {
         updates[index].base = stored.values
         updates[index].expectedVersion = stored.version
         return true
-    }
-
-    /// `base` with the object's values laid over it where the object set them (where they differ
-    /// from the entity's defaults): what an inserted object "changed".
-    private static func overlaySetValues(of object: EntityObject, onto base: [AttributeValue]) -> [AttributeValue] {
-        let defaults = object.entity.defaultValues
-        return base.indices.map { object.values[$0] != defaults[$0] ? object.values[$0] : base[$0] }
     }
 
     private static func conflict(_ kind: SaveConflict.Kind, _ object: EntityObject, stored: RowSnapshot?,
