@@ -213,7 +213,7 @@ struct CorpusHarness {
             for entity in model.entities where Self.isInstantiable(entity, in: model) {
                 for n in 0..<(counts[entity.name] ?? 4) {
                     let object = try context.insert(entityName: entity.name)
-                    for (a, attribute) in entity.attributes.enumerated() where Self.isStored(attribute) {
+                    for (a, attribute) in entity.attributes.enumerated() where Self.isStored(attribute) && attribute.derivation == nil {
                         try object.setValue(Self.value(attribute.type, object: n, attribute: a), at: a)
                     }
                     objects[entity.name, default: []].append(object)
@@ -251,9 +251,9 @@ struct CorpusHarness {
         true
     }
 
-    /// Whether the attribute is stored (not transient, not derived).
+    /// Whether the attribute is stored (not transient).
     static func isStored(_ attribute: AttributeDescription) -> Bool {
-        true
+        !attribute.isTransient
     }
 
     /// The objects a relationship may hold.

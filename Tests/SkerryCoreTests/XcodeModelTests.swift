@@ -674,10 +674,12 @@ import Testing
         func attribute(_ text: String) -> String {
             "\(Self.entityBook)\n    \(text)\n</entity>"
         }
-        expectInvalidBody(attribute(#"<attribute name="draft" optional="YES" transient="YES" attributeType="String"/>"#),
-                          ["line 4", "attribute 'draft'", "transient attributes are not supported"], entity: "Book", key: "draft")
+        expectInvalidBody(attribute(#"<attribute name="draft" optional="YES" attributeType="Undefined"/>"#),
+                          ["line 4", "attribute 'draft'", "attributes of type 'Undefined' are not supported"], entity: "Book", key: "draft")
+        expectInvalidBody(attribute(#"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="FUNCTION(self, 'pages')"/>"#),
+                          ["attribute 'count'", "the derivation 'FUNCTION(self, 'pages')' is not one Skerry computes"], key: "count")
         expectInvalidBody(attribute(#"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@count"/>"#),
-                          ["attribute 'count'", "derived attributes"], key: "count")
+                          ["'Book.count'", "needs 'pages' to be a to-many relationship of 'Book'"], key: "count")
         expectInvalidBody(attribute(#"<attribute name="size" optional="YES" attributeType="Composite" composite="Size"/>"#),
                           ["attribute 'size'", "the composite 'Size' it names is not defined"], key: "size")
         expectInvalidBody(attribute(#"<attribute name="title"/>"#), ["attribute 'title'", "no attributeType"], key: "title")
@@ -740,7 +742,7 @@ import Testing
                     </uniquenessConstraint>
                 </uniquenessConstraints>
             </entity>
-            """, ["line 3", "'isbn'", "not one of its attributes"], entity: "Book", key: "isbn")
+            """, ["line 3", "'isbn'", "not one of its stored attributes"], entity: "Book", key: "isbn")
         expectInvalidBody("""
             <entity name="Book-Entity" representedClassName="Book" syncable="YES"/>
             """, ["'Book-Entity' is not a valid entity name"], entity: "Book-Entity")

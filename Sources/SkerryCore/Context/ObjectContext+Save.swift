@@ -23,6 +23,7 @@ extension ObjectContext {
         let inserted = registry.inserted
         let updated = registry.changed.filter { $0.isUpdatedFlag && !$0.isDeletedFlag }.sorted { $0.objectID.key < $1.objectID.key }
         let deleted = registry.deleted.sorted { $0.objectID.key < $1.objectID.key }
+        try computeDerivedAttributes(inserted + updated)
         try validateRequiredValues(inserted + updated)
         if coordinator.model.hasRelationships {
             try validateRelationships(saving: inserted + updated, deleting: deleted)

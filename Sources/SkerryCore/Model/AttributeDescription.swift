@@ -16,6 +16,12 @@ public struct AttributeDescription: Sendable, Hashable {
     /// names (nil for Core Data's default, the keyed unarchiver); informational: the attribute's
     /// ``type`` says how values are stored.
     public let valueTransformerName: String?
+    /// Whether the attribute lives in memory only (Core Data's transient attributes): objects
+    /// hold, set and read it, a store never keeps it, and a refresh or reset drops its value.
+    public let isTransient: Bool
+    /// How a derived attribute's value is computed when its object is saved (Core Data's
+    /// derived attributes), or nil for an ordinary attribute. A derived attribute is stored.
+    public let derivation: AttributeDerivation?
 
     /// Describes an attribute.
     /// - Parameters:
@@ -28,15 +34,19 @@ public struct AttributeDescription: Sendable, Hashable {
     ///   - defaultValue: the value new objects start with; it must fit `type`.
     ///   - renamingIdentifier: the attribute's name in an earlier version, if it was renamed.
     ///   - valueTransformerName: the value transformer an Xcode model names, if any.
+    ///   - isTransient: whether the attribute lives in memory only, never stored.
+    ///   - derivation: for a derived attribute, how its value is computed at save.
     public init(_ name: String, _ type: AttributeType, isOptional: Bool = false,
                 defaultValue: (any AttributeValueConvertible)? = nil, renamingIdentifier: String? = nil,
-                valueTransformerName: String? = nil) {
+                valueTransformerName: String? = nil, isTransient: Bool = false, derivation: AttributeDerivation? = nil) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.defaultValue = defaultValue?.attributeValue ?? .null
         self.renamingIdentifier = renamingIdentifier
         self.valueTransformerName = valueTransformerName
+        self.isTransient = isTransient
+        self.derivation = derivation
     }
 
     /// The name migrations match the attribute by: its renaming identifier, or its name.

@@ -6,7 +6,8 @@
 public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The entity's name; also its table name.
     public let name: String
-    /// The attributes, in declaration order.
+    /// The attributes: the stored ones in declaration order, then the transient ones (which
+    /// live in memory only) in declaration order.
     public let attributes: [AttributeDescription]
     /// The relationships, in declaration order.
     public let relationships: [RelationshipDescription]
@@ -25,6 +26,10 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let defaultValues: [AttributeValue]
     /// Each attribute's type, for hot paths that must not copy whole descriptions.
     let attributeTypes: [AttributeType]
+    /// How many of ``attributes`` are stored: they come first; the transient ones follow.
+    package let storedAttributeCount: Int
+    /// The indexes of the derived attributes, computed when an object is saved.
+    let derivedAttributeIndexes: [Int]
 
     /// Describes an entity.
     /// - Parameters:
@@ -44,7 +49,10 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         self.fetchedProperties = fetchedProperties
+        let attributes = attributes.filter { !$0.isTransient } + attributes.filter(\.isTransient)
         self.attributes = attributes
+        self.storedAttributeCount = attributes.count { !$0.isTransient }
+        self.derivedAttributeIndexes = attributes.indices.filter { attributes[$0].derivation != nil }
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
@@ -56,6 +64,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.defaultValues = attributes.map(\.defaultValue)
         self.attributeTypes = attributes.map(\.type)
     }
+
+    /// The attributes a store keeps: all but the transient ones (a prefix of ``attributes``).
+    public var storedAttributes: ArraySlice<AttributeDescription> { attributes[..<storedAttributeCount] }
 
     /// The name migrations match the entity by: its renaming identifier, or its name.
     public var canonicalName: String { renamingIdentifier ?? name }
@@ -92,6 +103,15 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
                               entityName: self.name, key: name)
         }
         return index
+    }
+
+    /// An ``SkerryError/Code/unknownAttribute`` error when the attribute at `index` is transient:
+    /// a store cannot fetch or sort by what it does not keep (as in Core Data).
+    func requireStored(_ index: Int, in keyPath: String) throws(SkerryError) {
+        guard index >= storedAttributeCount else { return }
+        throw SkerryError(.unknownAttribute,
+                          "'\(attributes[index].name)' of '\(name)' is transient: a fetch cannot filter or sort by it ('\(keyPath)'), as the store does not keep it.",
+                          entityName: name, key: keyPath)
     }
 
     /// The position of `name`, or an ``SkerryError/Code/unknownAttribute`` error.

@@ -67,8 +67,33 @@ extension ObjectModel {
                 }
             }
             for list in entity.uniquenessConstraints {
-                for name in list where entity.attribute(named: name) == nil {
-                    throw fail("A uniqueness constraint of '\(entity.name)' names '\(name)', which is not one of its attributes.", entity.name, name)
+                for name in list where entity.attribute(named: name).map({ $0.isTransient }) ?? true {
+                    throw fail("A uniqueness constraint of '\(entity.name)' names '\(name)', which is not one of its stored attributes.", entity.name, name)
+                }
+            }
+            for attribute in entity.attributes {
+                guard let derivation = attribute.derivation else { continue }
+                let here = "'\(entity.name).\(attribute.name)'"
+                if attribute.isTransient {
+                    throw fail("The derived attribute \(here) is transient; a derived attribute is stored.", entity.name, attribute.name)
+                }
+                let first: String, wantsToMany: Bool
+                switch derivation {
+                case .keyPath(let path), .function(_, let path):
+                    first = String(path.split(separator: ".").first ?? "")
+                    wantsToMany = false
+                    if !path.contains("."), entity.attribute(named: path) == nil {
+                        throw fail("The derived attribute \(here) derives from '\(path)', which is not an attribute of '\(entity.name)'.", entity.name, attribute.name)
+                    }
+                    if !path.contains(".") { continue }
+                case .count(let relationship), .aggregate(_, let relationship, _):
+                    first = relationship
+                    wantsToMany = true
+                case .now:
+                    continue
+                }
+                guard let relationship = entity.relationship(named: first), relationship.isToMany == wantsToMany else {
+                    throw fail("The derived attribute \(here) (\(derivation)) needs '\(first)' to be a \(wantsToMany ? "to-many" : "to-one") relationship of '\(entity.name)'.", entity.name, attribute.name)
                 }
             }
             for index in entity.indexes {

@@ -7,7 +7,10 @@ extension ObjectModel {
         for entity in entities.sorted(by: { $0.name < $1.name }) {
             text += "entity \(entity.name)\n"
             for attribute in entity.attributes {
-                text += "  attribute \(attribute.name) \(attribute.type.rawValue) \(attribute.isOptional ? "optional" : "required")\n"
+                text += "  attribute \(attribute.name) \(attribute.type.rawValue) \(attribute.isOptional ? "optional" : "required")"
+                if attribute.isTransient { text += " transient" }
+                if let derivation = attribute.derivation { text += " derived \(derivation)" }
+                text += "\n"
             }
             for r in entity.relationships {
                 text += "  relationship \(r.name) \(r.destinationEntityName) \(r.inverseName ?? "-") \(r.isToMany ? "many" : "one") \(r.isOrdered ? "ordered" : "unordered") \(r.isOptional ? "optional" : "required") \(r.deleteRule.rawValue) \(r.minCount) \(r.maxCount)\n"

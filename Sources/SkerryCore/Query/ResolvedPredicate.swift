@@ -218,6 +218,7 @@ extension EntityDescription {
             entity = relationship.destination
         }
         let index = try entity.requireAttributeIndex(parts.last ?? name)
+        try entity.requireStored(index, in: name)
         return ResolvedKey(index: index, attribute: entity.attributes[index], path: path)
     }
 
@@ -240,6 +241,7 @@ extension EntityDescription {
             entity = relationship.destination
         }
         let index = try entity.requireAttributeIndex(parts.last ?? name)
+        try entity.requireStored(index, in: name)
         let split = (hops.lastIndex { $0.isToMany }).map { $0 + 1 } ?? 0
         let key = ResolvedKey(index: index, attribute: entity.attributes[index], path: Array(hops[split...]))
         return .nested(Array(hops[..<split]), try make(key), all: false)

@@ -33,9 +33,9 @@ package enum SQLBuilder {
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// `SELECT _pk, _version, <every attribute>, <foreign keys> FROM <entity>`.
+    /// `SELECT _pk, _version, <every stored attribute>, <foreign keys> FROM <entity>`.
     package static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
-        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
+        let columns = [primaryKeyColumn, versionColumn] + entity.storedAttributes.map(\.name) + foreignKeyColumns
         return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
     }
 
@@ -292,10 +292,10 @@ package enum SQLBuilder {
         }
     }
 
-    /// `INSERT INTO <entity> (_pk, _version, <every attribute>, <foreign keys>) VALUES (?, 1, ?, …)`.
+    /// `INSERT INTO <entity> (_pk, _version, <every stored attribute>, <foreign keys>) VALUES (?, 1, ?, …)`.
     package static func insert(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
-        let columns = [primaryKeyColumn, versionColumn] + entity.attributes.map(\.name) + foreignKeyColumns
-        let values = ["?", "1"] + Array(repeating: "?", count: entity.attributes.count + foreignKeyColumns.count)
+        let columns = [primaryKeyColumn, versionColumn] + entity.storedAttributes.map(\.name) + foreignKeyColumns
+        let values = ["?", "1"] + Array(repeating: "?", count: entity.storedAttributeCount + foreignKeyColumns.count)
         return "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
     }
 

@@ -62,7 +62,7 @@ extension SQLiteStore {
                                   extra: [String: AttributeValue], number: Int, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         var values: [AttributeValue] = [.int(row.primaryKey), .int(version)]
-        for attribute in entity.attributes {
+        for attribute in entity.storedAttributes {
             var value = row.values[attribute.name] ?? attribute.defaultValue
             if value.isNull && !attribute.isOptional { value = attribute.defaultValue }
             guard value.fits(attribute.type), !value.isNaN else {
@@ -78,7 +78,7 @@ extension SQLiteStore {
             values.append(value)
         }
         for column in extraColumns { values.append(extra[column] ?? .null) }
-        let columns = [SQLBuilder.primaryKeyColumn, SQLBuilder.versionColumn] + entity.attributes.map(\.name) + extraColumns
+        let columns = [SQLBuilder.primaryKeyColumn, SQLBuilder.versionColumn] + entity.storedAttributes.map(\.name) + extraColumns
         try connection.cachedStatement("INSERT INTO \(q(entity.name)) (\(columns.map(q).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))")
             .run(values)
     }

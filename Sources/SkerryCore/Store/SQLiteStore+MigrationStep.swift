@@ -148,7 +148,7 @@ extension SQLiteStore {
     /// lightweight migration fails the same way).
     private static func checkRequiredValues(_ mapping: SchemaMapping.EntityMapping, rows: [MigrationSourceRow], number: Int) throws {
         for (attribute, old) in zip(mapping.destination.attributes, mapping.attributes)
-        where !attribute.isOptional && attribute.defaultValue.isNull && !rows.isEmpty {
+        where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue.isNull && !rows.isEmpty {
             let empty = rows.filter { row in old.map { (row.row.values[$0.name] ?? .null).isNull } ?? true }.count
             guard empty > 0 else { continue }
             let why = old == nil ? "it is new in this model" : "it was optional"

@@ -46,7 +46,7 @@ extension SQLiteStore {
         let sql = "SELECT (\n\(condition)\n) FROM \(SQLBuilder.quote(entity.name))"
         let checked: CheckedStatement
         do {
-            checked = try connection.prepareReadingOnly(sql, table: entity.name, columns: Set(entity.attributes.map(\.name)))
+            checked = try connection.prepareReadingOnly(sql, table: entity.name, columns: Set(entity.storedAttributes.map(\.name)))
         } catch {
             switch error {
             case .invalid(let sqlite): throw refuse("SQLite cannot read it (\(sqlite.message))", sqlite)

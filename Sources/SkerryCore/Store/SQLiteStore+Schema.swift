@@ -74,7 +74,7 @@ extension SQLiteStore {
         let q = SQLBuilder.quote
         var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY",
                        "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1"]
-        columns += entity.attributes.map { "\(q($0.name)) \(columnType($0.type))" }
+        columns += entity.storedAttributes.map { "\(q($0.name)) \(columnType($0.type))" }
         columns += extraColumns.sorted().map { "\(q($0)) INTEGER" }
         try connection.execute("CREATE TABLE \(q(name)) (\(columns.joined(separator: ", ")))")
     }
@@ -237,7 +237,7 @@ package enum StoreIndexes {
         for column in extraColumns.sorted() where !column.hasPrefix("_") { add([column], unique: false) }
         for index in entity.indexes {
             var columns: [String] = []
-            for name in index.attributeNames where entity.attribute(named: name) != nil || extraColumns.contains(name) {
+            for name in index.attributeNames where entity.attribute(named: name).map({ !$0.isTransient }) ?? extraColumns.contains(name) {
                 if !columns.contains(name) { columns.append(name) }
             }
             add(columns, unique: false)

@@ -131,7 +131,9 @@ extension SQLiteStore {
         for update in updates {
             let entity = update.objectID.entity
             let entityLayout = try layout.of(entity)
-            let attributes = update.changes.map(\.index)
+            // Transient attributes live in memory only: their changes are not written.
+            let changes = update.changes.filter { $0.index < entity.storedAttributeCount }
+            let attributes = changes.map(\.index)
             // The relationships kept in this row's foreign-key columns; the store keeps the others
             // elsewhere (members written below, or the other side's column).
             let foreignKeyChanges = update.relationshipChanges.filter {
@@ -139,7 +141,7 @@ extension SQLiteStore {
                 return false
             }
             let relationships = foreignKeyChanges.map(\.index)
-            var values = update.changes.map(\.value)
+            var values = changes.map(\.value)
             for change in foreignKeyChanges { values.append(try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index)) }
             members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             do {
@@ -179,8 +181,8 @@ extension SQLiteStore {
                 }
                 statement.reset()
                 try statement.bind(.int(keys[index]), at: 1)
-                try statement.bind(insert.values, from: 2)
-                try statement.bind(foreignKeys, from: Int32(insert.values.count + 2))
+                try statement.bind(Array(insert.values.prefix(entity.storedAttributeCount)), from: 2)
+                try statement.bind(foreignKeys, from: Int32(entity.storedAttributeCount + 2))
                 while try statement.step() {}
                 if !entityLayout.storage.isEmpty {
                     members += Self.membersWrites(insert.objectID, entityLayout,

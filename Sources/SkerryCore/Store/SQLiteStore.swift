@@ -127,7 +127,7 @@ final class SQLiteStore: ObjectStore {
         var relationships: [RelationshipValue] = []
         if !entity.relationships.isEmpty {
             relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
-            var column = Int32(entity.attributes.count + 2)
+            var column = Int32(entity.storedAttributeCount + 2)
             for (position, index) in layout.foreignKeyIndexes.enumerated() {
                 relationships[index] = .toOne(statement.isNull(at: column) ? nil
                     : ObjectID(store: identity, entity: layout.foreignKeyDestinations[position], primaryKey: statement.int64(at: column)))
@@ -137,17 +137,19 @@ final class SQLiteStore: ObjectStore {
         return RowSnapshot(objectID: objectID, version: statement.int64(at: 1), values: values, relationships: relationships)
     }
 
-    /// The attribute values of the current row (columns from 2 on).
+    /// The attribute values of the current row (columns from 2 on); transient attributes, which
+    /// the store does not keep, get their default values.
     static func decodeAttributes(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError) -> [AttributeValue] {
         let types = entity.attributeTypes
         var values: [AttributeValue] = []
         values.reserveCapacity(types.count)
-        for index in types.indices {
+        for index in 0..<entity.storedAttributeCount {
             guard let value = statement.value(at: Int32(index + 2), as: types[index]) else {
                 throw undecodable(entity, entity.attributes[index], primaryKey: statement.int64(at: 0))
             }
             values.append(value)
         }
+        if entity.storedAttributeCount < types.count { values += entity.defaultValues[entity.storedAttributeCount...] }
         return values
     }
 
@@ -244,7 +246,10 @@ final class SQLiteStore: ObjectStore {
 
     func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]] {
         let entity = query.entity
-        let columns = attributeIndexes.map { SQLBuilder.quote(entity.attributes[$0].name) }
+        // A transient attribute has no column: it reads as its default value.
+        let columns = attributeIndexes.map {
+            $0 < entity.storedAttributeCount ? SQLBuilder.quote(entity.attributes[$0].name) : "NULL"
+        }
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), " + columns.joined(separator: ", ")
             + " FROM \(SQLBuilder.quote(entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout)
@@ -258,6 +263,10 @@ final class SQLiteStore: ObjectStore {
                 row.reserveCapacity(attributeIndexes.count)
                 for (position, index) in attributeIndexes.enumerated() {
                     let attribute = entity.attributes[index]
+                    if index >= entity.storedAttributeCount {
+                        row.append(attribute.defaultValue)
+                        continue
+                    }
                     guard let value = statement.value(at: Int32(position + 1), as: attribute.type) else {
                         throw Self.undecodable(entity, attribute, primaryKey: statement.int64(at: 0))
                     }

@@ -36,7 +36,7 @@ package struct StoredSchema: Codable, Equatable {
     package init(entities: [EntityDescription]) {
         self.entities = entities.map { entity in
             Entity(name: entity.name,
-                   attributes: entity.attributes.map {
+                   attributes: entity.storedAttributes.map {
                        Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional, renamingIdentifier: $0.renamingIdentifier)
                    },
                    relationships: entity.relationships.map {
@@ -97,7 +97,7 @@ package struct SchemaMigration {
             for oldAttribute in old.attributes where entity.attribute(named: oldAttribute.name) == nil {
                 incompatibilities.append("attribute '\(entity.name).\(oldAttribute.name)' was removed")
             }
-            for attribute in entity.attributes {
+            for attribute in entity.storedAttributes {
                 let here = "'\(entity.name).\(attribute.name)'"
                 guard let oldAttribute = old.attributes.first(where: { $0.name == attribute.name }) else {
                     if attribute.isOptional || !attribute.defaultValue.isNull {

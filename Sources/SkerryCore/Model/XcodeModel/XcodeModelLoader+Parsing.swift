@@ -245,8 +245,15 @@ struct XcodeModelParser {
         func unsupported(_ what: String) -> SkerryError {
             fail("\(what) are not supported by Skerry.", line: node.line, entity: entity, element: element)
         }
-        if node.flag("transient") { throw unsupported("transient attributes") }
-        if node.flag("derived") || node["derivationExpression"] != nil { throw unsupported("derived attributes") }
+        var derivation: AttributeDerivation?
+        if node.flag("derived") || node["derivationExpression"] != nil {
+            let expression = node["derivationExpression"] ?? ""
+            guard let parsed = AttributeDerivation(expression: expression) else {
+                throw fail("the derivation '\(expression)' is not one Skerry computes (a key path, to-many.@count, to-many.@sum/@min/@max/@avg.attribute, canonical:/lowercase:/uppercase: of a key path, now()).",
+                           line: node.line, entity: entity, element: element)
+            }
+            derivation = parsed
+        }
         guard let typeName = node["attributeType"] else {
             throw fail("the attribute has no attributeType.", line: node.line, entity: entity, element: element)
         }
@@ -269,6 +276,8 @@ struct XcodeModelParser {
             // name, its keyed archiver; NSSecureUnarchiveFromData (and the app's subclasses of it,
             // whose names the model cannot tell apart) likewise. A registered transformer decides.
             type = nonEmpty(node["valueTransformerName"]).flatMap { transformers[$0] } ?? .binary
+        case "Undefined" where node.flag("transient"):
+            type = .binary  // a transient of any value: Skerry keeps Data (AttributeValue has no "any")
         case "Undefined", "Object ID": throw unsupported("attributes of type '\(typeName)'")
         default:
             throw fail("the attribute type '\(typeName)' is unknown.", line: node.line, entity: entity, element: element)
@@ -280,7 +289,8 @@ struct XcodeModelParser {
         return Attribute(description: AttributeDescription(name, type, isOptional: node.flag("optional"),
                                                            defaultValue: defaultValue.isNull ? nil : defaultValue,
                                                            renamingIdentifier: nonEmpty(node["elementID"]),
-                                                           valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil),
+                                                           valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil,
+                                                           isTransient: node.flag("transient"), derivation: derivation),
                          elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
                          line: node.line)
     }

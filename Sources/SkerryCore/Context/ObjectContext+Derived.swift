@@ -1,0 +1,69 @@
+import Foundation
+
+extension ObjectContext {
+    /// Computes the derived attributes of the objects a save writes (Core Data computes them when
+    /// the object is saved): key paths, counts and aggregates of to-many relationships, text
+    /// functions, the time of the save.
+    func computeDerivedAttributes(_ objects: [EntityObject]) throws(SkerryError) {
+        let now = Date()
+        for object in objects where !object.entity.derivedAttributeIndexes.isEmpty {
+            for index in object.entity.derivedAttributeIndexes {
+                let attribute = object.entity.attributes[index]
+                guard let derivation = attribute.derivation else { continue }
+                let computed = try Self.derivedValue(derivation, of: object, now: now)
+                guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
+                    throw SkerryError(.wrongValueType,
+                                      "The derived attribute '\(object.entity.name).\(attribute.name)' (\(derivation)) computed \(computed), which is not a \(attribute.type).",
+                                      entityName: object.entity.name, key: attribute.name, objectID: object.objectID)
+                }
+                if try object.value(at: index, as: AttributeValue.self) != value { try object.setValue(value, at: index) }
+            }
+        }
+    }
+
+    private static func derivedValue(_ derivation: AttributeDerivation, of object: EntityObject, now: Date) throws(SkerryError) -> AttributeValue {
+        switch derivation {
+        case .now:
+            return .date(now)
+        case .keyPath(let path):
+            return try value(atKeyPath: path, of: object)
+        case .function(let name, let path):
+            guard case .string(let text) = try value(atKeyPath: path, of: object) else { return .null }
+            switch name {
+            case "lowercase": return .string(text.lowercased())
+            case "uppercase": return .string(text.uppercased())
+            default: return .string(text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil))
+            }
+        case .count(let relationship):
+            return .int(Int64(try object.relatedObjects(forKey: relationship).count))
+        case .aggregate(let function, let relationship, let attribute):
+            var numbers: [Decimal] = []
+            for member in try object.relatedObjects(forKey: relationship) {
+                switch try member.value(forKey: attribute, as: AttributeValue.self) {
+                case .int(let number): numbers.append(Decimal(number))
+                case .double(let number): numbers.append(Decimal(number))
+                case .decimal(let number): numbers.append(number)
+                case .bool(let flag): numbers.append(flag ? 1 : 0)
+                default: continue
+                }
+            }
+            switch function {
+            case "sum": return .decimal(numbers.reduce(0, +))
+            case "min": return numbers.min().map(AttributeValue.decimal) ?? .null
+            case "max": return numbers.max().map(AttributeValue.decimal) ?? .null
+            default: return numbers.isEmpty ? .null : .decimal(numbers.reduce(0, +) / Decimal(numbers.count))
+            }
+        }
+    }
+
+    /// The attribute value at `path`, through to-one relationships; nil where one is empty.
+    private static func value(atKeyPath path: String, of object: EntityObject) throws(SkerryError) -> AttributeValue {
+        var current = object
+        let parts = path.split(separator: ".").map(String.init)
+        for part in parts.dropLast() {
+            guard let next = try current.relatedObject(forKey: part) else { return .null }
+            current = next
+        }
+        return try current.value(forKey: parts.last ?? path, as: AttributeValue.self)
+    }
+}

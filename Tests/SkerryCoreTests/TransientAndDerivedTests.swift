@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import SkerryCore
+
+/// Transient attributes (in memory only) and derived attributes (computed at save), from the
+/// hand-written Transients.xcdatamodel in Xcode's shape.
+@Suite struct TransientAndDerivedTests {
+    static let model = try! XcodeModel(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/Transients.xcdatamodel")).loadCurrentVersion().model
+
+    @Test func transientAttributesAreLoadedAndNeverStored() throws {
+        let manga = try #require(Self.model.entity(named: "Manga"))
+        #expect(manga.attributes.map(\.name) == ["chapterCount", "searchTitle", "title", "touched", "isSelected", "scratch"])
+        #expect(manga.storedAttributes.map(\.name) == ["chapterCount", "searchTitle", "title", "touched"])
+        #expect(manga.attribute(named: "isSelected")?.isTransient == true)
+        let directory = TemporaryDirectory()
+        let url = directory.file("Manga.sqlite")
+        let stack = try makeFileStack(directory, model: Self.model, name: "Manga")
+        #expect(try rawSQL(url, "SELECT name FROM pragma_table_info('Manga') WHERE name IN ('isSelected', 'scratch')") == [])
+        _ = url
+
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let object = try context.insert(entityName: "Manga")
+            try object.setValue("Blame!", forKey: "title")
+            #expect(try object.value(forKey: "isSelected", as: Bool.self) == false)      // its default
+            try object.setValue(true, forKey: "isSelected")
+            try object.setValue(Data([1, 2]), forKey: "scratch")
+            try context.save()
+            #expect(try object.value(forKey: "isSelected", as: Bool.self) == true)       // kept in memory
+            // A transient-only change saves without writing it.
+            try object.setValue(Data([3]), forKey: "scratch")
+            try context.save()
+            #expect(try object.value(forKey: "scratch", as: Data?.self) == Data([3]))
+
+            // Refresh drops it: the object reloads from the store, which does not keep it.
+            try context.refresh(object, mergeChanges: false)
+            #expect(try object.value(forKey: "isSelected", as: Bool.self) == false)
+            #expect(try object.value(forKey: "scratch", as: Data?.self) == nil)
+            try object.setValue(true, forKey: "isSelected")
+
+            // Another context, or this one after a reset, starts from the default.
+            let id = object.objectID
+            context.reset()
+            #expect(try context.existingObject(with: id).value(forKey: "isSelected", as: Bool.self) == false)
+
+            // A store cannot fetch or sort by what it does not keep.
+            let error = expectError(.unknownAttribute) {
+                _ = try context.fetch(FetchRequest(entityName: "Manga", predicate: AttributeKey("isSelected") == true))
+            }
+            #expect(error?.message.contains("transient") == true)
+            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Manga", sortKeys: [SortKey("isSelected")])) }
+        }
+    }
+
+    @Test func derivedAttributesAreComputedWhenTheObjectIsSaved() throws {
+        let directory = TemporaryDirectory()
+        let stack = try makeFileStack(directory, model: Self.model, name: "Manga")
+        let url = directory.file("Manga.sqlite")
+        let context = stack.newBackgroundContext()
+        let before = Date()
+        try context.performAndWait {
+            let manga = try context.insert(entityName: "Manga")
+            try manga.setValue("Ōkami Café", forKey: "title")
+            for title in ["One", "Two"] {
+                let chapter = try context.insert(entityName: "Chapter")
+                try chapter.setValue(title, forKey: "title")
+                try chapter.setRelatedObject(manga, forKey: "manga")
+            }
+            #expect(try manga.value(forKey: "chapterCount", as: Int64?.self) == nil)      // computed at save
+            try context.save()
+            #expect(try manga.value(forKey: "chapterCount", as: Int64.self) == 2)
+            #expect(try manga.value(forKey: "searchTitle", as: String.self) == "okami cafe")
+            let touched = try manga.value(forKey: "touched", as: Date.self)
+            #expect(touched >= before.addingTimeInterval(-1))
+
+            // Adding a chapter through the chapter's side recomputes the count on save.
+            let three = try context.insert(entityName: "Chapter")
+            try three.setValue("Three", forKey: "title")
+            try three.setRelatedObject(manga, forKey: "manga")
+            try context.save()
+            #expect(try manga.value(forKey: "chapterCount", as: Int64.self) == 3)
+
+            // Derived values are stored: a fetch can filter by them.
+            let found = try context.fetch(FetchRequest(entityName: "Manga", predicate: AttributeKey("searchTitle") == "okami cafe"))
+            #expect(found == [manga])
+        }
+        #expect(try rawSQL(url, "SELECT chapterCount, searchTitle FROM Manga") == [["3", "okami cafe"]])
+    }
+
+    @Test func derivationsParseAsXcodeWritesThem() {
+        #expect(AttributeDerivation(expression: "chapters.@count") == .count(relationship: "chapters"))
+        #expect(AttributeDerivation(expression: "items.@sum.price") == .aggregate(function: "sum", relationship: "items", attribute: "price"))
+        #expect(AttributeDerivation(expression: "canonical:(name)") == .function(name: "canonical", keyPath: "name"))
+        #expect(AttributeDerivation(expression: "now()") == .now)
+        #expect(AttributeDerivation(expression: "author.name") == .keyPath("author.name"))
+        #expect(AttributeDerivation(expression: "FUNCTION(self, 'x')") == nil)
+    }
+}
