@@ -17,7 +17,7 @@ while IFS= read -r bundle; do
   relative=${bundle#"$corpus"/}
   before=$(wc -l < "$report")
   SKERRY_CORPUS="$corpus" SKERRY_CORPUS_FILTER="$bundle" SKERRY_CORPUS_REPORT="$report" \
-    timeout 300 swift test --skip-build --filter CorpusHarnessTests > /tmp/skerry-corpus-run.log 2>&1
+    timeout 1200 swift test --skip-build --filter CorpusHarnessTests > /tmp/skerry-corpus-run.log 2>&1
   status=$?
   after=$(wc -l < "$report")
   if [ "$after" -eq "$before" ]; then

@@ -97,3 +97,24 @@ import Testing
         #expect(AttributeDerivation(expression: "FUNCTION(self, 'x')") == nil)
     }
 }
+
+extension TransientAndDerivedTests {
+    /// Xcode writes no attributeType for a transient attribute of type Undefined (any value):
+    /// Skerry keeps such a value as Data.
+    @Test func anUndefinedTransientAttributeHoldsData() throws {
+        let directory = TemporaryDirectory()
+        let folder = directory.file("Undefined.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+                <entity name="Note" representedClassName="Note" syncable="YES">
+                    <attribute name="cache" optional="YES" transient="YES"/>
+                    <attribute name="text" attributeType="String"/>
+                </entity>
+            </model>
+            """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        let note = try #require(try XcodeModel(contentsOf: folder).loadCurrentVersion().model.entity(named: "Note"))
+        #expect(note.attribute(named: "cache") == AttributeDescription("cache", .binary, isOptional: true, isTransient: true))
+    }
+}

@@ -254,7 +254,8 @@ struct XcodeModelParser {
             }
             derivation = parsed
         }
-        guard let typeName = node["attributeType"] else {
+        // Xcode writes no attributeType for an Undefined attribute, which only a transient one can be.
+        guard let typeName = node["attributeType"] ?? (node.flag("transient") ? "Undefined" : nil) else {
             throw fail("the attribute has no attributeType.", line: node.line, entity: entity, element: element)
         }
         let type: AttributeType
