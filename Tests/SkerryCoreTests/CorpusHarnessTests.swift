@@ -297,71 +297,62 @@ struct CorpusHarness {
 
     // MARK: Compare
 
-    /// The renaming identifier of an element: its declared one, or its name (Core Data's rule).
-    static func identifier(_ key: String, in version: XcodeModelVersion) -> String {
-        let name = key.split(separator: ".").last.map(String.init) ?? key
-        return version.renamingIdentifiers[key] ?? name
+    /// New name -> old name of the elements of `new` that take over elements of `old`, by
+    /// Skerry's reading of Core Data's rule (SchemaMapping.match), or by name within a version.
+    static func matches(_ new: [(name: String, renamingIdentifier: String?)], _ old: [(name: String, renamingIdentifier: String?)],
+                        sameVersion: Bool) -> [String: String] {
+        if sameVersion {
+            let names = Set(old.map(\.name))
+            return Dictionary(uniqueKeysWithValues: new.filter { names.contains($0.name) }.map { ($0.name, $0.name) })
+        }
+        return SchemaMapping.match(new.map { SchemaMapping.Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                                   old.map { SchemaMapping.Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) }, explicit: [:])
     }
 
-    /// The element of `candidates` (names) that matches `name` of the source: within one version
-    /// by name; across versions by Skerry's reading of Core Data's rule (SchemaMapping.match).
-    static func matchProperty(_ name: String, of sourceEntity: String, in source: XcodeModelVersion, among candidates: [String],
-                              of destinationEntity: String, in destination: XcodeModelVersion) -> String? {
-        if source.url == destination.url { return candidates.contains(name) ? name : nil }
-        let sourceEntityDescription = source.model.entity(named: sourceEntity)
-        let destinationEntityDescription = destination.model.entity(named: destinationEntity)
-        func element(_ name: String, _ entity: EntityDescription?) -> SchemaMapping.Element {
-            SchemaMapping.Element(name: name, renamingIdentifier: entity?.attribute(named: name)?.renamingIdentifier
-                                  ?? entity?.relationship(named: name)?.renamingIdentifier)
-        }
-        let sourceNames = (sourceEntityDescription?.attributes.map(\.name) ?? []) + (sourceEntityDescription?.relationships.map(\.name) ?? [])
-        let matches = SchemaMapping.match(candidates.map { element($0, destinationEntityDescription) },
-                                          sourceNames.map { element($0, sourceEntityDescription) }, explicit: [:])
-        return matches.first { $0.value == name }?.key
+    static func difference(_ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: XcodeModelVersion,
+                           to destination: XcodeModelVersion) -> String? {
+        difference(old, new, from: source.model, to: destination.model, sameVersion: source.url == destination.url)
     }
 
     /// What of `old` (written with `source`) is missing from or different in `new` (read with
     /// `destination`), or nil. Entities and properties are matched by renaming identifier; only
     /// what the destination can hold is compared.
-    static func difference(_ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: XcodeModelVersion,
-                           to destination: XcodeModelVersion) -> String? {
+    static func difference(_ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: ObjectModel,
+                           to destination: ObjectModel, sameVersion: Bool) -> String? {
         var problems: [String] = []
-        func match(entity name: String) -> EntityDescription? {
-            if source.url == destination.url { return destination.model.entity(named: name) }
-            let id = identifier(name, in: source)
-            let matches = destination.model.entities.filter { identifier($0.name, in: destination) == id }
-            return matches.first { $0.name == name } ?? matches.first
-        }
-        var entityMap: [String: String] = [:]
-        for entity in source.model.entities { entityMap[entity.name] = match(entity: entity.name)?.name }
+        let entityMatches = matches(destination.entities.map { ($0.name, $0.renamingIdentifier) },
+                                    source.entities.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
+        var entityMap: [String: String] = [:]   // old -> new
+        for (newName, oldName) in entityMatches { entityMap[oldName] = newName }
         func mapKey(_ key: String) -> String? {
             let parts = key.split(separator: "/")
             guard parts.count == 2, let entity = entityMap[String(parts[0])] else { return nil }
             return "\(entity)/\(parts[1])"
         }
-        for oldEntity in source.model.entities {
-            guard let newEntity = match(entity: oldEntity.name) else { continue }
+        for oldEntity in source.entities {
+            guard let newName = entityMap[oldEntity.name], let newEntity = destination.entity(named: newName) else { continue }
             let oldObjects = old.objects[oldEntity.name] ?? [:], newObjects = new.objects[newEntity.name] ?? [:]
             let missing = oldObjects.keys.filter { mapKey($0).map { newObjects[$0] == nil } ?? true }
             if !missing.isEmpty {
                 problems.append("\(oldEntity.name)->\(newEntity.name): \(missing.count) of \(oldObjects.count) rows missing")
                 continue
             }
+            let attributeMatches = matches(newEntity.storedAttributes.map { ($0.name, $0.renamingIdentifier) },
+                                           oldEntity.storedAttributes.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
+            let relationshipMatches = matches(newEntity.relationships.map { ($0.name, $0.renamingIdentifier) },
+                                              oldEntity.relationships.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
             for (key, oldObject) in oldObjects {
                 let newObject = newObjects[mapKey(key)!]!
-                for attribute in oldEntity.attributes {
-                    guard let newName = Self.matchProperty(attribute.name, of: oldEntity.name, in: source, among: newEntity.attributes.map(\.name),
-                                              of: newEntity.name, in: destination),
-                          let newAttribute = newEntity.attribute(named: newName), newAttribute.type == attribute.type else { continue }
+                for (newName, oldName) in attributeMatches {
+                    guard let attribute = oldEntity.attribute(named: oldName), let newAttribute = newEntity.attribute(named: newName),
+                          newAttribute.type == attribute.type else { continue }
                     let was = oldObject.values[attribute.name] ?? .null, now = newObject.values[newAttribute.name] ?? .null
                     if was != now && !(was.isNull && now == newAttribute.defaultValue) {
                         problems.append("\(key).\(attribute.name): \(was) became \(now)")
                     }
                 }
-                for relationship in oldEntity.relationships {
-                    guard let newName = Self.matchProperty(relationship.name, of: oldEntity.name, in: source, among: newEntity.relationships.map(\.name),
-                                              of: newEntity.name, in: destination),
-                          let newRelationship = newEntity.relationship(named: newName),
+                for (newName, oldName) in relationshipMatches {
+                    guard let relationship = oldEntity.relationship(named: oldName), let newRelationship = newEntity.relationship(named: newName),
                           entityMap[relationship.destinationEntityName] == newRelationship.destinationEntityName else { continue }
                     let was = (oldObject.relationships[relationship.name] ?? []).compactMap(mapKey)
                     let now = newObject.relationships[newRelationship.name] ?? []
