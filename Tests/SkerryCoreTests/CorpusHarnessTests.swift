@@ -220,7 +220,7 @@ struct CorpusHarness {
                 }
             }
             for entity in model.entities {
-                for (r, relationship) in entity.relationships.enumerated() {
+                for (r, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
                     let inverse = relationship.inverseName.flatMap { model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }
                     if let inverse {
                         if relationship.isToMany && !inverse.isToMany { continue }
@@ -280,7 +280,7 @@ struct CorpusHarness {
                 for (a, attribute) in entity.attributes.enumerated() where isStored(attribute) {
                     item.values[attribute.name] = try object.value(at: a, as: AttributeValue.self)
                 }
-                for relationship in entity.relationships {
+                for relationship in entity.relationships where !relationship.isTransient {
                     if relationship.isToMany {
                         let members = try object.relatedObjects(forKey: relationship.name).map(\.objectID.description)
                         item.relationships[relationship.name] = relationship.isOrdered ? members : members.sorted()

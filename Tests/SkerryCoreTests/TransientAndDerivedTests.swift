@@ -118,3 +118,33 @@ extension TransientAndDerivedTests {
         #expect(note.attribute(named: "cache") == AttributeDescription("cache", .binary, isOptional: true, isTransient: true))
     }
 }
+
+extension TransientAndDerivedTests {
+    @Test func transientRelationshipsLiveInMemoryOnly() throws {
+        let manga = try #require(Self.model.entity(named: "Manga"))
+        #expect(manga.relationship(named: "reading")?.isTransient == true)
+        let directory = TemporaryDirectory()
+        let url = directory.file("Manga.sqlite")
+        let stack = try makeFileStack(directory, model: Self.model, name: "Manga")
+        // No column, no join table.
+        #expect(try rawSQL(url, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%reading%' OR sql LIKE '%readingIn%'") == [["0"]])
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let series = try context.insert(entityName: "Manga")
+            try series.setValue("Blame!", forKey: "title")
+            let chapter = try context.insert(entityName: "Chapter")
+            try chapter.setValue("Log 1", forKey: "title")
+            try chapter.setRelatedObject(series, forKey: "manga")
+            try chapter.setRelatedObject(series, forKey: "readingIn")
+            #expect(try series.relatedObjects(forKey: "reading") == [chapter])      // the inverse, in memory
+            try context.save()
+            #expect(try series.relatedObjects(forKey: "reading") == [chapter])      // kept by the context
+            try context.refresh(series, mergeChanges: false)
+            #expect(try series.relatedObjects(forKey: "reading") == [])             // dropped by refresh
+            #expect(try series.relatedObjects(forKey: "chapters") == [chapter])      // the stored one stays
+            let id = chapter.objectID
+            context.reset()
+            #expect(try context.existingObject(with: id).relatedObject(forKey: "readingIn") == nil)
+        }
+    }
+}

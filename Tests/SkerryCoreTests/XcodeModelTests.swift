@@ -690,8 +690,6 @@ import Testing
                           ["relationship 'r'", "minCount '-1' is not a count"], key: "r")
         expectInvalidBody(attribute(#"<relationship name="r" optional="YES" maxCount="1" deletionRule="Nullify"/>"#),
                           ["relationship 'r'", "no destination entity"], key: "r")
-        expectInvalidBody(attribute(#"<relationship name="r" optional="YES" maxCount="1" transient="YES" deletionRule="Nullify" destinationEntity="Book"/>"#),
-                          ["relationship 'r'", "transient relationships"], key: "r")
     }
 
     /// Text that is no value of the type never fails a load: Core Data's compiler reads the

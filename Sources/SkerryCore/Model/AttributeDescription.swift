@@ -91,6 +91,9 @@ public struct RelationshipDescription: Sendable, Hashable {
     /// The name the relationship had in an earlier model version (Core Data's renaming
     /// identifier), or nil when it kept its name.
     public let renamingIdentifier: String?
+    /// Whether the relationship lives in memory only (Core Data's transient relationships): set
+    /// and read on objects, never stored, dropped by refresh and reset.
+    public let isTransient: Bool
 
     /// Describes a relationship.
     /// - Parameters:
@@ -104,9 +107,10 @@ public struct RelationshipDescription: Sendable, Hashable {
     ///   - minCount: the minimum count of a to-many relationship, 0 for none.
     ///   - maxCount: the maximum count of a to-many relationship, 0 for none.
     ///   - renamingIdentifier: the relationship's name in an earlier version, if it was renamed.
+    ///   - isTransient: whether the relationship lives in memory only.
     public init(_ name: String, destination: String, inverse: String? = nil, toMany: Bool = false,
                 ordered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
-                minCount: Int = 0, maxCount: Int = 0, renamingIdentifier: String? = nil) {
+                minCount: Int = 0, maxCount: Int = 0, renamingIdentifier: String? = nil, isTransient: Bool = false) {
         self.name = name
         self.destinationEntityName = destination
         self.inverseName = inverse
@@ -117,6 +121,7 @@ public struct RelationshipDescription: Sendable, Hashable {
         self.minCount = minCount
         self.maxCount = maxCount
         self.renamingIdentifier = renamingIdentifier
+        self.isTransient = isTransient
     }
 
     /// The name migrations match the relationship by: its renaming identifier, or its name.

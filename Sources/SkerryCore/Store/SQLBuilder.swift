@@ -127,9 +127,10 @@ package enum SQLBuilder {
         private func join(_ relationship: ResolvedRelationship, from: String, to: String) -> String {
             let key = quote(primaryKeyColumn)
             switch layout.storage(relationship.entity, relationship.index) {
-            case nil:
-                // Unreachable: a store holds the destinations of its entities' relationships
-                // (checked when it loads), and a predicate is resolved against the store's model.
+            case nil, .transient?:
+                // nil is unreachable: a store holds the destinations of its entities'
+                // relationships (checked when it loads), and a predicate is resolved against the
+                // store's model. A transient relationship relates nothing in the store.
                 return dialect.falseLiteral
             case .foreignKey(let column):
                 return "\(to).\(key) = \(from).\(quote(column))"

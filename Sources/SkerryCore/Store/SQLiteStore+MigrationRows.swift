@@ -144,7 +144,7 @@ extension SQLiteStore {
                 found = try pairs("SELECT \(q(column)), \(pk) FROM \(q(table)) WHERE \(q(column)) IS NOT NULL")
             case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
                 found = try pairs("SELECT \(q(sourceColumn)), \(q(targetColumn)) FROM \(q(table))")
-            case nil:
+            case nil, .transient?:
                 continue
             }
             let missing = Set(links.links.keys).subtracting(found)

@@ -213,7 +213,7 @@ extension SQLiteStore {
             sql = "SELECT \(q(column)), \(pk), \(orderColumn.map(q) ?? "NULL") FROM \(q(retired[table] ?? table)) WHERE \(q(column)) IS NOT NULL"
         case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn)?:
             sql = "SELECT \(q(sourceColumn)), \(q(targetColumn)), \(orderColumn.map(q) ?? "NULL") FROM \(q(retired[table] ?? table))"
-        case nil:
+        case nil, .transient?:
             return []
         }
         let statement = try connection.cachedStatement(sql)
@@ -273,7 +273,7 @@ extension SQLiteStore {
                 }
             }
             columns.joinRows[table, default: []] += rows.keys.sorted { ($0.source, $0.target) < ($1.source, $1.target) }.map { rows[$0]! }
-        case nil:
+        case nil, .transient?:
             break
         }
     }

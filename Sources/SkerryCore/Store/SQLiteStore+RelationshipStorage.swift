@@ -17,6 +17,9 @@ package enum RelationshipStorage: Sendable, Hashable {
     case inverseForeignKey(table: String, column: String, orderColumn: String?)
     /// A join table; this side's keys are in `sourceColumn`, the related keys in `targetColumn`.
     case joinTable(table: String, sourceColumn: String, targetColumn: String, orderColumn: String?)
+    /// Not stored: a transient relationship (of a pair where either side is transient), which
+    /// lives in memory only and reads as empty from the store.
+    case transient
 
     /// Whether saving the relationship's changes writes something for this side (the side that
     /// holds the foreign key, the ordered side of an inverse key, the owner of a join table).
@@ -25,6 +28,7 @@ package enum RelationshipStorage: Sendable, Hashable {
         case .foreignKey: return true
         case .inverseForeignKey(_, _, let orderColumn): return orderColumn != nil
         case .joinTable(_, let sourceColumn, _, _): return sourceColumn == "source"
+        case .transient: return false
         }
     }
 }
@@ -40,6 +44,7 @@ package struct RelationshipLayout: Sendable {
         let inverse: String?
         let isToMany: Bool
         let isOrdered: Bool
+        var isTransient = false
     }
 
     /// Storage by entity name, then relationship name.
@@ -53,6 +58,8 @@ package struct RelationshipLayout: Sendable {
             let ownsPair = inverse.map { "\(r.entity).\(r.name)" <= "\($0.entity).\($0.name)" } ?? true
             let value: RelationshipStorage
             switch (r.isToMany, inverse?.isToMany) {
+            case _ where r.isTransient || inverse?.isTransient == true:
+                value = .transient
             case (false, false?):
                 value = ownsPair ? .foreignKey(column: r.name)
                     : .inverseForeignKey(table: r.destination, column: inverse!.name, orderColumn: nil)
@@ -77,7 +84,7 @@ package struct RelationshipLayout: Sendable {
         self.init(entities.flatMap { entity in
             entity.relationships.map {
                 Relationship(entity: entity.name, name: $0.name, destination: $0.destinationEntityName,
-                             inverse: $0.inverseName, isToMany: $0.isToMany, isOrdered: $0.isOrdered)
+                             inverse: $0.inverseName, isToMany: $0.isToMany, isOrdered: $0.isOrdered, isTransient: $0.isTransient)
             }
         })
     }

@@ -194,6 +194,8 @@ final class SQLiteStore: ObjectStore {
         let q = SQLBuilder.quote
         let sql: String
         switch try layout.of(entity).storage[relationship] {
+        case .transient:
+            return [:]      // in memory only: the store keeps no member
         case .foreignKey(let column):
             sql = "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column)) FROM \(q(entity.name)) WHERE "
                 + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"

@@ -39,7 +39,7 @@ package struct StoredSchema: Codable, Equatable {
                    attributes: entity.storedAttributes.map {
                        Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional, renamingIdentifier: $0.renamingIdentifier)
                    },
-                   relationships: entity.relationships.map {
+                   relationships: entity.relationships.filter { !$0.isTransient }.map {
                        Relationship(name: $0.name, destination: $0.destinationEntityName, inverse: $0.inverseName,
                                     isToMany: $0.isToMany, isOrdered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
                    },

@@ -302,9 +302,6 @@ struct XcodeModelParser {
             throw fail("a relationship has no name.", line: node.line, entity: entity)
         }
         let element = ("relationship", name)
-        if node.flag("transient") {
-            throw fail("transient relationships are not supported by Skerry.", line: node.line, entity: entity, element: element)
-        }
         guard let destination = nonEmpty(node["destinationEntity"]) else {
             throw fail("the relationship has no destination entity.", line: node.line, entity: entity, element: element)
         }
@@ -330,7 +327,7 @@ struct XcodeModelParser {
                                                   toMany: toMany, ordered: node.flag("ordered"),
                                                   isOptional: node.flag("optional"), deleteRule: deleteRule,
                                                   minCount: toMany ? minCount : 0, maxCount: toMany ? maxCount : 0,
-                                                  renamingIdentifier: nonEmpty(node["elementID"]))
+                                                  renamingIdentifier: nonEmpty(node["elementID"]), isTransient: node.flag("transient"))
         return Relationship(description: description, inverseEntity: nonEmpty(node["inverseEntity"]),
                             elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
                             line: node.line)
