@@ -54,7 +54,7 @@ extension PostgresStore {
             let key = entity.name + "\u{0}" + condition
             if connection.checkedConditions.contains(key) { continue }
             let q = SQLBuilder.quote
-            let columns = entity.attributes.map { q($0.name) }.joined(separator: ", ")
+            let columns = entity.storedAttributes.map { q($0.name) }.joined(separator: ", ")
             let sql = "SELECT 1 FROM (SELECT \(columns.isEmpty ? "1 AS \(q("_skerry_none"))" : columns) FROM \(q(entity.name))) AS \(q(entity.name)) WHERE (\n\(condition)\n)"
             let statement: PostgresStatement
             do {

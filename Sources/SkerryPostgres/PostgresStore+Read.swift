@@ -14,7 +14,7 @@ extension PostgresStore {
         var relationships: [RelationshipValue] = []
         if !entity.relationships.isEmpty {
             relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
-            var column = Int32(entity.attributes.count + 2)
+            var column = Int32(entity.storedAttributeCount + 2)
             for (position, index) in entityLayout.foreignKeyIndexes.enumerated() {
                 relationships[index] = .toOne(result.isNull(row, column) ? nil
                     : ObjectID(store: identity, entity: entityLayout.foreignKeyDestinations[position], primaryKey: result.int64(row, column)))
@@ -28,18 +28,26 @@ extension PostgresStore {
     /// `firstColumn` on.
     func decodeValues(_ result: PostgresResult, _ row: Int32, _ entity: EntityDescription, firstColumn: Int32,
                       attributeIndexes: [Int]?, primaryKey: Int64) throws(SkerryError) -> [AttributeValue] {
-        let indexes = attributeIndexes ?? Array(entity.attributes.indices)
+        // Transient attributes have no column: they read as their default values (all of them
+        // when `attributeIndexes` is nil; a listed one takes the place of a NULL column).
+        let indexes = attributeIndexes ?? Array(0..<entity.storedAttributeCount)
         var values: [AttributeValue] = []
-        values.reserveCapacity(indexes.count)
+        values.reserveCapacity(attributeIndexes?.count ?? entity.attributes.count)
         var column = firstColumn
         for index in indexes {
             let attribute = entity.attributes[index]
+            if index >= entity.storedAttributeCount {
+                values.append(attribute.defaultValue)
+                column += 1
+                continue
+            }
             guard let value = result.value(row, column, as: attribute.type) else {
                 throw Self.undecodable(entity, attribute, primaryKey: primaryKey)
             }
             values.append(value)
             column += 1
         }
+        if attributeIndexes == nil { values += entity.attributes[entity.storedAttributeCount...].map(\.defaultValue) }
         return values
     }
 
@@ -121,6 +129,8 @@ extension PostgresStore {
         case .joinTable(let table, let source, let target, let orderColumn):
             sql = "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + Self.inKeys(source)
                 + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)) NULLS FIRST, " } ?? "") + q(target)
+        case .transient:
+            return [:]      // a transient relationship relates nothing in the store
         }
         let destinationName = entity.relationships[relationship].destinationEntityName
         guard let destination = entities.first(where: { $0.name == destinationName }) else {
@@ -159,7 +169,7 @@ extension PostgresStore {
 
     func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]] {
         let entity = query.entity
-        let columns = attributeIndexes.map { SQLBuilder.quote(entity.attributes[$0].name) }
+        let columns = attributeIndexes.map { $0 < entity.storedAttributeCount ? SQLBuilder.quote(entity.attributes[$0].name) : "NULL" }
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn))" + columns.map { ", " + $0 }.joined()
             + " FROM \(SQLBuilder.quote(entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout, dialect: .postgres)

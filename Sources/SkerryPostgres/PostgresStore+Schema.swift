@@ -63,7 +63,7 @@ extension PostgresStore {
         let q = SQLBuilder.quote
         var columns = ["\(q(SQLBuilder.primaryKeyColumn)) bigint PRIMARY KEY",
                        "\(q(SQLBuilder.versionColumn)) bigint NOT NULL DEFAULT 1"]
-        columns += entity.attributes.map { "\(q($0.name)) \(columnType($0.type))" }
+        columns += entity.storedAttributes.map { "\(q($0.name)) \(columnType($0.type))" }
         columns += extraColumns.sorted().map { "\(q($0)) bigint" }
         try connection.execute("CREATE TABLE \(q(entity.name)) (\(columns.joined(separator: ", ")))")
         try connection.execute("CREATE SEQUENCE IF NOT EXISTS \(q(sequenceName(entity.name)))")

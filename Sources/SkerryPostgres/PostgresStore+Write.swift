@@ -171,8 +171,10 @@ extension PostgresStore {
                 if case .foreignKey = entityLayout.storage[$0.index] { return true }
                 return false
             }
-            let columns = update.changes.map { entity.attributes[$0.index].name } + foreignKeyChanges.map { entity.relationships[$0.index].name }
-            let values = update.changes.map(\.value) + (try foreignKeyChanges.map { change throws(SkerryError) in try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index) })
+            // Transient attributes live in memory only: their changes are not written.
+            let changes = update.changes.filter { $0.index < entity.storedAttributeCount }
+            let columns = changes.map { entity.attributes[$0.index].name } + foreignKeyChanges.map { entity.relationships[$0.index].name }
+            let values = changes.map(\.value) + (try foreignKeyChanges.map { change throws(SkerryError) in try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index) })
             members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             try send(SQLBuilder.update(entity, changedColumns: columns),
                      values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
@@ -194,7 +196,7 @@ extension PostgresStore {
             let (_, entityLayout, sql) = last!
             var values: [AttributeValue] = [.int(keys[index])]
             values.reserveCapacity(insert.values.count + entityLayout.foreignKeyIndexes.count + 1)
-            values += insert.values
+            values += insert.values.prefix(entity.storedAttributeCount)
             for relationship in entityLayout.foreignKeyIndexes {
                 values.append(try resolve.key(insert.relationships[relationship].objectIDs.first, of: insert.objectID, relationship))
             }
