@@ -99,19 +99,26 @@ let package = Package(
             name: "SkerryExample",
             dependencies: ["SkerryCore"]
         ),
+        // What the test targets share: temporary folders, a lock-guarded value, expectError, and the
+        // hand-written Xcode model fixtures as resources (FixtureFiles). Only test targets use it.
+        .target(
+            name: "SkerryTestSupport",
+            dependencies: ["SkerryCore"],
+            path: "Tests/SkerryTestSupport",
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(
             name: "SkerryCoreTests",
-            dependencies: ["SkerryCore", "SkerryPostgres"],
-            exclude: ["Fixtures"]
+            dependencies: ["SkerryCore", "SkerryPostgres", "SkerryTestSupport"]
         ),
         .testTarget(
             name: "SkerryTests",
-            dependencies: ["Skerry"]
+            dependencies: ["Skerry", "SkerryTestSupport"]
         ),
         .testTarget(
             name: "SkerryIntegrationTests",
             dependencies: [
-                "SkerryCore", "Skerry", "SkerryLogging", "SkerryMetrics", "SkerryServiceLifecycle", "SkerryCommands",
+                "SkerryCore", "Skerry", "SkerryLogging", "SkerryMetrics", "SkerryServiceLifecycle", "SkerryCommands", "SkerryTestSupport",
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
@@ -132,7 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SkerryPostgresTests",
-            dependencies: ["SkerryPostgres", "SkerryCore"]
+            dependencies: ["SkerryPostgres", "SkerryCore", "SkerryTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -339,7 +339,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
     }
 
     @Test func xcodeModelAndMigrationPlan() throws {
-        let modelURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/Library.xcdatamodeld")
+        let modelURL = FixtureFiles.url("Library.xcdatamodeld")
         let directory = TemporaryDirectory()
         let storeURL = directory.file("Library.sqlite")
         do {   // a store written by an older version of the app

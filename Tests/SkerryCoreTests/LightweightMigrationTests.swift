@@ -8,8 +8,7 @@ import Testing
 /// required decimal with a default, a to-one that became to-many, an inverse added to a
 /// many-to-many relationship, and that relationship made one-to-many.
 @Suite struct LightweightMigrationTests {
-    static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/Shelf.xcdatamodeld", isDirectory: true)
+    static let package = FixtureFiles.url("Shelf.xcdatamodeld")
 
     static func version(_ number: Int) throws -> ObjectModel {
         try XcodeModel(contentsOf: package).load(version: "Shelf \(number)").model

@@ -7,7 +7,7 @@ import Testing
 /// taking `$source.` key paths and a constant, relationships taking the destination objects of
 /// the source's.
 @Suite struct MappingModelTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures", isDirectory: true)
+    static let fixtures = FixtureFiles.folder
 
     static func versions() throws -> [XcodeModelVersion] {
         try XcodeModel(contentsOf: fixtures.appendingPathComponent("Ledger.xcdatamodeld")).loadAllVersions()

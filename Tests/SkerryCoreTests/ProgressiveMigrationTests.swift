@@ -143,8 +143,7 @@ enum LibraryVersions {
     }
 
     @Test func theVersionsOfAnXcodeModelMigrateProgressively() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/Library.xcdatamodeld")
+        let fixture = FixtureFiles.url("Library.xcdatamodeld")
         let versions = try XcodeModel(contentsOf: fixture).loadAllVersions().map(\.model)
         let plan = MigrationPlan(versions: versions, steps: [
             MigrationStep(from: 0, transformRow: { entity, old, new in                 // Integer 16 -> String
@@ -170,7 +169,7 @@ enum LibraryVersions {
     }
 
     @Test func renamesDeclaredInAnXcodeModelMigrateWithoutACustomStep() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/Notes.xcdatamodeld")
+        let fixture = FixtureFiles.url("Notes.xcdatamodeld")
         let plan = MigrationPlan(xcodeVersions: try XcodeModel(contentsOf: fixture).loadAllVersions())
         #expect(plan.steps[0]?.renamedAttributes == ["Note.body": "text"])
         let directory = TemporaryDirectory()

@@ -6,8 +6,7 @@ import Testing
 /// fetch indexes on relationships, composite attributes, fetched properties, fetch request
 /// templates and configurations. Fixtures are hand-written in the shape Xcode writes.
 @Suite struct XcodeModelElementsTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures", isDirectory: true)
+    static let fixtures = FixtureFiles.folder
 
     private func load(_ name: String) throws -> XcodeModelVersion {
         try XcodeModel(contentsOf: Self.fixtures.appendingPathComponent(name, isDirectory: true)).loadCurrentVersion()

@@ -8,9 +8,8 @@ import Testing
 
     // MARK: Helpers
 
-    /// The fixtures folder, next to this file.
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures", isDirectory: true)
+    /// The fixtures folder (SkerryTestSupport's resources).
+    static let fixtures = FixtureFiles.folder
 
     /// The transformer name the AllTypes fixture uses; registered as binary by `allTypes()`.
     static let colorTransformer = "SkerryTestsColorTransformer"

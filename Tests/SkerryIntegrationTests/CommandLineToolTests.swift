@@ -11,7 +11,7 @@ import Testing
     /// whether it succeeded.
     func run(_ arguments: [String]) throws -> (output: [String], succeeded: Bool) {
         var command = try SkerryCommand.parseAsRoot(arguments)
-        let lines = Shared<[String]>([])
+        let lines = Locked<[String]>([])
         let output = CommandOutput { line in lines.update { $0.append(line) } }
         do {
             try CommandOutput.$current.withValue(output) { try command.run() }
@@ -22,8 +22,8 @@ import Testing
     }
 
     /// A store of `version` of the Notes fixture holding notes with these texts.
-    func notesStore(_ folder: TemporaryFolder, version: String, texts: [String]) throws -> URL {
-        let model = try XcodeModel(contentsOf: fixture("Notes.xcdatamodeld")).load(version: version).model
+    func notesStore(_ folder: TemporaryDirectory, version: String, texts: [String]) throws -> URL {
+        let model = try XcodeModel(contentsOf: FixtureFiles.url("Notes.xcdatamodeld")).load(version: version).model
         let url = folder.file("Notes.sqlite")
         let stack = PersistentStack(name: "Notes", model: model)
         stack.persistentStoreDescriptions = [StoreDescription(url: url)]
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func modelCheckReportsWhatEachVersionHolds() throws {
-        let (output, succeeded) = try run(["model", "check", fixture("Notes.xcdatamodeld").path])
+        let (output, succeeded) = try run(["model", "check", FixtureFiles.url("Notes.xcdatamodeld").path])
         #expect(succeeded)
         #expect(output.first == #"Notes.xcdatamodeld: 2 versions, current "Notes 2""#)
         #expect(output.contains("    body: string"))
@@ -49,22 +49,22 @@ import Testing
     }
 
     @Test func modelCheckFailsOnAVersionItCannotUseAndSaysWhy() throws {
-        let (output, succeeded) = try run(["model", "check", fixture("BadUnknownType.xcdatamodel").path])
+        let (output, succeeded) = try run(["model", "check", FixtureFiles.url("BadUnknownType.xcdatamodel").path])
         #expect(!succeeded)
         #expect(output.contains(#"version "BadUnknownType" (current): CANNOT BE USED"#))
         #expect(output.contains { $0.contains("the attribute type 'Integer 8' is unknown") })
     }
 
     @Test func modelCheckListsWhatItIgnores() throws {
-        let (output, _) = try run(["model", "check", fixture("AllTypes.xcdatamodel").path])
+        let (output, _) = try run(["model", "check", FixtureFiles.url("AllTypes.xcdatamodel").path])
         let ignored = try #require(output.first { $0.contains("ignored") })
         #expect(ignored.contains("1 user info dictionary"))
         #expect(ignored.contains("3 validation rules"))
     }
 
     @Test func storeInfoShowsHashEntitiesRowsAndIndexes() throws {
-        let folder = TemporaryFolder()
-        let library = try XcodeModel(contentsOf: fixture("Library.xcdatamodeld")).loadCurrentVersion().model
+        let folder = TemporaryDirectory()
+        let library = try XcodeModel(contentsOf: FixtureFiles.url("Library.xcdatamodeld")).loadCurrentVersion().model
         let url = folder.file("Library.sqlite")
         let stack = PersistentStack(name: "Library", model: library)
         stack.persistentStoreDescriptions = [StoreDescription(url: url)]
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func storeInfoRefusesAFileThatIsNotAStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.file("notes.txt")
         try Data("not a database".utf8).write(to: url)
         let (output, succeeded) = try run(["store", "info", url.path])
@@ -98,18 +98,18 @@ import Testing
     }
 
     @Test func migrateRehearsesWithDryRunThenMigratesWithProgress() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try notesStore(folder, version: "Notes 1", texts: ["milk", "eggs"])
-        let model = try XcodeModel(contentsOf: fixture("Notes.xcdatamodeld"))
+        let model = try XcodeModel(contentsOf: FixtureFiles.url("Notes.xcdatamodeld"))
         let version1 = try model.load(version: "Notes 1").model, version2 = try model.load(version: "Notes 2").model
 
-        let rehearsal = try run(["store", "migrate", url.path, "--model", fixture("Notes.xcdatamodeld").path, "--dry-run"])
+        let rehearsal = try run(["store", "migrate", url.path, "--model", FixtureFiles.url("Notes.xcdatamodeld").path, "--dry-run"])
         #expect(rehearsal.succeeded)
         #expect(rehearsal.output.contains { $0.hasPrefix(#"step 1/1: "Notes 1" -> "Notes 2""#) })
         #expect(rehearsal.output.last == "dry run: \(url.path) was not changed.")
         #expect(try StoreSummary(contentsOf: url).modelVersionHash == version1.versionHash)
 
-        let migration = try run(["store", "migrate", url.path, "--model", fixture("Notes.xcdatamodeld").path])
+        let migration = try run(["store", "migrate", url.path, "--model", FixtureFiles.url("Notes.xcdatamodeld").path])
         #expect(migration.succeeded)
         #expect(migration.output.contains { $0.hasPrefix("step 1/1") })
         #expect(try StoreSummary(contentsOf: url).modelVersionHash == version2.versionHash)
@@ -123,7 +123,7 @@ import Testing
         }
         #expect(bodies == ["eggs", "milk"])
 
-        let again = try run(["store", "migrate", url.path, "--model", fixture("Notes.xcdatamodeld").path])
+        let again = try run(["store", "migrate", url.path, "--model", FixtureFiles.url("Notes.xcdatamodeld").path])
         #expect(again.output.last == "The store is already at the target version: nothing to do.")
     }
 
@@ -132,7 +132,7 @@ import Testing
     func everyCommandAnswersHelpWithoutRunning(_ arguments: [String]) throws {
         // The tool's `main` prints the message of the error the command throws and exits with its code.
         var command = try SkerryCommand.parseAsRoot(arguments)
-        let lines = Shared<[String]>([])
+        let lines = Locked<[String]>([])
         do {
             try CommandOutput.$current.withValue(CommandOutput { line in lines.update { $0.append(line) } }) {
                 try command.run()

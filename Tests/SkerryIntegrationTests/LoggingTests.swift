@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func storeLoadsMigrationsAndErrorsAreLogged() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (logger, handler) = logger(.info)
         func load(_ model: ObjectModel) throws {
             let stack = PersistentStack(name: "Library", model: model)

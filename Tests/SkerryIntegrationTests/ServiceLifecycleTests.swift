@@ -10,7 +10,7 @@ import Testing
 
 @Suite struct ServiceLifecycleTests {
     @Test func gracefulShutdownSavesInFlightChanges() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = try bookModel()
         let stack = PersistentStack(name: "Library", model: model)
         stack.persistentStoreDescriptions = [StoreDescription(url: folder.file("Library.sqlite"))]
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func aServiceGroupSavesOnGracefulShutdown() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = try bookModel()
         let logger = Logger(label: "library")
         let stack = PersistentStack(name: "Library", model: model)

@@ -264,13 +264,3 @@ extension AttributeValue {
         return false
     }
 }
-
-/// A value shared by concurrent test workers.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // `@unchecked Sendable`: `stored` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
-    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
-}

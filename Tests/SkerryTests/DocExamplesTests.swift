@@ -30,7 +30,7 @@ struct Novel: ManagedObjectConvertible {
 
 @Suite struct TypedDocExamplesTests {
     @Test func containerExample() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         // doc: typed-setup
         let stack = PersistentStack(name: "Library", model: try ObjectModel(types: [Novel.self]))
         stack.persistentStoreDescriptions = [StoreDescription(url: folder.url.appendingPathComponent("Library.sqlite"))]

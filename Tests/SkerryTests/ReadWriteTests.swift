@@ -119,7 +119,7 @@ final class Completion: @unchecked Sendable {
     }
 
     @Test func aSQLiteSetUpInOneCallKeepsItsDataAcrossRestarts() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = try ObjectModel(types: [Book.self])
         do {
             let layer = try RecordingLayer(sqliteStack: "Library", model: model, directory: folder.url)

@@ -47,7 +47,7 @@ struct Anthology: ManagedObjectConvertible {
 }
 
 @Suite struct RelationTests {
-    private func stack(_ folder: TemporaryFolder) throws -> PersistentStack {
+    private func stack(_ folder: TemporaryDirectory) throws -> PersistentStack {
         let stack = PersistentStack(name: "Relations", model: try ObjectModel(types: [Writer.self, Work.self, Picture.self, Anthology.self]))
         stack.persistentStoreDescriptions = [StoreDescription(url: folder.url.appendingPathComponent("Relations.sqlite"))]
         try stack.loadPersistentStores()
@@ -63,7 +63,7 @@ struct Anthology: ManagedObjectConvertible {
     }
 
     @Test func relationsWorkFromBothSidesAndPersist() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let stack = try stack(folder)
             let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
@@ -96,7 +96,7 @@ struct Anthology: ManagedObjectConvertible {
     }
 
     @Test func settingNilDeletesTheRelatedObjectAndCascadeFollows() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let stack = try stack(folder)
         let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
         try container.perform { context in
@@ -118,7 +118,7 @@ struct Anthology: ManagedObjectConvertible {
     }
 
     @Test func withoutCleanupRelatedObjectsAreReachedWithoutReadingTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let stack = try stack(folder)
         let cached = stack.newBackgroundContext()
         cached.automaticallyMergesChangesFromParent = false

@@ -1,23 +1,9 @@
 import Foundation
 import Testing
 @testable import SkerryCore
+// Every file of this target sees the shared test kit without importing it.
+@_exported import SkerryTestSupport
 import SkerryPostgres
-
-/// A temporary folder, removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("skerry-tests-\(UUID().uuidString)", isDirectory: true)
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// A file URL inside the folder.
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
 
 enum Fixtures {
     /// An entity with an attribute of every type, optional and required, and a uniqueness constraint.
@@ -142,39 +128,4 @@ func openPool(location: DatabaseLocation, settings: ConnectionSettings) throws -
     let pool = try ConnectionPool(location: location, settings: settings)
     try pool.applyJournalMode()
     return pool
-}
-
-/// Expects `body` to throw a ``SkerryError`` with `code`; returns the error for further checks.
-@discardableResult
-func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                 _ body: () throws -> Void) -> SkerryError? {
-    do {
-        try body()
-        Issue.record("Expected SkerryError.\(code), but nothing was thrown", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as SkerryError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("Expected SkerryError.\(code), got \(error)", sourceLocation: sourceLocation)
-        return nil
-    }
-}
-
-/// A value shared between threads, guarded by a lock.
-///
-/// `@unchecked Sendable`: `stored` is only read or written while `lock` is held.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value { lock.withLock { stored } }
-    func set(_ value: Value) { lock.withLock { stored = value } }
-    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
-}
-
-extension Locked where Value: RangeReplaceableCollection {
-    func append(_ element: Value.Element) { update { $0.append(element) } }
 }

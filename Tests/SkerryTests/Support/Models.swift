@@ -77,11 +77,3 @@ func makeStack(in directory: URL? = nil) throws -> PersistentStack {
 }
 
 /// A temporary folder, removed when released.
-final class TemporaryFolder: Sendable {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-typed-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}

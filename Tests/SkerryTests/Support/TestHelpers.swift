@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 import Skerry
 import SkerryCore
+// Every file of this target sees the shared test kit without importing it.
+@_exported import SkerryTestSupport
 
 /// Collects what a container's `logError` receives, from any thread.
 final class RecordedErrors: Sendable {
@@ -37,12 +39,12 @@ enum TypedStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible
 
 /// A loaded stack of `kind`, with the folder it lives in (nil in memory): keep the folder alive
 /// as long as the stack.
-func makeTypedStack(_ kind: TypedStoreKind) throws -> (PersistentStack, TemporaryFolder?) {
+func makeTypedStack(_ kind: TypedStoreKind) throws -> (PersistentStack, TemporaryDirectory?) {
     switch kind {
     case .memory:
         return (try makeStack(), nil)
     case .file:
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         return (try makeStack(in: folder.url), folder)
     }
 }
