@@ -5,8 +5,7 @@ import Testing
 /// Transient attributes (in memory only) and derived attributes (computed at save), from the
 /// hand-written Transients.xcdatamodel in Xcode's shape.
 @Suite struct TransientAndDerivedTests {
-    static let model = try! XcodeModel(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/Transients.xcdatamodel")).loadCurrentVersion().model
+    static let model = try! XcodeModel(contentsOf: FixtureFiles.url("Transients.xcdatamodel")).loadCurrentVersion().model
 
     @Test func transientAttributesAreLoadedAndNeverStored() throws {
         let manga = try #require(Self.model.entity(named: "Manga"))

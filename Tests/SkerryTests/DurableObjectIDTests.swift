@@ -7,7 +7,7 @@ import SkerryCore
 /// URI or string, find the object after the store is opened again.
 @Suite struct TypedDurableObjectIDTests {
     @Test func anIDObtainedInTheInsertingPerformFindsTheObjectAfterReopening() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (uri, string) = try {
             let stack = try makeStack(in: folder.url)
             let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
