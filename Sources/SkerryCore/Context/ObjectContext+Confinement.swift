@@ -1,4 +1,19 @@
+import Dispatch
 import Foundation
+
+/// Marks the main queue, so that code running on it is recognised where the main queue is drained
+/// by a thread other than the process's first one: on Linux after `dispatchMain()`, which is how
+/// the main actor runs in an async command-line program (`Thread.isMainThread` is false there).
+private let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+/// Whether the caller runs on the main thread or on the main queue (the main actor).
+func isOnMainThreadOrQueue() -> Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+}
 
 /// Which threads may use a context and its objects.
 enum ContextConfinement: Sendable, Equatable {
@@ -22,13 +37,16 @@ extension ObjectContext {
     @inline(__always)
     func checkConfinement(_ function: StaticString = #function) {
         if ownerThread.load(ordering: .relaxed) == currentThreadToken() { return }
-        if confinement == .mainQueue && Thread.isMainThread { return }
+        if confinement == .mainQueue && isOnMainThreadOrQueue() {
+            if !hasBeenUsed.load(ordering: .relaxed) { hasBeenUsed.store(true, ordering: .releasing) }
+            return
+        }
         confinementViolation(function)
     }
 
     /// Whether the calling thread may use the context now (see ``checkConfinement(_:)``).
     var isOwnedByCurrentThread: Bool {
-        ownerThread.load(ordering: .relaxed) == currentThreadToken() || (confinement == .mainQueue && Thread.isMainThread)
+        ownerThread.load(ordering: .relaxed) == currentThreadToken() || (confinement == .mainQueue && isOnMainThreadOrQueue())
     }
 
     @inline(never)

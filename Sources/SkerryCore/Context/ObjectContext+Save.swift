@@ -386,6 +386,7 @@ extension ObjectContext {
     /// merge `result.changes` into it (and into other live contexts) to drop the deleted objects.
     /// - Parameter request: which objects.
     /// - Returns: the deleted objects' IDs.
+    @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws(SkerryError) -> BatchDeleteResult {
         checkConfinement()
         let entity = try coordinator.entity(named: request.entityName)

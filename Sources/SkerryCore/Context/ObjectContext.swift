@@ -34,9 +34,21 @@ public final class ObjectContext: @unchecked Sendable {
     /// A name for debugging, shown in messages.
     public let name: String?
     /// The context this one reads from and saves into, for a child context; nil for a context of
-    /// the stores.
-    public let parent: ObjectContext?
-    let coordinator: StoreCoordinator
+    /// the stores. Set it before first use to make a context created with
+    /// ``init(concurrencyType:name:)`` a child (Core Data's `context.parent = persisting`); setting
+    /// it after the context was used stops the program, as Core Data does.
+    public var parent: ObjectContext? {
+        get { parentStorage }
+        set { attach(coordinator: newValue?.coordinator ?? coordinator, parent: newValue, "parent") }
+    }
+    /// The parent; written only before first use (see ``attach(coordinator:parent:_:)``), and
+    /// read only after, so that no read races the write.
+    @exclusivity(unchecked) private var parentStorage: ObjectContext?
+    /// The stack's coordinator; written only before first use, as `parentStorage`.
+    @exclusivity(unchecked) var coordinator: StoreCoordinator
+    /// Whether the context ran a block or was used from the main thread: from then on its parent
+    /// and coordinator are fixed.
+    let hasBeenUsed = Atomic<Bool>(false)
     private let queue: DispatchQueue
     /// The thread running a block of this context, or 0.
     let ownerThread = Atomic<UInt>(0)
@@ -65,7 +77,7 @@ public final class ObjectContext: @unchecked Sendable {
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 
     /// Whether a child context was ever made from this one.
-    private let childCount = Atomic<Int>(0)
+    fileprivate let childCount = Atomic<Int>(0)
     var hasChildren: Bool { childCount.load(ordering: .relaxed) > 0 }
     /// For a child: the observation of the parent's saves that swaps temporary IDs for permanent ones.
     private let parentSaves = Mutex<DidSaveObservation?>(nil)
@@ -74,16 +86,25 @@ public final class ObjectContext: @unchecked Sendable {
          confinement: ContextConfinement = .privateQueue) {
         self.coordinator = coordinator
         self.name = name
-        self.parent = parent
         self.confinement = confinement
-        self.queue = DispatchQueue(label: "skerry.context" + (name.map { ".\($0)" } ?? ""))
-        if let parent {
-            let observation = coordinator.didSave.add(context: parent) { [weak self] event in
-                guard let self, !event.permanentIDs.isEmpty else { return }
-                self.perform { self.adoptPermanentIDs(event.permanentIDs) }
-            }
-            parentSaves.withLock { $0 = observation }
+        // A main-queue context's blocks run on the main queue, so that they never run while the
+        // main thread uses the context directly.
+        self.queue = confinement == .mainQueue ? .main : DispatchQueue(label: "skerry.context" + (name.map { ".\($0)" } ?? ""))
+        setParent(parent)
+    }
+
+    /// Makes `parent` this context's parent: observes its saves, which swap temporary IDs for
+    /// permanent ones. Only in `init` or before first use.
+    func setParent(_ parent: ObjectContext?) {
+        parentSaves.withLock { $0?.cancel(); $0 = nil }
+        parentStorage = parent
+        guard let parent else { return }
+        parent.childCount.add(1, ordering: .relaxed)
+        let observation = coordinator.didSave.add(context: parent) { [weak self] event in
+            guard let self, !event.permanentIDs.isEmpty else { return }
+            self.perform { self.adoptPermanentIDs(event.permanentIDs) }
         }
+        parentSaves.withLock { $0 = observation }
     }
 
     /// A new context whose parent is this one: its fetches see this context's unsaved state, and
@@ -92,8 +113,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// ``automaticallyMergesChangesFromParent`` is set.
     /// - Parameter name: a name for debugging.
     public func newChildContext(name: String? = nil) -> ObjectContext {
-        childCount.add(1, ordering: .relaxed)
-        return ObjectContext(coordinator: coordinator, name: name ?? "child of \(self.name ?? "context")", parent: self)
+        ObjectContext(coordinator: coordinator, name: name ?? "child of \(self.name ?? "context")", parent: self)
     }
 
     /// `objectID`, or the permanent ID it got when this context (or its parent) saved it.
@@ -133,6 +153,14 @@ public final class ObjectContext: @unchecked Sendable {
         queue.async { self.runOwned(block) }
     }
 
+    /// Runs `block` on the context's queue later and returns at once: ``perform(_:)`` under a name
+    /// that async code can call too. (In async code, `perform { }` names the awaited form below,
+    /// and Swift asks for `await`; `enqueue` cannot be taken for it.)
+    /// - Parameter block: the work; it may use the context and its objects.
+    public func enqueue(_ block: @escaping @Sendable () -> Void) {
+        queue.async { self.runOwned(block) }
+    }
+
     /// Runs `block` on the context's queue and returns its result.
     /// - Parameter block: the work; it may use the context and its objects, and returns a
     ///   `Sendable` result (object IDs or plain values, never objects).
@@ -157,10 +185,16 @@ public final class ObjectContext: @unchecked Sendable {
         if ownerThread.load(ordering: .acquiring) == currentThreadToken() {
             return try block()
         }
+        // A main-queue context on the main thread: the main thread owns it already (waiting for
+        // the main queue there would never return).
+        if confinement == .mainQueue && isOnMainThreadOrQueue() {
+            return try runOwned(block)
+        }
         return try queue.sync { try runOwned(block) }
     }
 
     private func runOwned<T>(_ block: () throws -> T) rethrows -> T {
+        if !hasBeenUsed.load(ordering: .relaxed) { hasBeenUsed.store(true, ordering: .releasing) }
         let previous = ownerThread.exchange(currentThreadToken(), ordering: .acquiringAndReleasing)
         defer { ownerThread.store(previous, ordering: .releasing) }
         return try block()
@@ -294,9 +328,11 @@ public final class ObjectContext: @unchecked Sendable {
 
     // MARK: State
 
-    /// Whether the context has unsaved inserts, updates or deletes.
+    /// Whether the context has unsaved inserts, updates or deletes. May be read from any thread, as
+    /// Core Data code does (`mainMoc.hasChanges || persistingMoc.hasChanges`): outside the
+    /// context's queue it is read on the queue, waiting for the block running there.
     public var hasChanges: Bool {
-        checkConfinement()
+        guard isOwnedByCurrentThread else { return performAndWait { self.hasChanges } }
         return registry.insertedCount > 0 || !registry.deleted.isEmpty || registry.changed.contains { $0.isUpdatedFlag }
     }
 

@@ -2,11 +2,16 @@ import Foundation
 
 /// The model and the loaded stores of a stack, shared by all its contexts:
 /// NSPersistentStoreCoordinator's role, minus everything SQL (which stays in the stores).
+/// ``PersistentStack`` makes one (``PersistentStack/persistentStoreCoordinator``); code that
+/// builds its stack by hand, as Core Data code did before containers, makes its own with
+/// ``init(managedObjectModel:)`` and attaches contexts to it.
 ///
 /// `@unchecked Sendable`: `stores` is only read or written while `lock` is held; the stores
 /// themselves are `Sendable`.
-final class StoreCoordinator: @unchecked Sendable {
+public final class StoreCoordinator: @unchecked Sendable {
     let model: ObjectModel
+    /// Whether this is the stand-in of a context not attached yet (no model, no stores).
+    let isUnattached: Bool
     /// Did-save events of every context of the stack.
     let didSave = DidSaveBroadcaster()
     /// The stack's events (store loads, migration steps, traced statements, resolved conflicts).
@@ -21,6 +26,7 @@ final class StoreCoordinator: @unchecked Sendable {
 
     init(model: ObjectModel) {
         self.model = model
+        self.isUnattached = false
         var inverses: [ObjectIdentifier: [(index: Int, destination: EntityDescription)?]] = [:]
         for entity in model.entities {
             inverses[ObjectIdentifier(entity)] = entity.relationships.map { relationship in
@@ -31,6 +37,22 @@ final class StoreCoordinator: @unchecked Sendable {
             }
         }
         self.inverses = inverses
+    }
+
+    /// The stand-in coordinator of a context created without a parent or coordinator.
+    init(unattached: ()) {
+        self.model = Self.emptyModel
+        self.isUnattached = true
+        self.inverses = [:]
+    }
+
+    private static let emptyModel: ObjectModel = {
+        do { return try ObjectModel(entities: []) } catch { fatalError("A model without entities is valid: \(error)") }
+    }()
+
+    /// The error of work asked of a context that is not attached yet.
+    private var unattachedError: SkerryError {
+        SkerryError(.noStore, "This context is not attached to any stores yet: set its parent or persistentStoreCoordinator (right after creating it) first.")
     }
 
     /// The inverse of relationship `index` of `entity` (an entity of the model): its index in the
@@ -51,6 +73,7 @@ final class StoreCoordinator: @unchecked Sendable {
 
     /// The store that holds `entity`: the first loaded store whose description includes it.
     func store(for entity: EntityDescription) throws(SkerryError) -> any ObjectStore {
+        if isUnattached { throw unattachedError }
         let found = lock.withLock { stores.first { $0.storeDescription.holds(entity, of: model) } }
         guard let found else {
             throw SkerryError(.noStore, "No loaded store holds entity '\(entity.name)'. Call loadPersistentStores() first.",
@@ -66,6 +89,7 @@ final class StoreCoordinator: @unchecked Sendable {
 
     /// The entity named `name` in the model, checked to be the model's own description.
     func entity(named name: String) throws(SkerryError) -> EntityDescription {
-        try model.requireEntity(name)
+        if isUnattached { throw unattachedError }
+        return try model.requireEntity(name)
     }
 }

@@ -76,6 +76,12 @@ public struct BatchDeleteRequest: Sendable, Hashable {
         self.entityName = entityName
         self.predicate = predicate
     }
+
+    /// A batch delete of what `fetchRequest` matches (its entity and predicate): Core Data's
+    /// `NSBatchDeleteRequest(fetchRequest:)`.
+    public init(fetchRequest: FetchRequest) {
+        self.init(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate)
+    }
 }
 
 /// What a batch delete did.

@@ -43,6 +43,16 @@ open class PersistentStack: @unchecked Sendable {
         self.descriptions = [StoreDescription(url: type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).sqlite"))]
     }
 
+    /// Creates a stack: Core Data's `NSPersistentContainer(name:managedObjectModel:)`; see
+    /// ``init(name:model:)``.
+    public convenience init(name: String, managedObjectModel model: ObjectModel) {
+        self.init(name: name, model: model)
+    }
+
+    /// The coordinator of the stack's stores, for contexts made by hand with
+    /// `ObjectContext(concurrencyType:)` and attached with `persistentStoreCoordinator`.
+    public var persistentStoreCoordinator: StoreCoordinator { coordinator }
+
     /// The folder of the default store: the user's application-support folder
     /// (`$XDG_DATA_HOME`, or `~/.local/share` on Linux). Override it in a subclass to put the
     /// default store elsewhere.
@@ -69,14 +79,10 @@ open class PersistentStack: @unchecked Sendable {
                 continue
             }
             do {
-                try description.checkConfiguration(of: model)
-                let entities = model.entities.filter { description.holds($0, of: model) }
-                let store = try description.makeStore(model: model, entities: entities, events: coordinator.events)
-                coordinator.add(store)
+                try coordinator.addPersistentStore(with: description)
                 lock.withLock { loaded.append(description) }
                 completionHandler(description, nil)
             } catch {
-                coordinator.events.emit(.storeLoadFailed(store: description, error: SkerryError.converting(error)))
                 completionHandler(description, error)
             }
         }

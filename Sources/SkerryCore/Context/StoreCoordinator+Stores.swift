@@ -1,0 +1,39 @@
+extension StoreCoordinator {
+    /// Creates a coordinator of `model` without stores; add them with
+    /// ``addPersistentStore(with:)``. Core Data's `NSPersistentStoreCoordinator(managedObjectModel:)`,
+    /// for code that builds its stack by hand; ``PersistentStack`` builds one for you
+    /// (``PersistentStack/persistentStoreCoordinator``).
+    /// - Parameter model: the model.
+    public convenience init(managedObjectModel model: ObjectModel) {
+        self.init(model: model)
+    }
+
+    /// The model.
+    public var managedObjectModel: ObjectModel { model }
+
+    /// The descriptions of the loaded stores, in load order.
+    public var persistentStores: [StoreDescription] {
+        loadedStores.map(\.storeDescription)
+    }
+
+    /// Opens the store `description` describes, creating or migrating its schema, and adds it:
+    /// Core Data's `addPersistentStore`. A description already loaded is not opened twice.
+    /// - Parameter description: the store.
+    /// - Throws: ``SkerryError/Code/storeLoadFailed``, ``SkerryError/Code/modelMismatch``, or
+    ///   ``SkerryError/Code/invalidArgument`` on a coordinator of a context not attached yet.
+    public func addPersistentStore(with description: StoreDescription) throws(SkerryError) {
+        guard !isUnattached else {
+            throw SkerryError(.invalidArgument, "This coordinator stands for a context not attached yet; it holds no stores.")
+        }
+        if persistentStores.contains(description) { return }
+        do {
+            try description.checkConfiguration(of: model)
+            let entities = model.entities.filter { description.holds($0, of: model) }
+            add(try description.makeStore(model: model, entities: entities, events: events))
+        } catch {
+            let failure = SkerryError.converting(error)
+            events.emit(.storeLoadFailed(store: description, error: failure))
+            throw failure
+        }
+    }
+}
