@@ -78,7 +78,7 @@ enum ModelReport {
             }
         }
         if !version.abstractEntityNames.isEmpty {
-            lines.append("abstract entities (not stored): \(version.abstractEntityNames.joined(separator: ", "))")
+            lines.append("abstract entities: \(version.abstractEntityNames.joined(separator: ", "))")
         }
         for (name, members) in version.configurations.sorted(by: { $0.key < $1.key }) {
             lines.append("configuration \(name): \(members.joined(separator: ", "))")

@@ -248,7 +248,7 @@ struct CorpusHarness {
 
     /// Whether objects of `entity` can be inserted.
     static func isInstantiable(_ entity: EntityDescription, in model: ObjectModel) -> Bool {
-        true
+        !entity.isAbstract
     }
 
     /// Whether the attribute is stored (not transient).
@@ -259,7 +259,9 @@ struct CorpusHarness {
     /// The objects a relationship may hold.
     static func candidates(for relationship: RelationshipDescription, in model: ObjectModel,
                            objects: [String: [EntityObject]]) -> [EntityObject] {
-        objects[relationship.destinationEntityName] ?? []
+        // Objects of the destination and of its sub-entities.
+        guard let destination = model.entity(named: relationship.destinationEntityName) else { return [] }
+        return model.entityAndSubentities(of: destination).flatMap { objects[$0.name] ?? [] }
     }
 
     /// Opens the store with `model` (migrating it if needed) and reads everything.

@@ -385,11 +385,13 @@ import Testing
         #expect(version.model.entity(named: "Volume")?.relationship(named: "writer")?.inverseName == "volumes")
     }
 
-    @Test func inheritanceIsFlattenedAndAbstractEntitiesLeftOut() throws {
+    @Test func subEntitiesInheritAndAbstractEntitiesAreKept() throws {
         let version = try load("Inheritance.xcdatamodel")
         let model = version.model
-        #expect(model.entities.map(\.name) == ["Document", "Spreadsheet", "Tag"])
+        #expect(model.entities.map(\.name) == ["Document", "Item", "Spreadsheet", "Tag"])
         #expect(version.abstractEntityNames == ["Item"])
+        #expect(model.entity(named: "Item")?.isAbstract == true)
+        #expect(model.entity(named: "Spreadsheet")?.superentity === model.entity(named: "Document"))
         let inherited = [
             AttributeDescription("created", .date, isOptional: true),
             AttributeDescription("name", .string, renamingIdentifier: "title"),
@@ -407,8 +409,8 @@ import Testing
         #expect(spreadsheet.relationships == document.relationships)
         #expect(spreadsheet.uniquenessConstraints == [["name"]])
         #expect(spreadsheet.indexes == [IndexDescription(["created"])])
-        #expect(version.renamingIdentifiers == ["Document.name": "title", "Spreadsheet.name": "title"])
-        #expect(version.configurations == ["Local": ["Document", "Tag"]])
+        #expect(version.renamingIdentifiers == ["Document.name": "title", "Item.name": "title", "Spreadsheet.name": "title"])
+        #expect(version.configurations == ["Local": ["Document", "Item", "Tag"]])
     }
 
     @Test func registeredTransformerGivesTheStorageType() throws {
@@ -469,7 +471,6 @@ import Testing
         BadFixture(folder: "BadMissingDestination.xcdatamodel", fragments: ["line 5", "entity 'Book', relationship 'author'", "'Writer' is not defined"], entity: "Book", key: "author"),
         BadFixture(folder: "BadMissingInverse.xcdatamodel", fragments: ["line 9", "entity 'Book', relationship 'author'", "inverse relationship 'works' is not defined", "'Author'"], entity: "Book", key: "author"),
         BadFixture(folder: "BadDuplicateAttribute.xcdatamodel", fragments: ["line 5", "entity 'Book', attribute 'title'", "declared twice"], entity: "Book", key: "title"),
-        BadFixture(folder: "BadAbstractDestination.xcdatamodel", fragments: ["line 8", "entity 'Shelf', relationship 'items'", "abstract entity", "not supported"], entity: "Shelf", key: "items"),
     ]
 
     @Test(arguments: badFixtures)
@@ -638,16 +639,6 @@ import Testing
         expectInvalidBody("""
             <entity name="A" representedClassName="A" parentEntity="A" syncable="YES"/>
             """, ["entity 'A', parent entity 'A'", "cycle: A -> A."], entity: "A")
-        expectInvalidBody("""
-            <entity name="Item" representedClassName="Item" syncable="YES">
-                <attribute name="name" attributeType="String"/>
-                <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="items" inverseEntity="Person"/>
-            </entity>
-            <entity name="Note" representedClassName="Note" parentEntity="Item" syncable="YES"/>
-            <entity name="Person" representedClassName="Person" syncable="YES">
-                <relationship name="items" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="owner" inverseEntity="Item"/>
-            </entity>
-            """, ["line 7", "entity 'Note', relationship 'owner'", "inherited from 'Item'", "not supported"], entity: "Note", key: "owner")
     }
 
     @Test func constraintsAndCompoundIndexesThatListNoPropertyAreErrors() {

@@ -105,7 +105,7 @@ extension EntityObject {
             throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this object's context; look it up there by its ID.",
                               entityName: entity.name, key: relationship.name, objectID: object.objectID)
         }
-        guard object.entity.name == relationship.destinationEntityName else {
+        guard object.entity.isKind(ofEntityNamed: relationship.destinationEntityName) else {
             throw SkerryError(.wrongValueType,
                               "'\(entity.name).\(relationship.name)' holds \(relationship.destinationEntityName) objects, not \(object.entity.name).",
                               entityName: entity.name, key: relationship.name, objectID: object.objectID)

@@ -7,8 +7,10 @@ extension ObjectContext {
         }
         var sortKeys: [ResolvedSortKey] = []
         for sortKey in request.sortKeys { sortKeys.append(try sortKey.resolved(for: entity, in: coordinator.model)) }
-        return StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model),
-                          sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
+        var query = StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model),
+                               sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
+        query.includesSubentities = request.includesSubentities
+        return query
     }
 
     /// Fetches the objects matching `request`.
@@ -94,11 +96,13 @@ extension ObjectContext {
             candidates.append(object)
             unchecked.append(object.committedValues == nil)
         }
-        for object in registry.changed where object.entity === entity && !object.isDeletedFlag && !seen.contains(ObjectIdentifier(object)) {
+        // The entity's own objects, and its sub-entities' when the request includes them.
+        let matches = { (object: EntityObject) in object.entity === entity || (query.includesSubentities && object.entity.isKind(of: entity)) }
+        for object in registry.changed where matches(object) && !object.isDeletedFlag && !seen.contains(ObjectIdentifier(object)) {
             candidates.append(object)
             unchecked.append(false)
         }
-        for object in registry.inserted where object.entity === entity {
+        for object in registry.inserted where matches(object) {
             candidates.append(object)
             unchecked.append(false)
         }

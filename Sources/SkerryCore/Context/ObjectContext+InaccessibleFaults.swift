@@ -81,8 +81,7 @@ extension ObjectContext {
             default: return value
             }
         }
-        let entityName = objectID.entityName
-        for other in registry.objects.values where other.entity.relationships.contains(where: { $0.destinationEntityName == entityName }) {
+        for other in registry.objects.values where other.entity.relationships.contains(where: { objectID.entity.isKind(ofEntityNamed: $0.destinationEntityName) }) {
             other.relationshipValues = other.relationshipValues.map(without)
             if let committed = other.committedRelationships { other.committedRelationships = committed.map(without) }
         }

@@ -58,7 +58,7 @@ extension ObjectContext {
         guard let (inverseIndex, destination) = inverse(of: entity, index) else { return nil }
         var byTarget: [ObjectID: [ObjectID]] = [:]
         func note(_ other: EntityObject) {
-            guard other.entity === destination, !other.isDeletedFlag else { return }
+            guard other.entity.isKind(of: destination), !other.isDeletedFlag else { return }
             for target in other.relationshipValues[inverseIndex].objectIDs { byTarget[target, default: []].append(other.objectID) }
         }
         for other in registry.inserted { note(other) }

@@ -219,6 +219,10 @@ public final class ObjectContext: @unchecked Sendable {
         guard coordinator.model.entity(named: entity.name) === entity else {
             throw SkerryError(.unknownEntity, "Entity '\(entity.name)' is not an entity of this context's model.", entityName: entity.name)
         }
+        guard !entity.isAbstract else {
+            throw SkerryError(.invalidArgument, "Entity '\(entity.name)' is abstract: it has no objects of its own; insert an object of one of its sub-entities.",
+                              entityName: entity.name)
+        }
         let store = try coordinator.store(for: entity)
         let objectID = ObjectID.temporary(store: store.identity, entity: entity)
         let object = EntityObject(entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
@@ -370,8 +374,8 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Whether objects of `entity` have pending changes in this context.
     func hasPendingChanges(of entity: EntityDescription) -> Bool {
-        registry.inserted.contains { $0.entity === entity }
-            || registry.deleted.contains { $0.entity === entity }
-            || registry.changed.contains { $0.entity === entity }
+        registry.inserted.contains { $0.entity.isKind(of: entity) }
+            || registry.deleted.contains { $0.entity.isKind(of: entity) }
+            || registry.changed.contains { $0.entity.isKind(of: entity) }
     }
 }

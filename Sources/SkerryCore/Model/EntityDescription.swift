@@ -3,6 +3,12 @@
 /// An entity description is immutable and shared by every object of the entity, in every
 /// context. Attribute values are kept in per-object storage indexed by the attribute's position
 /// in ``attributes``; ``attributeIndex(named:)`` maps a name to that position.
+///
+/// Entities inherit as in Core Data: a sub-entity (made with `superentity:`) has its
+/// superentity's properties, at the same positions, before its own; a fetch of an entity returns
+/// the objects of its sub-entities too (``FetchRequest/includesSubentities``), and a relationship
+/// whose destination is an entity holds objects of its sub-entities. An abstract entity
+/// (``isAbstract``) has no objects of its own.
 public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The entity's name; also its table name.
     public let name: String
@@ -20,6 +26,11 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     public let renamingIdentifier: String?
     /// The entity's fetched properties: fetches made per object, not stored.
     public let fetchedProperties: [FetchedPropertyDescription]
+    /// The entity this one inherits from (Core Data's superentity), or nil.
+    public let superentity: EntityDescription?
+    /// Whether the entity has no objects of its own (only its sub-entities do), as Core Data's
+    /// abstract entities. Inserting an object of an abstract entity is an error.
+    public let isAbstract: Bool
 
     private let attributeIndexByName: [String: Int]
     /// Each attribute's default value: the starting values of a new object.
@@ -40,16 +51,30 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     ///   - indexes: indexes to create.
     ///   - renamingIdentifier: the entity's name in an earlier version, if it was renamed.
     ///   - fetchedProperties: fetched properties (not stored).
+    ///   - superentity: the entity this one inherits from: its attributes, relationships,
+    ///     uniqueness constraints, indexes and fetched properties come first, then this entity's
+    ///     own. The superentity must be in the same ``ObjectModel``.
+    ///   - isAbstract: whether the entity has no objects of its own.
     ///
     /// Names are checked when the entity is put in an ``ObjectModel``.
     public init(name: String, attributes: [AttributeDescription],
                 relationships: [RelationshipDescription] = [],
                 uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
-                renamingIdentifier: String? = nil, fetchedProperties: [FetchedPropertyDescription] = []) {
+                renamingIdentifier: String? = nil, fetchedProperties: [FetchedPropertyDescription] = [],
+                superentity: EntityDescription? = nil, isAbstract: Bool = false) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
-        self.fetchedProperties = fetchedProperties
-        let attributes = attributes.filter { !$0.isTransient } + attributes.filter(\.isTransient)
+        self.superentity = superentity
+        self.isAbstract = isAbstract
+        self.fetchedProperties = (superentity?.fetchedProperties ?? []) + fetchedProperties
+        // Inherited attributes first, stored then transient within each part, so that the
+        // superentity's stored attributes keep their positions (a predicate resolved against it
+        // evaluates on the sub-entity's objects) and the stored attributes stay a prefix.
+        let all = (superentity?.attributes ?? []) + attributes
+        let relationships = (superentity?.relationships ?? []) + relationships
+        let uniquenessConstraints = (superentity?.uniquenessConstraints ?? []) + uniquenessConstraints
+        let indexes = (superentity?.indexes ?? []) + indexes
+        let attributes = all.filter { !$0.isTransient } + all.filter(\.isTransient)
         self.attributes = attributes
         self.storedAttributeCount = attributes.count { !$0.isTransient }
         self.derivedAttributeIndexes = attributes.indices.filter { attributes[$0].derivation != nil }
@@ -63,6 +88,34 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.attributeIndexByName = byName
         self.defaultValues = attributes.map(\.defaultValue)
         self.attributeTypes = attributes.map(\.type)
+    }
+
+    /// Whether the entity is `entity` or one of its sub-entities, at any depth.
+    public func isKind(of entity: EntityDescription) -> Bool {
+        var current: EntityDescription? = self
+        while let candidate = current {
+            if candidate === entity { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    /// Whether the entity is the one named `name` or one of its sub-entities, at any depth.
+    public func isKind(ofEntityNamed name: String) -> Bool {
+        var current: EntityDescription? = self
+        while let candidate = current {
+            if candidate.name == name { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    /// The entity at the top of the hierarchy: the one without superentity that this one
+    /// descends from (itself when it has no superentity).
+    public var rootEntity: EntityDescription {
+        var root = self
+        while let parent = root.superentity { root = parent }
+        return root
     }
 
     /// The attributes a store keeps: all but the transient ones (a prefix of ``attributes``).

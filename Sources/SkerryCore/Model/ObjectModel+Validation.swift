@@ -104,6 +104,11 @@ extension ObjectModel {
         }
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for entity in entities {
+            if let superentity = entity.superentity, byName[superentity.name] !== superentity {
+                throw fail("The superentity '\(superentity.name)' of '\(entity.name)' is not an entity of the model.", entity.name)
+            }
+        }
+        for entity in entities {
             for relationship in entity.relationships {
                 let here = "\(entity.name).\(relationship.name)"
                 guard let destination = byName[relationship.destinationEntityName] else {
@@ -117,13 +122,13 @@ extension ObjectModel {
                     throw fail("The relationship \(here) has an invalid count range.", entity.name, relationship.name)
                 }
                 guard let inverseName = relationship.inverseName else { continue }
-                if inverseName == relationship.name && destination === entity {
-                    throw fail("The relationship \(here) is its own inverse, which Skerry does not support; use two relationships.", entity.name, relationship.name)
-                }
                 guard let inverse = destination.relationship(named: inverseName) else {
                     throw fail("The inverse '\(inverseName)' of \(here) is not a relationship of '\(destination.name)'.", entity.name, relationship.name)
                 }
-                guard inverse.destinationEntityName == entity.name, inverse.inverseName == relationship.name else {
+                // The inverse points back at this entity or, for an inherited relationship, at the
+                // ancestor that declares it. A relationship may be its own inverse (symmetric).
+                guard let back = byName[inverse.destinationEntityName], entity.isKind(of: back),
+                      inverse.inverseName == relationship.name else {
                     throw fail("The inverse \(destination.name).\(inverseName) of \(here) does not point back to it.", entity.name, relationship.name)
                 }
             }

@@ -6,6 +6,8 @@ extension ObjectModel {
         if let modifier { text += "modifier \(modifier)\n" }
         for entity in entities.sorted(by: { $0.name < $1.name }) {
             text += "entity \(entity.name)\n"
+            if let superentity = entity.superentity { text += "  superentity \(superentity.name)\n" }
+            if entity.isAbstract { text += "  abstract\n" }
             for attribute in entity.attributes {
                 text += "  attribute \(attribute.name) \(attribute.type.rawValue) \(attribute.isOptional ? "optional" : "required")"
                 if attribute.isTransient { text += " transient" }

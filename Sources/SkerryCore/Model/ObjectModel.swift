@@ -61,6 +61,17 @@ public final class ObjectModel: Sendable {
         entityByName[name]
     }
 
+    /// The direct sub-entities of `entity` (Core Data's `subentities`), in declaration order.
+    public func subentities(of entity: EntityDescription) -> [EntityDescription] {
+        entities.filter { $0.superentity === entity }
+    }
+
+    /// `entity` and its sub-entities at any depth, in declaration order: the entities whose
+    /// objects a fetch of `entity` returns.
+    public func entityAndSubentities(of entity: EntityDescription) -> [EntityDescription] {
+        entities.filter { $0.isKind(of: entity) }
+    }
+
     /// The fetch request template named `name`, or nil.
     public func fetchRequestTemplate(named name: String) -> FetchRequestTemplate? {
         fetchRequestTemplates[name]

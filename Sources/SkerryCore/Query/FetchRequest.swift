@@ -28,6 +28,9 @@ public struct FetchRequest: Sendable, Hashable {
     /// Whether the context's unsaved inserts, changes and deletes take part in the result (the
     /// default), as if they had been saved. Dictionary results always read the store only.
     public var includesPendingChanges: Bool = true
+    /// Whether objects of the entity's sub-entities match too (the default, as in Core Data);
+    /// false fetches objects of the entity itself only.
+    public var includesSubentities: Bool = true
     /// For ``ObjectContext/fetchDictionaries(_:)``: the attributes to fetch; nil for all.
     public var propertiesToFetch: [String]?
     /// Relationships of the fetched objects whose related objects are loaded with the fetch: one

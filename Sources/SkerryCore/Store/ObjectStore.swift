@@ -36,6 +36,9 @@ package struct StoreQuery: Sendable {
     package var limit: Int = 0
     /// Rows to skip first.
     package var offset: Int = 0
+    /// Whether rows of the entity's sub-entities match too (each returned under its own entity);
+    /// false reads the entity's own rows only.
+    package var includesSubentities: Bool = true
 
     package init(entity: EntityDescription, predicate: ResolvedPredicate?, sortKeys: [ResolvedSortKey],
                  limit: Int = 0, offset: Int = 0) {

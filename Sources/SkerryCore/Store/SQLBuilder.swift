@@ -24,6 +24,9 @@ package enum SQLBuilder {
     package static let primaryKeyColumn = "_pk"
     /// Name of the optimistic-locking version column of every entity table.
     package static let versionColumn = "_version"
+    /// The column that names each row's entity (by code) in a read of an entity together with its
+    /// sub-entities (``SQLiteStoreLayout/source(_:)``).
+    package static let entityColumn = "_entity"
 
     /// `name` quoted as an SQL identifier. Model names are validated identifiers; quoting keeps
     /// keywords such as `order` usable as names.
@@ -33,10 +36,10 @@ package enum SQLBuilder {
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// `SELECT _pk, _version, <every stored attribute>, <foreign keys> FROM <entity>`.
-    package static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
+    /// `SELECT _pk, _version, <every stored attribute>, <foreign keys>, <extra expressions> FROM <entity>`.
+    package static func selectRows(_ entity: EntityDescription, foreignKeyColumns: [String], extraExpressions: [String] = []) -> String {
         let columns = [primaryKeyColumn, versionColumn] + entity.storedAttributes.map(\.name) + foreignKeyColumns
-        return "SELECT " + columns.map(quote).joined(separator: ", ") + " FROM " + quote(entity.name)
+        return "SELECT " + (columns.map(quote) + extraExpressions).joined(separator: ", ") + " FROM " + quote(entity.name)
     }
 
     /// The operand as bound for comparison with `key`'s column expression.
@@ -120,7 +123,7 @@ package enum SQLBuilder {
             var rest = key
             rest.path.removeFirst()
             let inner = valueExpression(rest, alias: next)
-            return "(SELECT \(inner) FROM \(quote(hop.destination.name)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
+            return "(SELECT \(inner) FROM \(layout.source(hop.destination)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
         }
 
         /// The condition that the row `to` is related to the row `from` through `relationship`.
@@ -202,12 +205,12 @@ package enum SQLBuilder {
                 sql.text += ", \(dialect.falseLiteral))"
             case .any(let relationship, let inner):
                 let member = newAlias()
-                sql.text += "EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND "
+                sql.text += "EXISTS (SELECT 1 FROM \(layout.source(relationship.destination)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND "
                 append(inner, alias: member, to: &sql)
                 sql.text += ")"
             case .all(let relationship, let inner):
                 let member = newAlias()
-                sql.text += "NOT EXISTS (SELECT 1 FROM \(quote(relationship.destination.name)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce("
+                sql.text += "NOT EXISTS (SELECT 1 FROM \(layout.source(relationship.destination)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce("
                 append(inner, alias: member, to: &sql)
                 sql.text += ", \(dialect.falseLiteral)))"
             case .sql(let condition, let values, _):
@@ -246,7 +249,7 @@ package enum SQLBuilder {
                                              function: aggregate.function, key: aggregate.key, filter: aggregate.filter)
                 sql.text += "(SELECT "
                 appendAggregate(rest, alias: next, to: &sql)
-                sql.text += " FROM \(quote(hop.destination.name)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
+                sql.text += " FROM \(layout.source(hop.destination)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
                 return
             }
             let member = newAlias()
@@ -260,7 +263,7 @@ package enum SQLBuilder {
             case .max: expression = "max(\(value))"
             }
             let collection = aggregate.collection
-            sql.text += "(SELECT \(expression) FROM \(quote(collection.destination.name)) AS \(member) WHERE \(join(collection, from: alias, to: member))"
+            sql.text += "(SELECT \(expression) FROM \(layout.source(collection.destination)) AS \(member) WHERE \(join(collection, from: alias, to: member))"
             if let filter = aggregate.filter {
                 sql.text += " AND coalesce("
                 append(filter, alias: member, to: &sql)

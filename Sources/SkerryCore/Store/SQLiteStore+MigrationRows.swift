@@ -95,12 +95,12 @@ extension SQLiteStore {
                 return try readSourceRows(stored, table: retired[entity.name] ?? entity.name, layout: sourceLayout, connection).map(\.row)
             },
             insertRow: { entity, values in
-                let key = try nextPrimaryKey(entity, connection)
+                let key = try nextPrimaryKey(entity, among: step.destination, connection)
                 let extra = (layout.extraColumns[entity.name] ?? []).sorted()
                 try insertMigratedRow(MigrationRow(primaryKey: key, values: values), version: 1, into: entity, extraColumns: extra,
                                       extra: values, number: step.number, connection)
                 try connection.cachedStatement("INSERT OR REPLACE INTO \(SQLBuilder.quote(keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
-                    .run([.string(entity.name), .int(key + 1)])
+                    .run([.string(keyRoot(entity, among: step.destination).name), .int(key + 1)])
                 return key
             })
     }

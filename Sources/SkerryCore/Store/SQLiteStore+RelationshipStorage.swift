@@ -8,7 +8,15 @@
 ///   the order;
 /// - a to-many relationship whose inverse is to-many (or absent) is a join table
 ///   `_<Entity>_<name>` of the side that sorts first, with `source`, `target`, `source_order` and
-///   `target_order` columns.
+///   `target_order` columns; a relationship that is its own inverse keeps both directions of
+///   each link there.
+///
+/// With entity inheritance, every entity of a hierarchy has its own table, and keys are unique
+/// in the hierarchy. A relationship is stored as declared by the topmost entity that has it
+/// ("Entity" above is that entity): an inherited foreign-key column is in each sub-entity's
+/// table under the same name, an order column in the destination's table and its
+/// sub-entities', and an inherited to-many relationship shares its declaring entity's join
+/// table.
 package enum RelationshipStorage: Sendable, Hashable {
     /// A column of the source entity's table that holds the destination's key.
     case foreignKey(column: String)
@@ -45,17 +53,24 @@ package struct RelationshipLayout: Sendable {
         let isToMany: Bool
         let isOrdered: Bool
         var isTransient = false
+        /// The topmost entity of the hierarchy that has the relationship.
+        var declaredIn: String
     }
 
     /// Storage by entity name, then relationship name.
     package let storage: [String: [String: RelationshipStorage]]
+    /// The direct sub-entities of each entity that has some, by name.
+    let subentities: [String: [String]]
 
-    init(_ relationships: [Relationship]) {
+    init(_ relationships: [Relationship], parents: [String: String]) {
+        var subentities: [String: [String]] = [:]
+        for (child, parent) in parents.sorted(by: { $0.key < $1.key }) { subentities[parent, default: []].append(child) }
+        self.subentities = subentities
         let byKey = Dictionary(relationships.map { ("\($0.entity).\($0.name)", $0) }, uniquingKeysWith: { first, _ in first })
         var storage: [String: [String: RelationshipStorage]] = [:]
         for r in relationships {
             let inverse = r.inverse.flatMap { byKey["\(r.destination).\($0)"] }
-            let ownsPair = inverse.map { "\(r.entity).\(r.name)" <= "\($0.entity).\($0.name)" } ?? true
+            let ownsPair = inverse.map { "\(r.declaredIn).\(r.name)" <= "\($0.declaredIn).\($0.name)" } ?? true
             let value: RelationshipStorage
             switch (r.isToMany, inverse?.isToMany) {
             case _ where r.isTransient || inverse?.isTransient == true:
@@ -67,11 +82,11 @@ package struct RelationshipLayout: Sendable {
                 value = .foreignKey(column: r.name)
             case (true, false?):
                 value = .inverseForeignKey(table: r.destination, column: inverse!.name,
-                                           orderColumn: r.isOrdered ? "_\(r.entity)_\(r.name)_order" : nil)
+                                           orderColumn: r.isOrdered ? "_\(r.declaredIn)_\(r.name)_order" : nil)
             case (true, _):
                 let owner = ownsPair ? r : inverse!
                 let mine = ownsPair
-                value = .joinTable(table: "_\(owner.entity)_\(owner.name)",
+                value = .joinTable(table: "_\(owner.declaredIn)_\(owner.name)",
                                    sourceColumn: mine ? "source" : "target", targetColumn: mine ? "target" : "source",
                                    orderColumn: r.isOrdered ? (mine ? "source_order" : "target_order") : nil)
             }
@@ -81,21 +96,49 @@ package struct RelationshipLayout: Sendable {
     }
 
     package init(entities: [EntityDescription]) {
+        func declaringEntity(_ entity: EntityDescription, _ name: String) -> String {
+            var declaring = entity
+            while let parent = declaring.superentity, parent.relationship(named: name) != nil { declaring = parent }
+            return declaring.name
+        }
+        var parents: [String: String] = [:]
+        for entity in entities { parents[entity.name] = entity.superentity?.name }
         self.init(entities.flatMap { entity in
             entity.relationships.map {
                 Relationship(entity: entity.name, name: $0.name, destination: $0.destinationEntityName,
-                             inverse: $0.inverseName, isToMany: $0.isToMany, isOrdered: $0.isOrdered, isTransient: $0.isTransient)
+                             inverse: $0.inverseName, isToMany: $0.isToMany, isOrdered: $0.isOrdered, isTransient: $0.isTransient,
+                             declaredIn: declaringEntity(entity, $0.name))
             }
-        })
+        }, parents: parents)
     }
 
     package init(schema: StoredSchema) {
+        let byName = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        func declaringEntity(_ entity: StoredSchema.Entity, _ name: String) -> String {
+            var declaring = entity, seen: Set<String> = [entity.name]
+            while let parent = declaring.parent.flatMap({ byName[$0] }), parent.relationship(named: name) != nil,
+                  seen.insert(parent.name).inserted { declaring = parent }
+            return declaring.name
+        }
+        var parents: [String: String] = [:]
+        for entity in schema.entities { parents[entity.name] = entity.parent }
         self.init(schema.entities.flatMap { entity in
             entity.relationships.map {
                 Relationship(entity: entity.name, name: $0.name, destination: $0.destination,
-                             inverse: $0.inverse, isToMany: $0.isToMany, isOrdered: $0.isOrdered)
+                             inverse: $0.inverse, isToMany: $0.isToMany, isOrdered: $0.isOrdered,
+                             declaredIn: declaringEntity(entity, $0.name))
             }
-        })
+        }, parents: parents)
+    }
+
+    /// `name` and its sub-entities at any depth.
+    func entityAndSubentities(_ name: String) -> [String] {
+        var result = [name], next = 0
+        while next < result.count {
+            for child in subentities[result[next]] ?? [] where !result.contains(child) { result.append(child) }
+            next += 1
+        }
+        return result
     }
 
     /// The foreign-key and order columns each table gets, by table name.
@@ -105,7 +148,9 @@ package struct RelationshipLayout: Sendable {
             for value in relationships.values {
                 switch value {
                 case .foreignKey(let column): columns[entity, default: []].insert(column)
-                case .inverseForeignKey(let table, _, let orderColumn?): columns[table, default: []].insert(orderColumn)
+                case .inverseForeignKey(let table, _, let orderColumn?):
+                    // The destination's sub-entities are members too: their tables get the column.
+                    for member in entityAndSubentities(table) { columns[member, default: []].insert(orderColumn) }
                 default: break
                 }
             }
@@ -135,39 +180,72 @@ package struct SQLiteEntityLayout: Sendable {
     package let foreignKeyDestinations: [EntityDescription]
     /// The foreign-key columns, in row order.
     package let foreignKeyColumns: [String]
-    /// `SELECT` of every column of the entity's rows (key, version, attributes, foreign keys).
+    /// For each of `foreignKeyIndexes` whose destination has sub-entities, its position in
+    /// `foreignKeyIndexes`: the rows of `selectRows` end with one column per such relationship,
+    /// the code of the related row's entity (see ``SQLiteStoreLayout/entity(code:)``).
+    package let foreignKeyEntityColumns: [Int]
+    /// `SELECT` of every column of the entity's rows (key, version, attributes, foreign keys, then
+    /// the entity codes of `foreignKeyEntityColumns`).
     package let selectRows: String
     /// `INSERT` of a whole row.
     package let insertRow: String
-
-    init(entity: EntityDescription, storage: [RelationshipStorage], entities: [String: EntityDescription]) {
-        self.storage = storage
-        foreignKeyIndexes = storage.indices.filter {
-            if case .foreignKey = storage[$0] { return true }
-            return false
-        }
-        foreignKeyDestinations = foreignKeyIndexes.map { entities[entity.relationships[$0].destinationEntityName] ?? entity }
-        foreignKeyColumns = foreignKeyIndexes.map {
-            guard case .foreignKey(let column) = storage[$0] else { return "" }
-            return column
-        }
-        selectRows = SQLBuilder.selectRows(entity, foreignKeyColumns: foreignKeyColumns)
-        insertRow = SQLBuilder.insert(entity, foreignKeyColumns: foreignKeyColumns)
-    }
 }
 
-/// The layouts of every entity of a store, by entity.
+/// The layouts of every entity of a store, by entity, and how to read an entity together with
+/// its sub-entities: each has its own table, and a read of the entity reads the union of its
+/// family's tables, each row tagged with its entity's code (its position in the store's
+/// entities).
 package struct SQLiteStoreLayout: Sendable {
     private let layouts: [ObjectIdentifier: SQLiteEntityLayout]
+    /// The store's entities; an entity's code is its position here.
+    private let entities: [EntityDescription]
+    private let codes: [ObjectIdentifier: Int]
+    /// For each entity with sub-entities in the store: the entity and its sub-entities, as codes.
+    private let families: [ObjectIdentifier: [Int]]
+    /// For each entity with sub-entities: the columns its family's tables share.
+    private let familyColumns: [ObjectIdentifier: [String]]
 
     /// The layouts of `entities` (a store's entities; relationships' destinations among them).
     package init(entities: [EntityDescription]) {
         let relationships = RelationshipLayout(entities: entities)
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.entities = entities
+        var codes: [ObjectIdentifier: Int] = [:]
+        for (code, entity) in entities.enumerated() { codes[ObjectIdentifier(entity)] = code }
+        self.codes = codes
+        var families: [ObjectIdentifier: [Int]] = [:]
+        var familyColumns: [ObjectIdentifier: [String]] = [:]
+        let extraColumns = relationships.extraColumns
+        for entity in entities {
+            let family = entities.indices.filter { entities[$0].isKind(of: entity) }
+            guard family.count > 1 else { continue }
+            families[ObjectIdentifier(entity)] = family
+            familyColumns[ObjectIdentifier(entity)] = entity.storedAttributes.map(\.name) + (extraColumns[entity.name] ?? []).sorted()
+        }
+        self.families = families
+        self.familyColumns = familyColumns
         var layouts: [ObjectIdentifier: SQLiteEntityLayout] = [:]
         for entity in entities {
             let storage = entity.relationships.map { relationships.storage[entity.name]![$0.name]! }
-            layouts[ObjectIdentifier(entity)] = SQLiteEntityLayout(entity: entity, storage: storage, entities: byName)
+            let foreignKeyIndexes = storage.indices.filter {
+                if case .foreignKey = storage[$0] { return true }
+                return false
+            }
+            let destinations = foreignKeyIndexes.map { byName[entity.relationships[$0].destinationEntityName] ?? entity }
+            let columns = foreignKeyIndexes.map {
+                guard case .foreignKey(let column) = storage[$0] else { return "" }
+                return column
+            }
+            let entityColumns = destinations.indices.filter { families[ObjectIdentifier(destinations[$0])] != nil }
+            let table = SQLBuilder.quote(entity.name)
+            let codeColumns = entityColumns.map { position in
+                Self.entityCode(destinations[position], families, entities, key: "\(table).\(SQLBuilder.quote(columns[position]))")
+            }
+            layouts[ObjectIdentifier(entity)] = SQLiteEntityLayout(
+                storage: storage, foreignKeyIndexes: foreignKeyIndexes, foreignKeyDestinations: destinations,
+                foreignKeyColumns: columns, foreignKeyEntityColumns: entityColumns,
+                selectRows: SQLBuilder.selectRows(entity, foreignKeyColumns: columns, extraExpressions: codeColumns),
+                insertRow: SQLBuilder.insert(entity, foreignKeyColumns: columns))
         }
         self.layouts = layouts
     }
@@ -185,5 +263,47 @@ package struct SQLiteStoreLayout: Sendable {
             throw SkerryError(.noStore, "This store does not hold entity '\(entity.name)'.", entityName: entity.name)
         }
         return layout
+    }
+
+    /// The entity of `code` (a store's entity), or nil for a code that names none.
+    package func entity(code: Int64) -> EntityDescription? {
+        code >= 0 && code < Int64(entities.count) ? entities[Int(code)] : nil
+    }
+
+    /// The entity and its sub-entities held by the store, when it has sub-entities; nil otherwise.
+    package func family(_ entity: EntityDescription) -> [EntityDescription]? {
+        families[ObjectIdentifier(entity)].map { $0.map { entities[$0] } }
+    }
+
+    /// What a read of `entity` and its sub-entities selects from: the entity's table when it has
+    /// no sub-entities; otherwise the union of its family's tables (key, version, `_entity` code,
+    /// the entity's attributes and relationship columns), to be named with `AS`.
+    package func source(_ entity: EntityDescription) -> String {
+        guard let family = families[ObjectIdentifier(entity)], let columns = familyColumns[ObjectIdentifier(entity)] else {
+            return SQLBuilder.quote(entity.name)
+        }
+        let q = SQLBuilder.quote
+        let list = columns.map { ", " + q($0) }.joined()
+        return "(" + family.map { code in
+            "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(SQLBuilder.versionColumn)), \(code) AS \(q(SQLBuilder.entityColumn))\(list) FROM \(q(entities[code].name))"
+        }.joined(separator: " UNION ALL ") + ")"
+    }
+
+    /// The code of the entity of the row of `destination`'s family whose key is `key` (an SQL
+    /// expression), when `destination` has sub-entities; nil otherwise (the row is of
+    /// `destination` itself).
+    package func entityCode(_ destination: EntityDescription, key: String) -> String? {
+        families[ObjectIdentifier(destination)] == nil ? nil : Self.entityCode(destination, families, entities, key: key)
+    }
+
+    private static func entityCode(_ destination: EntityDescription, _ families: [ObjectIdentifier: [Int]],
+                                   _ entities: [EntityDescription], key: String) -> String {
+        let family = families[ObjectIdentifier(destination)] ?? []
+        let q = SQLBuilder.quote
+        // Keys are unique in a hierarchy: the one table that has the key names the entity.
+        let cases = family.dropLast().map { code in
+            "WHEN EXISTS (SELECT 1 FROM \(q(entities[code].name)) AS \(q("_family")) WHERE \(q("_family")).\(q(SQLBuilder.primaryKeyColumn)) = \(key)) THEN \(code)"
+        }
+        return "CASE " + cases.joined(separator: " ") + " ELSE \(family.last ?? 0) END"
     }
 }

@@ -39,6 +39,7 @@ extension SQLiteStore {
     /// The next keys of each entity's sequence, one per insert, recorded as used. An insert whose
     /// ID is already permanent keeps its key (reserved earlier by ``reservePrimaryKeys(_:count:)``).
     private func allocateKeys(_ inserts: [RowInsert], _ connection: SQLiteConnection) throws -> [Int64] {
+        // One sequence per hierarchy: keys are unique among an entity and its sub-entities.
         var next: [ObjectIdentifier: (entity: EntityDescription, key: Int64)] = [:]
         var keys: [Int64] = []
         keys.reserveCapacity(inserts.count)
@@ -47,9 +48,9 @@ extension SQLiteStore {
                 keys.append(insert.objectID.key)
                 continue
             }
-            let entity = insert.objectID.entity
-            let key = try next[ObjectIdentifier(entity)]?.key ?? Self.nextPrimaryKey(entity, connection)
-            next[ObjectIdentifier(entity)] = (entity, key + 1)
+            let root = Self.keyRoot(insert.objectID.entity, among: entities)
+            let key = try next[ObjectIdentifier(root)]?.key ?? Self.nextPrimaryKey(insert.objectID.entity, among: entities, connection)
+            next[ObjectIdentifier(root)] = (root, key + 1)
             keys.append(key)
         }
         let saveKey = try connection.cachedStatement(
@@ -110,9 +111,13 @@ extension SQLiteStore {
                 if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
                 continue
             }
-            for storage in try layout.of(entity).storage {
-                guard case .joinTable(let table, let source, _, _) = storage else { continue }
-                try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(source)) = ?").run([.int(objectID.key)])
+            for (index, storage) in try layout.of(entity).storage.enumerated() {
+                guard case .joinTable(let table, let source, let target, _) = storage else { continue }
+                // A relationship that is its own inverse keeps both directions of each link.
+                let relationship = entity.relationships[index]
+                let isSymmetric = relationship.inverseName == relationship.name
+                try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(source)) = ?\(isSymmetric ? " OR \(q(target)) = ?" : "")")
+                    .run(isSymmetric ? [.int(objectID.key), .int(objectID.key)] : [.int(objectID.key)])
             }
         }
     }
@@ -216,11 +221,12 @@ extension SQLiteStore {
                 for (position, member) in members.enumerated() where !member.isNull {
                     try insert.run([.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]))
                 }
-            case .inverseForeignKey(let table, _, let orderColumn?):
-                let update = try connection.cachedStatement(
-                    "UPDATE \(q(table)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?")
+            case .inverseForeignKey(_, _, let orderColumn?):
+                // Each member's own table: the destination's, or a sub-entity's.
                 for (position, member) in members.enumerated() where !member.isNull {
-                    try update.run([.int(Int64(position)), member])
+                    try connection.cachedStatement(
+                        "UPDATE \(q(write.members[position].entity.name)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?")
+                        .run([.int(Int64(position)), member])
                 }
             default:
                 continue
@@ -246,7 +252,7 @@ extension SQLiteStore {
         return nil
     }
 
-    /// Reserves `count` keys of `entity`'s sequence, for objects not saved yet
+    /// Reserves `count` keys of `entity`'s sequence (its hierarchy's), for objects not saved yet
     /// (``ObjectContext/obtainPermanentIDs(for:)``): no later insert gets them, even after the
     /// process restarts, and a save that inserts an object under a reserved key writes that key.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
@@ -255,10 +261,10 @@ extension SQLiteStore {
         do {
             return try pool.write { connection in
                 try connection.writeTransaction {
-                    let first = try Self.nextPrimaryKey(entity, connection)
+                    let first = try Self.nextPrimaryKey(entity, among: entities, connection)
                     try connection.cachedStatement(
                         "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
-                        .run([.string(entity.name), .int(first + Int64(count))])
+                        .run([.string(Self.keyRoot(entity, among: entities).name), .int(first + Int64(count))])
                     return Array(first..<(first + Int64(count)))
                 }
             }
@@ -267,14 +273,31 @@ extension SQLiteStore {
         }
     }
 
-    /// The next unused primary key of `entity`: past both the recorded sequence and the largest
-    /// key in the table. Runs inside the write transaction, so no other writer can interleave.
-    static func nextPrimaryKey(_ entity: EntityDescription, _ connection: SQLiteConnection) throws -> Int64 {
+    /// The entity whose name keys the sequence of `entity`'s keys: its topmost ancestor among
+    /// `entities` (a store's entities), so that keys are unique in a hierarchy.
+    static func keyRoot(_ entity: EntityDescription, among entities: [EntityDescription]) -> EntityDescription {
+        var root = entity
+        while let parent = root.superentity, entities.contains(where: { $0 === parent }) { root = parent }
+        return root
+    }
+
+    /// The next unused primary key of `entity`'s hierarchy among `entities`: past both the
+    /// recorded sequence (kept under the hierarchy's root, ``keyRoot(_:among:)``) and the largest
+    /// key in the hierarchy's tables. Runs inside the write transaction, so no other writer can
+    /// interleave.
+    static func nextPrimaryKey(_ entity: EntityDescription, among entities: [EntityDescription],
+                               _ connection: SQLiteConnection) throws -> Int64 {
         let q = SQLBuilder.quote
+        let root = keyRoot(entity, among: entities)
+        let tables = root === entity && !entities.contains(where: { $0.superentity === entity }) ? [entity]
+            : entities.filter { $0.isKind(of: root) }
+        let key = q(SQLBuilder.primaryKeyColumn)
+        let keys = tables.count == 1 ? q(tables[0].name)
+            : "(" + tables.map { "SELECT \(key) FROM \(q($0.name))" }.joined(separator: " UNION ALL ") + ")"
         return try connection.scalarInt64("""
             SELECT max(coalesce((SELECT "next" FROM \(q(keysTable)) WHERE "entity" = ?), 1), \
-            coalesce((SELECT max(\(q(SQLBuilder.primaryKeyColumn))) FROM \(q(entity.name))), 0) + 1)
-            """, [.string(entity.name)]) ?? 1
+            coalesce((SELECT max(\(key)) FROM \(keys)), 0) + 1)
+            """, [.string(root.name)]) ?? 1
     }
 
     private static func mapWriteError(_ error: any Error, _ objectID: ObjectID) -> SkerryError {
@@ -300,32 +323,45 @@ extension SQLiteStore {
 
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
         try checkWritable()
-        let delete = SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(entity.name))",
-                                      StoreQuery(entity: entity, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
+        // The entity's rows and its sub-entities' (as Core Data's batch delete of a fetch that
+        // includes sub-entities), table by table, the predicate compiled for each.
+        let deletes = (layout.family(entity) ?? [entity]).map { member in
+            SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(member.name))",
+                             StoreQuery(entity: member, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
+        }
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
-                try connection.cachedStatement(delete.text).run(delete.bindings)
-                return connection.changes
+                var count = 0
+                for delete in deletes {
+                    try connection.cachedStatement(delete.text).run(delete.bindings)
+                    count += connection.changes
+                }
+                return count
             }
         }
     }
 
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID] {
         try checkWritable()
-        let query = StoreQuery(entity: entity, predicate: predicate, sortKeys: [])
         let q = SQLBuilder.quote
-        let select = SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(entity.name))", query, layout: layout, ordered: false)
-        let delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", query, layout: layout, ordered: false)
+        let statements = (layout.family(entity) ?? [entity]).map { member in
+            let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
+            return (entity: member,
+                    select: SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(member.name))", query, layout: layout, ordered: false),
+                    delete: SQLBuilder.query("DELETE FROM \(q(member.name))", query, layout: layout, ordered: false))
+        }
         let identity = identity
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
-                let statement = try connection.cachedStatement(select.text)
-                try statement.bind(select.bindings)
                 var objectIDs: [ObjectID] = []
-                while try statement.step() { objectIDs.append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))) }
-                try connection.cachedStatement(delete.text).run(delete.bindings)
+                for (member, select, delete) in statements {
+                    let statement = try connection.cachedStatement(select.text)
+                    try statement.bind(select.bindings)
+                    while try statement.step() { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: statement.int64(at: 0))) }
+                    try connection.cachedStatement(delete.text).run(delete.bindings)
+                }
                 return objectIDs
             }
         }

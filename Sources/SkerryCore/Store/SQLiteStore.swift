@@ -133,6 +133,14 @@ final class SQLiteStore: ObjectStore {
                     : ObjectID(store: identity, entity: layout.foreignKeyDestinations[position], primaryKey: statement.int64(at: column)))
                 column += 1
             }
+            // A destination with sub-entities: the related row's entity follows the foreign keys.
+            for position in layout.foreignKeyEntityColumns {
+                let index = layout.foreignKeyIndexes[position]
+                if case .toOne(let related?) = relationships[index], let entity = self.layout.entity(code: statement.int64(at: column)) {
+                    relationships[index] = .toOne(ObjectID(store: identity, entity: entity, primaryKey: related.key))
+                }
+                column += 1
+            }
         }
         return RowSnapshot(objectID: objectID, version: statement.int64(at: 1), values: values, relationships: relationships)
     }
@@ -160,6 +168,7 @@ final class SQLiteStore: ObjectStore {
     }
 
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
+        if query.includesSubentities, layout.family(query.entity) != nil { return try fetchFamilyRows(query) }
         let entityLayout = try layout.of(query.entity)
         let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout)
         return try read(query.entity) { connection in
@@ -192,38 +201,46 @@ final class SQLiteStore: ObjectStore {
     func fetchRelated(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [ObjectID]] {
         guard !sourceKeys.isEmpty else { return [:] }
         let q = SQLBuilder.quote
-        let sql: String
-        switch try layout.of(entity).storage[relationship] {
-        case .transient:
-            return [:]      // in memory only: the store keeps no member
-        case .foreignKey(let column):
-            sql = "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column)) FROM \(q(entity.name)) WHERE "
-                + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"
-        case .inverseForeignKey(let table, let column, let orderColumn):
-            sql = "SELECT \(q(column)), \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(column)
-                + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(SQLBuilder.primaryKeyColumn)
-        case .joinTable(let table, let source, let target, let orderColumn):
-            sql = "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(source)
-                + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
-        }
         let destinationName = entity.relationships[relationship].destinationEntityName
         guard let destination = entities.first(where: { $0.name == destinationName }) else {
             throw SkerryError(.noStore, "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
                               entityName: entity.name, key: entity.relationships[relationship].name)
         }
-        let identity = identity
+        // A destination with sub-entities: a third column gives each related row's entity.
+        func entityCode(_ key: String) -> String { layout.entityCode(destination, key: key).map { ", " + $0 } ?? "" }
+        let sql: String
+        switch try layout.of(entity).storage[relationship] {
+        case .transient:
+            return [:]      // in memory only: the store keeps no member
+        case .foreignKey(let column):
+            sql = "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column))\(entityCode("\(q(entity.name)).\(q(column))")) FROM \(q(entity.name)) WHERE "
+                + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"
+        case .inverseForeignKey(let table, let column, let orderColumn):
+            let hasFamily = layout.family(destination) != nil
+            sql = "SELECT \(q(column)), \(q(SQLBuilder.primaryKeyColumn))\(hasFamily ? ", " + q(SQLBuilder.entityColumn) : "") FROM "
+                + (hasFamily ? layout.source(destination) + " AS \(q(table))" : q(table)) + " WHERE " + SQLBuilder.inKeys(column)
+                + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(SQLBuilder.primaryKeyColumn)
+        case .joinTable(let table, let source, let target, let orderColumn):
+            sql = "SELECT \(q(source)), \(q(target))\(entityCode("\(q(table)).\(q(target))")) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(source)
+                + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
+        }
+        let identity = identity, storeLayout = layout, hasEntityColumn = layout.family(destination) != nil
         return try read(entity) { connection in
             let statement = try connection.cachedStatement(sql)
             try statement.bind([SQLBuilder.jsonKeys(sourceKeys)])
             var related: [Int64: [ObjectID]] = [:]
             while try statement.step() {
-                related[statement.int64(at: 0), default: []].append(ObjectID(store: identity, entity: destination, primaryKey: statement.int64(at: 1)))
+                let entity = hasEntityColumn ? storeLayout.entity(code: statement.int64(at: 2)) ?? destination : destination
+                related[statement.int64(at: 0), default: []].append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 1)))
             }
             return related
         }
     }
 
     func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID] {
+        if query.includesSubentities, layout.family(query.entity) != nil {
+            return try read(query.entity) { connection in try fetchFamilyObjectIDs(query, connection) }
+        }
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout)
         let (identity, entity) = (identity, query.entity)
@@ -238,7 +255,7 @@ final class SQLiteStore: ObjectStore {
     }
 
     func count(_ query: StoreQuery) throws(SkerryError) -> Int {
-        let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, layout: layout, ordered: false)
+        let inner = SQLBuilder.query("SELECT 1 FROM \(readSource(query))", query, layout: layout, ordered: false)
         let text = "SELECT count(*) FROM (\(inner.text))"
         return try read(query.entity) { connection in
             try checkRawConditions(query.predicate, connection)
@@ -252,8 +269,9 @@ final class SQLiteStore: ObjectStore {
         let columns = attributeIndexes.map {
             $0 < entity.storedAttributeCount ? SQLBuilder.quote(entity.attributes[$0].name) : "NULL"
         }
-        let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), " + columns.joined(separator: ", ")
-            + " FROM \(SQLBuilder.quote(entity.name))"
+        let head = "SELECT \(SQLBuilder.quote(entity.name)).\(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), "
+            + columns.map { $0 == "NULL" ? $0 : "\(SQLBuilder.quote(entity.name)).\($0)" }.joined(separator: ", ")
+            + " FROM \(readSource(query))"
         let sql = SQLBuilder.query(head, query, layout: layout)
         return try read(entity) { connection in
             try checkRawConditions(query.predicate, connection)

@@ -26,6 +26,8 @@ package struct StoredSchema: Codable, Equatable {
         var uniquenessConstraints: [[String]]
         var indexes: [[String]]
         var renamingIdentifier: String?
+        /// The superentity's name (absent in stores written before entity inheritance).
+        var parent: String?
         var canonicalName: String { renamingIdentifier ?? name }
 
         func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
@@ -45,7 +47,7 @@ package struct StoredSchema: Codable, Equatable {
                    },
                    uniquenessConstraints: entity.uniquenessConstraints,
                    indexes: entity.indexes.map(\.attributeNames),
-                   renamingIdentifier: entity.renamingIdentifier)
+                   renamingIdentifier: entity.renamingIdentifier, parent: entity.superentity?.name)
         }
     }
 

@@ -95,7 +95,7 @@ struct XcodeModelParser {
             entities.append(try readEntity(node, composites: composites))
         }
         let byName = try indexByName(entities)
-        var flat = try flatten(entities, byName: byName)
+        let flat = try flatten(entities, byName: byName)
         try checkRelationships(entities, flat: flat)
         var configurations: [String: [String]] = [:]
         for node in root.children(named: "configuration") {
@@ -104,11 +104,11 @@ struct XcodeModelParser {
             }
             var members: [String] = []
             for member in node.children(named: "memberEntity") {
-                guard let entityName = member["name"], let entity = byName[entityName] else {
+                guard let entityName = member["name"], byName[entityName] != nil else {
                     throw fail("configuration '\(name)' names the entity '\(member["name"] ?? "")', which the model does not define.",
                                line: member.line, element: ("configuration", name))
                 }
-                if !entity.isAbstract { members.append(entityName) }
+                members.append(entityName)
             }
             configurations[name] = members
         }
@@ -116,18 +116,11 @@ struct XcodeModelParser {
         for node in root.children(named: "fetchRequest") {
             templates.append(try readFetchRequest(node, entity: nil))
         }
-        // Until entity inheritance keeps abstract entities in the model, requests that fetch one
-        // are left out.
-        let abstract = Set(entities.filter(\.isAbstract).map(\.name))
-        templates.removeAll { abstract.contains($0.entityName) }
-        for name in flat.keys {
-            flat[name]?.fetchedProperties.removeAll { abstract.contains($0.fetchRequest.entityName) }
-        }
         let model = try makeModel(entities, flat: flat, configurations: configurations, templates: templates)
 
         var renaming: [String: String] = [:]
         var modifiers: [String: String] = [:]
-        for entity in entities where !entity.isAbstract {
+        for entity in entities {
             let item = flat[entity.name]!
             renaming[entity.name] = entity.elementID
             modifiers[entity.name] = entity.versionHashModifier
@@ -444,10 +437,6 @@ struct XcodeModelParser {
                     throw fail("the destination entity '\(r.destinationEntityName)' is not defined in the model.",
                                line: relationship.line, entity: entity.name, element: element)
                 }
-                if destination.entity.isAbstract {
-                    throw fail("the destination '\(r.destinationEntityName)' is an abstract entity; relationships to abstract entities are not supported by Skerry, which leaves abstract entities out of the model (point it at a concrete entity).",
-                               line: relationship.line, entity: entity.name, element: element)
-                }
                 if let inverseEntity = relationship.inverseEntity, inverseEntity != r.destinationEntityName {
                     throw fail("the inverse entity '\(inverseEntity)' is not the destination entity '\(r.destinationEntityName)'.",
                                line: relationship.line, entity: entity.name, element: element)
@@ -458,17 +447,14 @@ struct XcodeModelParser {
                                line: relationship.line, entity: entity.name, element: element)
                 }
                 let back = inverse.relationship.description
-                guard back.destinationEntityName == entity.name, back.inverseName == r.name else {
+                // The inverse points back at this entity, or at one of its ancestors (a sub-entity
+                // relating to the destination through an inherited relationship).
+                var ancestry = [entity.name], parent = entity.parentName
+                while let name = parent, !ancestry.contains(name) { ancestry.append(name); parent = flat[name]?.entity.parentName }
+                guard ancestry.contains(back.destinationEntityName), back.inverseName == r.name else {
                     throw fail("the inverse \(r.destinationEntityName).\(inverseName) does not point back to \(entity.name).\(r.name) (it points to \(back.destinationEntityName).\(back.inverseName ?? "no inverse")).",
                                line: relationship.line, entity: entity.name, element: element)
                 }
-            }
-        }
-        for entity in entities where !entity.isAbstract {
-            for (declaredIn, relationship) in flat[entity.name]!.relationships
-            where declaredIn != entity.name && relationship.description.inverseName != nil {
-                throw fail("the relationship is inherited from '\(declaredIn)' and has an inverse; inherited relationships with inverses are not supported by Skerry, which flattens entity inheritance (declare the relationship in each sub-entity instead).",
-                           line: entity.line, entity: entity.name, element: ("relationship", relationship.name))
             }
         }
     }
@@ -476,17 +462,25 @@ struct XcodeModelParser {
     /// The ``ObjectModel`` of the concrete entities, in file order.
     private func makeModel(_ entities: [Entity], flat: [String: FlatEntity], configurations: [String: [String]],
                            templates: [FetchRequestTemplate]) throws(SkerryError) -> ObjectModel {
-        let descriptions = entities.filter { !$0.isAbstract }.map { entity in
-            let item = flat[entity.name]!
-            return EntityDescription(name: entity.name, attributes: item.attributes.map(\.attribute.description),
-                                     relationships: item.relationships.map(\.relationship.description),
-                                     uniquenessConstraints: item.constraints, indexes: item.indexes,
-                                     renamingIdentifier: entity.elementID, fetchedProperties: item.fetchedProperties)
+        // Each entity with its own properties after its superentity's (made first; `flatten`
+        // has ruled out cycles and missing parents).
+        var made: [String: EntityDescription] = [:]
+        func make(_ entity: Entity) -> EntityDescription {
+            if let done = made[entity.name] { return done }
+            let superentity = entity.parentName.flatMap { name in flat[name].map { make($0.entity) } }
+            let description = EntityDescription(name: entity.name, attributes: entity.attributes.map(\.description),
+                                                relationships: entity.relationships.map(\.description),
+                                                uniquenessConstraints: entity.constraints, indexes: entity.indexes,
+                                                renamingIdentifier: entity.elementID, fetchedProperties: entity.fetchedProperties,
+                                                superentity: superentity, isAbstract: entity.isAbstract)
+            made[entity.name] = description
+            return description
         }
+        let descriptions = entities.map(make)
         // Core Data's version hash modifiers, gathered into the model's: two versions that differ
         // only in them get different hashes.
         var modifiers: [String] = []
-        for entity in entities where !entity.isAbstract {
+        for entity in entities {
             if let modifier = entity.versionHashModifier { modifiers.append("\(entity.name)=\(modifier)") }
             for attribute in entity.attributes {
                 if let modifier = attribute.versionHashModifier { modifiers.append("\(entity.name).\(attribute.description.name)=\(modifier)") }

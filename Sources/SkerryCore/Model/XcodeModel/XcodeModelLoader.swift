@@ -36,13 +36,11 @@ import Synchronization
 ///   `indexed="YES"`) become ``EntityDescription/uniquenessConstraints`` and
 ///   ``EntityDescription/indexes``; an index element's sort order is ignored, R-tree indexes are
 ///   ordinary ones and expression indexes are left out (they only speed up fetches).
-/// - Entity inheritance is flattened: a sub-entity gets its parent's attributes,
-///   relationships, uniqueness constraints and indexes before its own, and is stored on its own.
-///   Abstract entities (`isAbstract="YES"`) are left out of the ``ObjectModel`` (they are listed
-///   in ``XcodeModelVersion/abstractEntityNames``); a relationship to an abstract entity, and an
-///   inherited relationship with an inverse, are unsupported (both would need fetches that
-///   return objects of several entities); a relationship to a concrete entity that has
-///   sub-entities holds objects of that entity only.
+/// - Entity inheritance as in Core Data: a sub-entity (``EntityDescription/superentity``) has its
+///   parent's attributes, relationships, uniqueness constraints, indexes and fetched properties
+///   before its own; abstract entities (`isAbstract="YES"`) are in the model with
+///   ``EntityDescription/isAbstract`` set. A fetch of an entity returns its sub-entities' objects
+///   too, and a relationship to an entity (abstract or not) holds objects of its sub-entities.
 /// - Renaming IDs (`elementID`) and version hash modifiers are returned in
 ///   ``XcodeModelVersion/renamingIdentifiers`` and ``XcodeModelVersion/versionHashModifiers`` for
 ///   migrations; configurations in ``XcodeModelVersion/configurations``.
@@ -280,7 +278,7 @@ public struct XcodeModelVersion: Sendable {
     public let name: String
     /// The version's `.xcdatamodel` folder.
     public let url: URL
-    /// The model. Abstract entities are left out; sub-entities hold their inherited properties.
+    /// The model, abstract entities included; sub-entities hold their inherited properties.
     public let model: ObjectModel
     /// The model's "Identifier" from Xcode's model inspector (`userDefinedModelVersionIdentifier`),
     /// or nil when it is empty.
@@ -294,10 +292,10 @@ public struct XcodeModelVersion: Sendable {
     /// them to mark a change that alters what values mean without changing the schema (which
     /// ``ObjectModel/versionHash`` does not see): a migration can compare them between versions.
     public let versionHashModifiers: [String: String]
-    /// The abstract entities of the file, in file order: left out of ``model``.
+    /// The abstract entities of the file, in file order.
     public let abstractEntityNames: [String]
-    /// The configurations of the model, by name, each with its member entities in file order
-    /// (abstract entities left out): suitable for ``StoreDescription/entityNames``.
+    /// The configurations of the model, by name, each with its member entities in file order:
+    /// suitable for ``StoreDescription/entityNames``.
     public let configurations: [String: [String]]
 }
 
