@@ -2,7 +2,8 @@
 # A bounded load test of the example service on loopback: builds it in release, seeds 1,000 books,
 # warms up, then runs wrk (installed from the system's packages when missing) for 30 s against a
 # mix of look-ups by ISBN (90%) and list pages (10%), and reports requests per second, p99 latency
-# and the service's resident memory at the start and the end of the timed run. It fails when
+# and the service's resident memory at the start and the end of the timed run (and every 5 s
+# in between, to show its course). It fails when
 # memory grew by more than 10% + 8 MiB (a PersistentContainer with cleanUpAfterExecution keeps no
 # object between requests, so memory must stay flat).
 #
@@ -48,7 +49,12 @@ echo "load-test: warming up (5 s)" >&2
 wrk -t1 -c"$connections" -d5s -s "$work/mix.lua" "$base" >/dev/null
 rss_start=$(rss_mib)
 echo "load-test: measuring ($duration, $connections connections, 2 threads)" >&2
+# RSS every 5 s while wrk runs (the sampler stops when wrk's output is complete).
+( while [ ! -e "$work/wrk.done" ]; do rss_mib >>"$work/rss.txt"; echo >>"$work/rss.txt"; sleep 5; done ) &
+sampler=$!
 wrk -t2 -c"$connections" -d"$duration" --latency -s "$work/mix.lua" "$base" | tee "$work/wrk.txt" >&2
+touch "$work/wrk.done"
+wait "$sampler"
 rss_end=$(rss_mib)
 stop_service
 pid=""
@@ -61,6 +67,8 @@ echo
 echo "| requests | requests/s | p99 latency | RSS at start | RSS at end |"
 echo "|---|---|---|---|---|"
 echo "| $requests | $rps | $p99 | $rss_start MiB | $rss_end MiB |"
+echo
+echo "RSS every 5 s during the run (MiB): $(paste -sd' ' "$work/rss.txt")"
 [ -z "$errors" ] || { echo "load-test: errors: $errors" >&2; exit 1; }
 awk -v start="$rss_start" -v end="$rss_end" 'BEGIN { exit !(end <= start * 1.10 + 8) }' \
     || { echo "load-test: resident memory grew from $rss_start MiB to $rss_end MiB" >&2; exit 1; }

@@ -62,7 +62,7 @@ final class Catalogue: Sendable {
             book.author = changes.author ?? book.author
             book.year = changes.year ?? book.year
             book.copies = changes.copies ?? book.copies
-            try object.encode(book)
+            object.encode(book)
             return book
         }
     }
@@ -70,7 +70,7 @@ final class Catalogue: Sendable {
     func remove(isbn: String) async throws -> Bool {
         try await container.schedule { context in
             guard let object = try context.fetchOne(Book.all.where(\Book.isbn == isbn)) else { return false }
-            try context.delete(object)
+            context.delete(object)
             return true
         }
     }
