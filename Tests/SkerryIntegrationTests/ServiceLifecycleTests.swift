@@ -51,7 +51,7 @@ import Testing
         // doc: service-group
         let saving = SaveOnShutdownService(contexts: [context], logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [saving /* , then the services that write: an HTTP server... */],
+            services: [saving],  // then the services that write: an HTTP server...
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         // doc: end
