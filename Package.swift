@@ -24,8 +24,10 @@ let package = Package(
     traits: [
         .trait(name: "Logging", description: "SkerryLogging: stack events and container errors through swift-log."),
         .trait(name: "Metrics", description: "SkerryMetrics: counters and timers through swift-metrics."),
-        .trait(name: "ServiceLifecycle", description: "SkerryServiceLifecycle: saving on graceful shutdown as a swift-service-lifecycle Service.",
-               enabledTraits: ["Logging"]),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "SkerryServiceLifecycle: saving on graceful shutdown as a swift-service-lifecycle Service.",
+            enabledTraits: ["Logging"]),
         .trait(name: "CommandLineTool", description: "The skerry command-line tool (swift-argument-parser)."),
         .default(enabledTraits: []),
     ],
@@ -121,7 +123,8 @@ let package = Package(
                 "SkerryCore", "Skerry", "SkerryLogging", "SkerryMetrics", "SkerryServiceLifecycle", "SkerryCommands", "SkerryTestSupport",
                 .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
-                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(
+                    name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
         // A Sworm user's test suite, written in Sworm's API; compiled twice, in Swift 6 and in Swift 5

@@ -11,7 +11,7 @@ import PackageDescription
 let package = Package(
     name: "SkerryBenchmarks",
     products: [
-        .executable(name: "skerry-bench", targets: ["SkerryBench"]),
+        .executable(name: "skerry-bench", targets: ["SkerryBench"])
     ],
     dependencies: [
         .package(name: "Skerry", path: ".."),
@@ -46,7 +46,7 @@ let package = Package(
             ],
             path: "Benchmarks/SkerryComparison",
             plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
         ),
     ],

@@ -12,7 +12,7 @@ let package = Package(
             dependencies: [.product(name: "SkerryCore", package: "Skerry")],
             // The entry point is defined below, for libFuzzer's driver, not by top-level code.
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

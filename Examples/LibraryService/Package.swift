@@ -22,7 +22,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -44,9 +44,10 @@ extension ManagedObjectConvertible {
     /// The attribute name for `keyPath`, or an error naming the undeclared key path.
     static func attributeName(_ keyPath: PartialKeyPath<Self>) throws(SkerryError) -> String {
         guard let attribute = attribute(keyPath) else {
-            throw SkerryError(.unknownAttribute,
-                              "\(keyPath) is not one of \(Self.self).attributes; declare it as an Attribute to query, sort or index it.",
-                              entityName: entityName)
+            throw SkerryError(
+                .unknownAttribute,
+                "\(keyPath) is not one of \(Self.self).attributes; declare it as an Attribute to query, sort or index it.",
+                entityName: entityName)
         }
         return attribute.name
     }
@@ -102,8 +103,9 @@ public struct EntityOptions<PlainObject: ManagedObjectConvertible>: @unchecked S
         do {
             copy.defaults.append((keyPath, try value.encodePrimitiveValue().attributeValue))
         } catch {
-            copy.encodingError = SkerryError(.wrongValueType, "The default value of \(keyPath) cannot be encoded: \(error)",
-                                             entityName: PlainObject.entityName)
+            copy.encodingError = SkerryError(
+                .wrongValueType, "The default value of \(keyPath) cannot be encoded: \(error)",
+                entityName: PlainObject.entityName)
         }
         return copy
     }

@@ -13,7 +13,7 @@ public struct CommandOutput: Sendable {
     /// Standard output, flushed after every line so that progress shows when it is a pipe or a
     /// file too.
     public static let standardOutput = CommandOutput { line in
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))   // unbuffered: one write per line
+        FileHandle.standardOutput.write(Data((line + "\n").utf8)) // unbuffered: one write per line
     }
 
     /// The output the commands of the current task write to.

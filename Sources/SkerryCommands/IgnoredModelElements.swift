@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Counts the parts of an Xcode model version's `contents` file that Skerry reads past: they
@@ -29,8 +30,10 @@ final class IgnoredModelElements: NSObject, XMLParserDelegate {
         ("elements", "diagram layout", "diagram layouts"),
     ]
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+        qualifiedName: String?, attributes: [String: String] = [:]
+    ) {
         switch elementName {
         case "userInfo", "elements":
             counts[elementName, default: 0] += 1

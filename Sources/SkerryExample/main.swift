@@ -20,16 +20,19 @@ final class ExampleStack: PersistentStack, @unchecked Sendable {
 }
 
 let model = try ObjectModel(entities: [
-    EntityDescription(name: "Book", attributes: [
-        AttributeDescription("title", .string),
-        AttributeDescription("year", .integer32),
-        AttributeDescription("addedAt", .date),
-    ], indexes: [IndexDescription(["year"])]),
+    EntityDescription(
+        name: "Book",
+        attributes: [
+            AttributeDescription("title", .string),
+            AttributeDescription("year", .integer32),
+            AttributeDescription("addedAt", .date),
+        ], indexes: [IndexDescription(["year"])])
 ])
 
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
-    print("""
+    print(
+        """
         usage: skerry-example [FOLDER]
 
         Creates (or opens) the store Library.sqlite in FOLDER (default: the stack's default
@@ -62,17 +65,19 @@ do {
         let changes = try context.save()
         print("Saved \(changes.inserted.count) books.")
     }
-}   // The stack, its contexts and its connections are released here: the store is closed.
+} // The stack, its contexts and its connections are released here: the store is closed.
 
 // 2. Reopen and read.
 let stack = ExampleStack(name: "Library", model: model)
 try stack.loadPersistentStores()
 let lines = try stack.viewContext.performAndWait {
-    let request = FetchRequest(entityName: "Book", predicate: AttributeKey("year") < 1970,
-                               sortKeys: [SortKey("year")])
+    let request = FetchRequest(
+        entityName: "Book", predicate: AttributeKey("year") < 1970,
+        sortKeys: [SortKey("year")])
     let total = try stack.viewContext.count(for: FetchRequest(entityName: "Book"))
-    return try ["\(total) books in the store; before 1970:"] + stack.viewContext.fetch(request).map { book in
-        "  \(try book.value(forKey: "year", as: Int.self))  \(try book.value(forKey: "title", as: String.self))"
-    }
+    return try ["\(total) books in the store; before 1970:"]
+        + stack.viewContext.fetch(request).map { book in
+            "  \(try book.value(forKey: "year", as: Int.self))  \(try book.value(forKey: "title", as: String.self))"
+        }
 }
 lines.forEach { print($0) }

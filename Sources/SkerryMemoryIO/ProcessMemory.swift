@@ -9,7 +9,8 @@ enum ProcessMemory {
 
     private static func field(_ name: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) })
+        else { return 0 }
         let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
         return kilobytes * 1024
     }

@@ -23,16 +23,20 @@ func parseSamples(_ text: String) -> [Sample] {
     text.split(separator: "\n").dropFirst().compactMap { line in
         let fields = line.split(separator: ",").map(String.init)
         guard fields.count == 5, let perform = Int(fields[0]), let resident = Int(fields[1]), let rows = Int(fields[2]),
-              let statements = Int(fields[3]), let seconds = Double(fields[4]) else { return nil }
+            let statements = Int(fields[3]), let seconds = Double(fields[4])
+        else { return nil }
         return Sample(perform: perform, residentBytes: resident, rowsRead: rows, statements: statements, seconds: seconds)
     }
 }
 
 /// Both variants as one CSV: a line per variant and perform.
 func combinedCSV(_ results: [VariantResult]) -> String {
-    "variant,perform,resident_bytes,rows_read,statements,seconds\n" + results.flatMap { result in
-        result.samples.map { "\(result.name),\($0.perform),\($0.residentBytes),\($0.rowsRead),\($0.statements),\(String(format: "%.6f", $0.seconds))" }
-    }.joined(separator: "\n") + "\n"
+    "variant,perform,resident_bytes,rows_read,statements,seconds\n"
+        + results.flatMap { result in
+            result.samples.map {
+                "\(result.name),\($0.perform),\($0.residentBytes),\($0.rowsRead),\($0.statements),\(String(format: "%.6f", $0.seconds))"
+            }
+        }.joined(separator: "\n") + "\n"
 }
 
 /// The summary table.
@@ -40,11 +44,12 @@ func table(_ results: [VariantResult]) -> String {
     func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
     var lines = ["variant                      peak resident   rows read   statements   wall time"]
     for result in results {
-        lines.append(result.name.padding(toLength: 28, withPad: " ", startingAt: 0)
-                     + mebibytes(result.peakResidentBytes).leftPadded(15)
-                     + String(result.rowsRead).leftPadded(12)
-                     + String(result.statements).leftPadded(13)
-                     + String(format: "%10.2fs", result.seconds))
+        lines.append(
+            result.name.padding(toLength: 28, withPad: " ", startingAt: 0)
+                + mebibytes(result.peakResidentBytes).leftPadded(15)
+                + String(result.rowsRead).leftPadded(12)
+                + String(result.statements).leftPadded(13)
+                + String(format: "%10.2fs", result.seconds))
     }
     return lines.joined(separator: "\n")
 }
@@ -82,11 +87,11 @@ func chartSVG(_ results: [VariantResult], title: String) -> String {
     func x(_ perform: Double) -> Double { left + (width - left - right) * (perform - 1) / max(1, performs - 1) }
     let bottom = top + 2 * panelHeight + gap
     var svg = """
-    <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(bottom + 90))" font-family="sans-serif" font-size="13">
-    <rect width="100%" height="100%" fill="white"/>
-    <text x="\(left)" y="28" font-size="16" font-weight="bold">\(title)</text>
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(bottom + 90))" font-family="sans-serif" font-size="13">
+        <rect width="100%" height="100%" fill="white"/>
+        <text x="\(left)" y="28" font-size="16" font-weight="bold">\(title)</text>
 
-    """
+        """
     func panel(_ index: Int, _ label: String, _ value: (Sample) -> Double, _ format: (Double) -> String) {
         let y0 = top + Double(index) * (panelHeight + gap)
         let largest = max(1, results.flatMap(\.samples).map(value).max() ?? 1)
@@ -106,7 +111,10 @@ func chartSVG(_ results: [VariantResult], title: String) -> String {
         let xStep = max(1, tickStep(performs, count: 8))
         var perform = xStep
         var xTicks = [1.0]
-        while perform <= performs { xTicks.append(perform); perform += xStep }
+        while perform <= performs {
+            xTicks.append(perform)
+            perform += xStep
+        }
         for tick in xTicks {
             svg += "<line x1=\"\(x(tick))\" y1=\"\(y0 + panelHeight)\" x2=\"\(x(tick))\" y2=\"\(y0 + panelHeight + 5)\" stroke=\"#666\"/>\n"
             svg += "<text x=\"\(x(tick))\" y=\"\(y0 + panelHeight + 19)\" text-anchor=\"middle\">\(grouped(tick))</text>\n"
@@ -118,7 +126,8 @@ func chartSVG(_ results: [VariantResult], title: String) -> String {
     }
     panel(0, "Resident memory of the process (MiB)", { Double($0.residentBytes) / 1_048_576 }, { "\(grouped($0)) MiB" })
     panel(1, "Rows read from the store in each perform", { Double($0.rowsRead) }, { grouped($0) })
-    svg += "<text x=\"\((width + left) / 2)\" y=\"\(bottom + 40)\" text-anchor=\"middle\">perform number (1 to \(grouped(performs)))</text>\n"
+    svg +=
+        "<text x=\"\((width + left) / 2)\" y=\"\(bottom + 40)\" text-anchor=\"middle\">perform number (1 to \(grouped(performs)))</text>\n"
     for (position, result) in results.enumerated() {
         let legendX = left + Double(position) * 330
         svg += "<rect x=\"\(legendX)\" y=\"\(bottom + 60)\" width=\"18\" height=\"4\" fill=\"\(colors[position % colors.count])\"/>"

@@ -33,7 +33,8 @@ func populate(_ store: URL, objects: Int, progress: (Int, Int) -> Void) throws {
             for index in start..<min(start + batch, authors) {
                 let author = try context.insert(Author(name: authorName(index)))
                 for book in 0..<(objects / authors) {
-                    let object = try context.insert(Book(title: "Book \(index)-\(book)", year: 1900 + book, pages: 100 + book, summary: summary))
+                    let object = try context.insert(
+                        Book(title: "Book \(index)-\(book)", year: 1900 + book, pages: 100 + book, summary: summary))
                     try object.relate(\.author, to: author)
                 }
             }
@@ -63,9 +64,11 @@ func runVariant(cleanUp: Bool, store: URL, performs: Int, workingSet: Int, progr
         }
         precondition(pages > 0, "the working set reached no book")
         let delta = stack.statistics.since(before)
-        samples.append(Sample(perform: perform, residentBytes: ProcessMemory.resident, rowsRead: delta.rowsRead,
-                              statements: delta.statementsExecuted,
-                              seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+        samples.append(
+            Sample(
+                perform: perform, residentBytes: ProcessMemory.resident, rowsRead: delta.rowsRead,
+                statements: delta.statementsExecuted,
+                seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
         progress(perform + 1, performs)
     }
     return samples

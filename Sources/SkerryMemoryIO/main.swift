@@ -68,8 +68,10 @@ func runChild(_ variant: String, options: StudyOptions, store: URL, output: URL)
     let samplesURL = output.appendingPathComponent("samples-\(variant).csv")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-    process.arguments = ["--variant", variant, "--store", store.path, "--performs", String(options.performs),
-                         "--working-set", String(options.workingSet), "--output", samplesURL.path]
+    process.arguments = [
+        "--variant", variant, "--store", store.path, "--performs", String(options.performs),
+        "--working-set", String(options.workingSet), "--output", samplesURL.path,
+    ]
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()
@@ -87,13 +89,16 @@ do {
     let options = try parseOptions(Array(CommandLine.arguments.dropFirst()))
     if let variant = options.variant, let store = options.store, let samplesURL = options.output {
         // A child: one variant; samples to a file, peak resident memory to standard output.
-        let samples = try runVariant(cleanUp: variant == "cleanup", store: store, performs: options.performs,
-                                     workingSet: options.workingSet, progress: progress("  \(variant)"))
+        let samples = try runVariant(
+            cleanUp: variant == "cleanup", store: store, performs: options.performs,
+            workingSet: options.workingSet, progress: progress("  \(variant)"))
         try samplesCSV(samples).write(to: samplesURL, atomically: true, encoding: .utf8)
         print(ProcessMemory.peakResident)
         exit(0)
     }
-    let output = options.output ?? FileManager.default.temporaryDirectory
+    let output =
+        options.output
+        ?? FileManager.default.temporaryDirectory
         .appendingPathComponent("skerry-memory-io-\(Int(Date().timeIntervalSince1970))", isDirectory: true)
     try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
     let store = output.appendingPathComponent("study.sqlite")

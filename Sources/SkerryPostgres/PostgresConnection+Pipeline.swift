@@ -28,13 +28,15 @@ final class PostgresPipeline {
     }
 
     /// Sends `sql` with `bindings`; `onResult` receives its answer, at the latest in ``finish()``.
-    func send(_ sql: String, _ bindings: [AttributeValue],
-              onResult: @escaping (PostgresResult) throws -> Void = { _ in }) throws {
+    func send(
+        _ sql: String, _ bindings: [AttributeValue],
+        onResult: @escaping (PostgresResult) throws -> Void = { _ in }
+    ) throws {
         let statement: PostgresStatement
         if let cached = connection.cachedStatement(sql) {
             statement = cached
         } else {
-            try drain()                   // preparing is a synchronous exchange: leave pipeline mode first
+            try drain() // preparing is a synchronous exchange: leave pipeline mode first
             statement = try connection.statement(sql)
         }
         let parameters = try connection.encode(bindings, for: statement)
@@ -48,7 +50,7 @@ final class PostgresPipeline {
         guard sent == 1 else {
             failedStatement = sentCount
             let error = connection.error(nil, sql: sql)
-            try? drain()          // the send's error is the one to report; the drain only tidies up
+            try? drain() // the send's error is the one to report; the drain only tidies up
             throw error
         }
         pending.append((sql, onResult))
@@ -78,7 +80,7 @@ final class PostgresPipeline {
             if raw != nil { while let extra = PQgetResult(connection.handle) { PQclear(extra) } }
             if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
                 PQclear(raw)
-                continue                  // skipped by the server after an earlier failure
+                continue // skipped by the server after an earlier failure
             }
             do {
                 let result = try connection.checked(raw, sql: sql)
@@ -93,7 +95,7 @@ final class PostgresPipeline {
             }
         }
         if let firstError {
-            try? drain()          // the statement's error is the one to report; the drain only tidies up
+            try? drain() // the statement's error is the one to report; the drain only tidies up
             throw firstError
         }
     }
@@ -136,7 +138,7 @@ extension PostgresConnection {
             try pipeline.finish()
             return result
         } catch {
-            try? pipeline.finish()      // the body's error is the one to report; this leaves pipeline mode
+            try? pipeline.finish() // the body's error is the one to report; this leaves pipeline mode
             throw error
         }
     }

@@ -60,7 +60,7 @@ final class PostgresConnection {
         }
         handle = connection
         self.counters = counters
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)       // NOTICEs (IF EXISTS skips) are not errors
+        PQsetNoticeProcessor(handle, { _, _ in }, nil) // NOTICEs (IF EXISTS skips) are not errors
     }
 
     deinit { PQfinish(handle) }
@@ -103,17 +103,19 @@ final class PostgresConnection {
     func error(_ result: OpaquePointer?, sql: String?) -> PostgresError {
         guard let result, let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))) else {
             let message = Self.clientMessage(handle)
-            return PostgresError(sqlState: isHealthy ? .internalError : .connectionFailure,
-                                 message: message.isEmpty ? "The connection failed." : message, sql: sql)
+            return PostgresError(
+                sqlState: isHealthy ? .internalError : .connectionFailure,
+                message: message.isEmpty ? "The connection failed." : message, sql: sql)
         }
         func field(_ code: Character) -> String? {
             PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
         }
-        return PostgresError(sqlState: SQLState(rawValue: String(cString: code)),
-                             message: field("M") ?? "",
-                             detail: field("D"), hint: field("H"), sql: sql,
-                             severity: field("V") ?? field("S"),
-                             constraint: field("n"), table: field("t"), column: field("c"))
+        return PostgresError(
+            sqlState: SQLState(rawValue: String(cString: code)),
+            message: field("M") ?? "",
+            detail: field("D"), hint: field("H"), sql: sql,
+            severity: field("V") ?? field("S"),
+            constraint: field("n"), table: field("t"), column: field("c"))
     }
 
     /// Takes ownership of `result` if it succeeded, or throws its error (freeing it).
@@ -174,9 +176,10 @@ final class PostgresConnection {
     /// Encodes `bindings` for `statement`'s parameters.
     func encode(_ bindings: [AttributeValue], for statement: PostgresStatement) throws(PostgresError) -> EncodedParameters {
         guard bindings.count == statement.parameterTypes.count else {
-            throw PostgresError(sqlState: .protocolViolation,
-                                message: "The statement takes \(statement.parameterTypes.count) parameters; \(bindings.count) were given.",
-                                sql: statement.sql)
+            throw PostgresError(
+                sqlState: .protocolViolation,
+                message: "The statement takes \(statement.parameterTypes.count) parameters; \(bindings.count) were given.",
+                sql: statement.sql)
         }
         var parameters = EncodedParameters(capacity: bindings.count)
         for (value, type) in zip(bindings, statement.parameterTypes) {

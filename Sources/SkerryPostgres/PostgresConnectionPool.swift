@@ -64,7 +64,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
                 let idle = Idle(connection: connection)
                 state.withLock { $0.idle.append(idle) }
             } else {
-                state.withLock { $0.opened -= 1 }      // closed when released here
+                state.withLock { $0.opened -= 1 } // closed when released here
             }
         }
         return try body(connection)
@@ -78,6 +78,6 @@ final class PostgresConnectionPool: @unchecked Sendable {
             state.opened -= idle.count
             return idle
         }
-        _ = closing       // released here, outside the lock: PQfinish may wait on the network
+        _ = closing // released here, outside the lock: PQfinish may wait on the network
     }
 }

@@ -8,7 +8,8 @@ enum PostgresConnectionString {
     static func parameters(_ connectionString: String) throws(PostgresError) -> [String: String] {
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &errorMessage) else {
-            let message = errorMessage.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            let message =
+                errorMessage.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
                 ?? "out of memory"
             PQfreemem(errorMessage)
             throw PostgresError(sqlState: .unableToConnect, message: "Invalid PostgreSQL connection string: \(message)")
@@ -75,7 +76,10 @@ enum PostgresSQL {
                 var end = index + 1
                 while end < bytes.count {
                     if bytes[end] == byte {
-                        if end + 1 < bytes.count && bytes[end + 1] == byte { end += 2; continue }
+                        if end + 1 < bytes.count && bytes[end + 1] == byte {
+                            end += 2
+                            continue
+                        }
                         break
                     }
                     end += 1
@@ -92,10 +96,16 @@ enum PostgresSQL {
             case UInt8(ascii: "$"):
                 // A dollar quote `$tag$ ... $tag$` (a `$` followed by digits is a parameter).
                 var tagEnd = index + 1
-                while tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "_") || (bytes[tagEnd] | 0x20 >= UInt8(ascii: "a") && bytes[tagEnd] | 0x20 <= UInt8(ascii: "z")) {
+                while tagEnd < bytes.count,
+                    bytes[tagEnd] == UInt8(ascii: "_")
+                        || (bytes[tagEnd] | 0x20 >= UInt8(ascii: "a") && bytes[tagEnd] | 0x20 <= UInt8(ascii: "z"))
+                {
                     tagEnd += 1
                 }
-                guard tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "$") else { copy(until: index + 1); continue }
+                guard tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "$") else {
+                    copy(until: index + 1)
+                    continue
+                }
                 let tag = Array(bytes[index...tagEnd])
                 var end = tagEnd + 1
                 while end + tag.count <= bytes.count && Array(bytes[end..<(end + tag.count)]) != tag { end += 1 }

@@ -36,8 +36,10 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
     ///   - sqlState: the error code.
     ///   - message: the primary message.
     ///   - sql: the statement that failed, if any.
-    public init(sqlState: SQLState, message: String, detail: String? = nil, hint: String? = nil, sql: String? = nil,
-                severity: String? = nil, constraint: String? = nil, table: String? = nil, column: String? = nil) {
+    public init(
+        sqlState: SQLState, message: String, detail: String? = nil, hint: String? = nil, sql: String? = nil,
+        severity: String? = nil, constraint: String? = nil, table: String? = nil, column: String? = nil
+    ) {
         self.sqlState = sqlState
         self.message = message
         self.detail = detail

@@ -18,9 +18,11 @@ extension PostgresStore {
         // Case folding needs a collation that knows Unicode: ICU's root locale where the server
         // has ICU, else a libc UTF-8 one, else the database's own (ASCII only under "C").
         let collations = try connection.query(
-            "SELECT collname FROM pg_collation WHERE collname IN ('und-x-icu', 'C.utf8', 'C.UTF-8') ORDER BY collname = 'und-x-icu' DESC LIMIT 1")
+            "SELECT collname FROM pg_collation WHERE collname IN ('und-x-icu', 'C.utf8', 'C.UTF-8') ORDER BY collname = 'und-x-icu' DESC LIMIT 1"
+        )
         let collate = collations.rowCount > 0 ? " COLLATE \(SQLBuilder.quote(collations.text(0, 0)))" : ""
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE OR REPLACE FUNCTION skerry_fold_diacritics(value text) RETURNS text
             LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
                 SELECT normalize(regexp_replace(normalize(value, NFD), '[\u{0300}-\u{036F}]', '', 'g'), NFC)

@@ -10,7 +10,8 @@ extension PostgresStore {
     /// a parenthesis it did not open, has no `;`, no unterminated string or comment) with as many
     /// `?` as it has values. Returns the conditions, for ``validateRawConditions(_:_:)``.
     /// - Throws: ``SkerryError/Code/invalidArgument`` saying what is wrong.
-    static func checkRawConditions(_ predicate: ResolvedPredicate?) throws(SkerryError) -> [(condition: String, entity: EntityDescription)] {
+    static func checkRawConditions(_ predicate: ResolvedPredicate?) throws(SkerryError) -> [(condition: String, entity: EntityDescription)]
+    {
         guard let predicate else { return [] }
         switch predicate {
         case .and(let parts), .or(let parts):
@@ -27,8 +28,9 @@ extension PostgresStore {
             if scanned.numbered { throw refused(condition, entity, "it numbers its parameters; use '?'") }
             let parameters = scanned.count
             guard parameters == values.count else {
-                throw SkerryError(.invalidArgument, "The raw SQL condition has \(parameters) '?' for \(values.count) value(s).",
-                                  entityName: entity.name)
+                throw SkerryError(
+                    .invalidArgument, "The raw SQL condition has \(parameters) '?' for \(values.count) value(s).",
+                    entityName: entity.name)
             }
             return [(condition, entity)]
         case .constant, .comparison, .isIn, .between, .string, .isObject:
@@ -37,8 +39,10 @@ extension PostgresStore {
     }
 
     static func refused(_ condition: String, _ entity: EntityDescription, _ reason: String, _ error: PostgresError? = nil) -> SkerryError {
-        var refusal = SkerryError(.invalidArgument, "The raw SQL condition \"\(condition)\" is refused: \(reason). It must be one SQL expression on the attributes of '\(entity.name)', with '?' for its values.",
-                                  entityName: entity.name)
+        var refusal = SkerryError(
+            .invalidArgument,
+            "The raw SQL condition \"\(condition)\" is refused: \(reason). It must be one SQL expression on the attributes of '\(entity.name)', with '?' for its values.",
+            entityName: entity.name)
         refusal.underlyingError = error
         return refusal
     }
@@ -48,14 +52,17 @@ extension PostgresStore {
     /// (so `_pk` or a misspelt column is refused), and the plan of that statement may name no
     /// other relation than the entity's table. Results are remembered per connection.
     /// - Throws: ``SkerryError/Code/invalidArgument`` saying what is wrong.
-    func validateRawConditions(_ conditions: [(condition: String, entity: EntityDescription)],
-                               _ connection: PostgresConnection) throws {
+    func validateRawConditions(
+        _ conditions: [(condition: String, entity: EntityDescription)],
+        _ connection: PostgresConnection
+    ) throws {
         for (condition, entity) in conditions {
             let key = entity.name + "\u{0}" + condition
             if connection.checkedConditions.contains(key) { continue }
             let q = SQLBuilder.quote
             let columns = entity.storedAttributes.map { q($0.name) }.joined(separator: ", ")
-            let sql = "SELECT 1 FROM (SELECT \(columns.isEmpty ? "1 AS \(q("_skerry_none"))" : columns) FROM \(q(entity.name))) AS \(q(entity.name)) WHERE (\n\(condition)\n)"
+            let sql =
+                "SELECT 1 FROM (SELECT \(columns.isEmpty ? "1 AS \(q("_skerry_none"))" : columns) FROM \(q(entity.name))) AS \(q(entity.name)) WHERE (\n\(condition)\n)"
             let statement: PostgresStatement
             do {
                 statement = try connection.statement(sql)
@@ -90,8 +97,10 @@ extension PostgresStore {
         return names
     }
 
-    func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
-                  rows: [[AttributeValue]]) throws(SkerryError) -> [Bool] {
+    func evaluate(
+        condition: String, bindings: [AttributeValue], entity: EntityDescription,
+        rows: [[AttributeValue]]
+    ) throws(SkerryError) -> [Bool] {
         guard !rows.isEmpty else { return [] }
         let predicate = ResolvedPredicate.sql(condition, bindings, entity)
         // Each row binds its position and its values; stay well under PostgreSQL's 65,535 parameters.
@@ -127,4 +136,3 @@ extension PostgresStore {
         return "SELECT \(row), coalesce((\n\(condition)\n), FALSE) FROM (VALUES \(values)) AS \(q(entity.name))(\(names))"
     }
 }
-

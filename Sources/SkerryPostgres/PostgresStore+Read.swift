@@ -6,8 +6,10 @@ extension PostgresStore {
     /// Decodes row `row` of a result made from `layout.selectRows`: key, version, attributes, and
     /// the to-one relationships kept in foreign-key columns (the others are not loaded).
     /// Complexity: O(attributes + relationships).
-    func decodeRow(_ result: PostgresResult, _ row: Int32, _ entity: EntityDescription,
-                   _ entityLayout: SQLiteEntityLayout) throws(SkerryError) -> RowSnapshot {
+    func decodeRow(
+        _ result: PostgresResult, _ row: Int32, _ entity: EntityDescription,
+        _ entityLayout: SQLiteEntityLayout
+    ) throws(SkerryError) -> RowSnapshot {
         let key = result.int64(row, 0)
         let objectID = ObjectID(store: identity, entity: entity, primaryKey: key)
         let values = try decodeValues(result, row, entity, firstColumn: 2, attributeIndexes: nil, primaryKey: key)
@@ -16,8 +18,11 @@ extension PostgresStore {
             relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
             var column = Int32(entity.storedAttributeCount + 2)
             for (position, index) in entityLayout.foreignKeyIndexes.enumerated() {
-                relationships[index] = .toOne(result.isNull(row, column) ? nil
-                    : ObjectID(store: identity, entity: entityLayout.foreignKeyDestinations[position], primaryKey: result.int64(row, column)))
+                relationships[index] = .toOne(
+                    result.isNull(row, column)
+                        ? nil
+                        : ObjectID(
+                            store: identity, entity: entityLayout.foreignKeyDestinations[position], primaryKey: result.int64(row, column)))
                 column += 1
             }
         }
@@ -26,8 +31,10 @@ extension PostgresStore {
 
     /// The values of the attributes at `attributeIndexes` (all, when nil) of row `row`, from
     /// `firstColumn` on.
-    func decodeValues(_ result: PostgresResult, _ row: Int32, _ entity: EntityDescription, firstColumn: Int32,
-                      attributeIndexes: [Int]?, primaryKey: Int64) throws(SkerryError) -> [AttributeValue] {
+    func decodeValues(
+        _ result: PostgresResult, _ row: Int32, _ entity: EntityDescription, firstColumn: Int32,
+        attributeIndexes: [Int]?, primaryKey: Int64
+    ) throws(SkerryError) -> [AttributeValue] {
         // Transient attributes have no column: they read as their default values (all of them
         // when `attributeIndexes` is nil; a listed one takes the place of a NULL column).
         let indexes = attributeIndexes ?? Array(0..<entity.storedAttributeCount)
@@ -56,8 +63,10 @@ extension PostgresStore {
     /// Runs a read with the store's error mapping. Reads whose predicate holds raw SQL run in a
     /// read-only transaction, so that a condition cannot write; the condition's shape and
     /// parameter count are checked first.
-    func read<T>(_ entity: EntityDescription, predicate: ResolvedPredicate?,
-                 _ body: (PostgresConnection) throws -> T) throws(SkerryError) -> T {
+    func read<T>(
+        _ entity: EntityDescription, predicate: ResolvedPredicate?,
+        _ body: (PostgresConnection) throws -> T
+    ) throws(SkerryError) -> T {
         let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in
             guard !conditions.isEmpty else { return try body(connection) }
@@ -124,25 +133,30 @@ extension PostgresStore {
         case .foreignKey(let column):
             sql = "SELECT \(q(key)), \(q(column)) FROM \(q(entity.name)) WHERE " + Self.inKeys(key) + " AND \(q(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column, let orderColumn):
-            sql = "SELECT \(q(column)), \(q(key)) FROM \(q(table)) WHERE " + Self.inKeys(column)
+            sql =
+                "SELECT \(q(column)), \(q(key)) FROM \(q(table)) WHERE " + Self.inKeys(column)
                 + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)) NULLS FIRST, " } ?? "") + q(key)
         case .joinTable(let table, let source, let target, let orderColumn):
-            sql = "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + Self.inKeys(source)
+            sql =
+                "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + Self.inKeys(source)
                 + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)) NULLS FIRST, " } ?? "") + q(target)
         case .transient:
-            return [:]      // a transient relationship relates nothing in the store
+            return [:] // a transient relationship relates nothing in the store
         }
         let destinationName = entity.relationships[relationship].destinationEntityName
         guard let destination = entities.first(where: { $0.name == destinationName }) else {
-            throw SkerryError(.noStore, "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
-                              entityName: entity.name, key: entity.relationships[relationship].name)
+            throw SkerryError(
+                .noStore,
+                "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
+                entityName: entity.name, key: entity.relationships[relationship].name)
         }
         let identity = identity
         return try withConnection(entity) { connection in
             let result = try connection.query(sql, [Self.keyArray(sourceKeys)])
             var related: [Int64: [ObjectID]] = [:]
             for row in 0..<result.rowCount {
-                related[result.int64(row, 0), default: []].append(ObjectID(store: identity, entity: destination, primaryKey: result.int64(row, 1)))
+                related[result.int64(row, 0), default: []].append(
+                    ObjectID(store: identity, entity: destination, primaryKey: result.int64(row, 1)))
             }
             return related
         }
@@ -159,8 +173,9 @@ extension PostgresStore {
     }
 
     func count(_ query: StoreQuery) throws(SkerryError) -> Int {
-        let inner = SQLBuilder.query("SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, layout: layout,
-                                     ordered: false, dialect: .postgres)
+        let inner = SQLBuilder.query(
+            "SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, layout: layout,
+            ordered: false, dialect: .postgres)
         let text = "SELECT count(*) FROM (\(inner.text)) AS counted"
         return try read(query.entity, predicate: query.predicate) { connection in
             Int(try connection.scalarInt64(text, inner.bindings) ?? 0)
@@ -170,7 +185,8 @@ extension PostgresStore {
     func fetchColumns(_ query: StoreQuery, attributeIndexes: [Int]) throws(SkerryError) -> [[AttributeValue]] {
         let entity = query.entity
         let columns = attributeIndexes.map { $0 < entity.storedAttributeCount ? SQLBuilder.quote(entity.attributes[$0].name) : "NULL" }
-        let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn))" + columns.map { ", " + $0 }.joined()
+        let head =
+            "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn))" + columns.map { ", " + $0 }.joined()
             + " FROM \(SQLBuilder.quote(entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout, dialect: .postgres)
         return try read(entity, predicate: query.predicate) { connection in
@@ -178,8 +194,10 @@ extension PostgresStore {
             var rows: [[AttributeValue]] = []
             rows.reserveCapacity(Int(result.rowCount))
             for row in 0..<result.rowCount {
-                rows.append(try decodeValues(result, row, entity, firstColumn: 1, attributeIndexes: attributeIndexes,
-                                             primaryKey: result.int64(row, 0)))
+                rows.append(
+                    try decodeValues(
+                        result, row, entity, firstColumn: 1, attributeIndexes: attributeIndexes,
+                        primaryKey: result.int64(row, 0)))
             }
             return rows
         }

@@ -13,8 +13,10 @@ extension PostgresStore {
     /// transaction under an advisory lock on the store's schema: when several instances start at
     /// once, one creates or migrates and the others wait, then find the schema ready.
     /// Returns the store's identifier.
-    static func prepareSchema(pool: PostgresConnectionPool, description: StoreDescription, options: PostgresStoreOptions,
-                              model: ObjectModel, entities: [EntityDescription]) throws(SkerryError) -> String {
+    static func prepareSchema(
+        pool: PostgresConnectionPool, description: StoreDescription, options: PostgresStoreOptions,
+        model: ObjectModel, entities: [EntityDescription]
+    ) throws(SkerryError) -> String {
         do {
             return try pool.withConnection { connection in
                 try connection.transaction {
@@ -39,8 +41,10 @@ extension PostgresStore {
         }
     }
 
-    private static func createSchema(_ connection: PostgresConnection, model: ObjectModel,
-                                     entities: [EntityDescription]) throws -> String {
+    private static func createSchema(
+        _ connection: PostgresConnection, model: ObjectModel,
+        entities: [EntityDescription]
+    ) throws -> String {
         let q = SQLBuilder.quote
         try connection.execute("CREATE TABLE \(q(metadataTable)) (\"key\" text PRIMARY KEY, \"value\" text NOT NULL)")
         let layout = RelationshipLayout(entities: entities)
@@ -61,8 +65,10 @@ extension PostgresStore {
     /// columns), its key sequence and its indexes.
     static func createTable(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
-        var columns = ["\(q(SQLBuilder.primaryKeyColumn)) bigint PRIMARY KEY",
-                       "\(q(SQLBuilder.versionColumn)) bigint NOT NULL DEFAULT 1"]
+        var columns = [
+            "\(q(SQLBuilder.primaryKeyColumn)) bigint PRIMARY KEY",
+            "\(q(SQLBuilder.versionColumn)) bigint NOT NULL DEFAULT 1",
+        ]
         columns += entity.storedAttributes.map { "\(q($0.name)) \(columnType($0.type))" }
         columns += extraColumns.sorted().map { "\(q($0)) bigint" }
         try connection.execute("CREATE TABLE \(q(entity.name)) (\(columns.joined(separator: ", ")))")
@@ -75,7 +81,8 @@ extension PostgresStore {
     /// Creates the join table of a to-many relationship pair.
     static func createJoinTable(_ table: String, _ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE \(q(table)) ("source" bigint NOT NULL, "target" bigint NOT NULL, \
             "source_order" bigint, "target_order" bigint, PRIMARY KEY ("source", "target"))
             """)
@@ -102,7 +109,8 @@ extension PostgresStore {
     }
 
     private static func writeMetadata(_ values: [String: String], _ connection: PostgresConnection) throws {
-        let sql = "INSERT INTO \(SQLBuilder.quote(metadataTable)) (\"key\", \"value\") VALUES (?, ?) "
+        let sql =
+            "INSERT INTO \(SQLBuilder.quote(metadataTable)) (\"key\", \"value\") VALUES (?, ?) "
             + "ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\""
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             try connection.query(sql, [.string(key), .string(value)])
@@ -126,17 +134,23 @@ extension PostgresStore {
     /// Brings an existing store to `entities`: nothing when the schema is the same; additive
     /// changes (new entities, optional attributes or attributes with a default, relationships
     /// that add columns or join tables, indexes) in place; anything else fails.
-    private static func migrateIfNeeded(_ connection: PostgresConnection, description: StoreDescription,
-                                        model: ObjectModel, entities: [EntityDescription]) throws -> String {
-        try createFunctions(connection)        // this version's definitions
+    private static func migrateIfNeeded(
+        _ connection: PostgresConnection, description: StoreDescription,
+        model: ObjectModel, entities: [EntityDescription]
+    ) throws -> String {
+        try createFunctions(connection) // this version's definitions
         let metadata = try readMetadata(connection)
         // An unreadable schema text is the same failure as a missing one, reported below.
         guard let identifier = metadata["storeIdentifier"], let schemaText = metadata["schema"],
-              let stored = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8)) else {
+            let stored = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8))
+        else {
             throw SkerryError(.storeLoadFailed, "The metadata of \(description) is incomplete or unreadable; the store was left untouched.")
         }
         guard metadata["formatVersion"] == formatVersion else {
-            throw SkerryError(.storeLoadFailed, "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion)).")
+            throw SkerryError(
+                .storeLoadFailed,
+                "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion))."
+            )
         }
         let current = StoredSchema(entities: entities)
         if stored.shape == current.shape {
@@ -147,14 +161,16 @@ extension PostgresStore {
         }
         let migration = SchemaMigration(from: stored, to: entities)
         if !migration.incompatibilities.isEmpty {
-            throw SkerryError(.modelMismatch,
-                              "\(description) was written with a model that cannot be migrated automatically to this one: "
-                                + migration.incompatibilities.joined(separator: "; ")
-                                + ". PostgreSQL stores migrate additive changes by themselves; the store was left untouched.")
+            throw SkerryError(
+                .modelMismatch,
+                "\(description) was written with a model that cannot be migrated automatically to this one: "
+                    + migration.incompatibilities.joined(separator: "; ")
+                    + ". PostgreSQL stores migrate additive changes by themselves; the store was left untouched.")
         }
         let oldLayout = RelationshipLayout(schema: stored), newLayout = RelationshipLayout(entities: entities)
         if !description.shouldMigrateAutomatically && (!migration.isEmpty || oldLayout.storage != newLayout.storage) {
-            throw SkerryError(.modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
+            throw SkerryError(
+                .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
         }
         let q = SQLBuilder.quote
         let newEntityNames = Set(migration.newEntities.map(\.name))
@@ -185,12 +201,15 @@ extension PostgresStore {
     /// Makes `entity`'s Skerry indexes the wanted ones: drops those no longer wanted, creates new ones.
     private static func syncIndexes(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: PostgresConnection) throws {
         let wanted = StoreIndexes.wanted(entity, extraColumns: extraColumns)
-        let existing = try connection.query("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?",
-                                            [.string(entity.name)])
+        let existing = try connection.query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?",
+            [.string(entity.name)])
         let names = Set((0..<existing.rowCount).map { existing.text($0, 0) })
         let wantedNames = Set(wanted.map(\.name))
-        for name in names.sorted() where !wantedNames.contains(name)
-            && (name.hasPrefix("\(entity.name)__index__") || name.hasPrefix("\(entity.name)__unique__")) {
+        for name in names.sorted()
+        where !wantedNames.contains(name)
+            && (name.hasPrefix("\(entity.name)__index__") || name.hasPrefix("\(entity.name)__unique__"))
+        {
             try connection.execute("DROP INDEX \(SQLBuilder.quote(name))")
         }
         for index in wanted where !names.contains(index.name) {

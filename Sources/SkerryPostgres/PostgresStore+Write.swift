@@ -7,7 +7,7 @@ extension PostgresStore {
                 try connection.transaction { try writeTransaction(changes, connection, then: next) }
             }
         } catch let conflicts as StoreWriteConflicts {
-            throw conflicts          // for the context's merge policy, untouched
+            throw conflicts // for the context's merge policy, untouched
         } catch {
             throw Self.mapError(error, entity: nil)
         }
@@ -36,15 +36,19 @@ extension PostgresStore {
     /// save that deletes a row and inserts another with the same unique value does not trip over
     /// its own old row. Then the rows behind conflicts are read, and the write fails with them
     /// (rolled back) or runs `next` before it commits.
-    private func writeTransaction<T>(_ changes: StoreWrite, _ connection: PostgresConnection,
-                                     then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    private func writeTransaction<T>(
+        _ changes: StoreWrite, _ connection: PostgresConnection,
+        then next: () throws -> T
+    ) throws -> (insertedKeys: [Int64], next: T) {
         let keys = try allocateKeys(changes.inserts, connection)
-        let pointsAtObjects = changes.updates.contains { !$0.relationshipChanges.isEmpty }
+        let pointsAtObjects =
+            changes.updates.contains { !$0.relationshipChanges.isEmpty }
             || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
-        let resolve = StoreKeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
-                                       aliases: changes.aliases)
+        let resolve = StoreKeyResolver(
+            allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
+            aliases: changes.aliases)
         var sent: [Sent] = []
-        var unchanged: [Int] = []          // positions in `sent` whose statement changed no row
+        var unchanged: [Int] = [] // positions in `sent` whose statement changed no row
         let pipeline = PostgresPipeline(connection)
         func send(_ sql: String, _ values: [AttributeValue], _ kind: Sent) throws {
             let position = sent.count
@@ -85,8 +89,10 @@ extension PostgresStore {
             case .insert(let index):
                 let insert = changes.inserts[index]
                 guard let (constraint, row) = try collidingRow(insert.objectID.entity, insert.values, connection) else {
-                    throw SkerryError(.constraintViolation, "Saving \(insert.objectID) would violate a uniqueness constraint of '\(insert.objectID.entityName)'.",
-                                      entityName: insert.objectID.entityName, objectID: insert.objectID)
+                    throw SkerryError(
+                        .constraintViolation,
+                        "Saving \(insert.objectID) would violate a uniqueness constraint of '\(insert.objectID.entityName)'.",
+                        entityName: insert.objectID.entityName, objectID: insert.objectID)
                 }
                 let entity = insert.objectID.entity
                 let earlier = (0..<index).first { keys[$0] == row.primaryKey && changes.inserts[$0].objectID.entity === entity }
@@ -112,8 +118,9 @@ extension PostgresStore {
         }
         var allocated: [ObjectIdentifier: [Int64]] = [:]
         for (id, (entity, count)) in counts {
-            let result = try connection.query("SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
-                                              [.string(SQLBuilder.quote(Self.sequenceName(entity.name))), .int(Int64(count))])
+            let result = try connection.query(
+                "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
+                [.string(SQLBuilder.quote(Self.sequenceName(entity.name))), .int(Int64(count))])
             allocated[id] = (0..<result.rowCount).map { result.int64($0, 0) }.reversed()
         }
         return inserts.map { allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() }
@@ -122,8 +129,9 @@ extension PostgresStore {
     /// The row with this key as it is now, or nil.
     private func currentRow(_ objectID: ObjectID, _ connection: PostgresConnection) throws -> RowSnapshot? {
         let entityLayout = try layout.of(objectID.entity)
-        let result = try connection.query(entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?",
-                                          [.int(objectID.key)])
+        let result = try connection.query(
+            entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?",
+            [.int(objectID.key)])
         return result.rowCount > 0 ? try decodeRow(result, 0, objectID.entity, entityLayout) : nil
     }
 
@@ -136,8 +144,10 @@ extension PostgresStore {
         let members: [ObjectID]
     }
 
-    private static func membersWrites(_ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
-                                      _ relationships: some Sequence<(index: Int, value: RelationshipValue)>) -> [MembersWrite] {
+    private static func membersWrites(
+        _ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
+        _ relationships: some Sequence<(index: Int, value: RelationshipValue)>
+    ) -> [MembersWrite] {
         relationships.compactMap { index, value in
             guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
             return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
@@ -146,14 +156,17 @@ extension PostgresStore {
 
     /// Deletes rows (in key order, so that concurrent writers lock rows in one order), and the
     /// join-table rows they take part in.
-    private func sendDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-                             _ send: (String, [AttributeValue], Sent) throws -> Void) throws {
+    private func sendDeletes(
+        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
+        _ send: (String, [AttributeValue], Sent) throws -> Void
+    ) throws {
         let q = SQLBuilder.quote
         for (objectID, expectedVersion) in deletes.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
             let entity = objectID.entity
-            try send(SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil),
-                     [.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []),
-                     expectedVersion != nil ? .checked(objectID) : .other(objectID))
+            try send(
+                SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil),
+                [.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []),
+                expectedVersion != nil ? .checked(objectID) : .other(objectID))
             for storage in try layout.of(entity).storage {
                 guard case .joinTable(let table, let source, _, _) = storage else { continue }
                 try send("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.int(objectID.key)], .other(objectID))
@@ -162,8 +175,10 @@ extension PostgresStore {
     }
 
     /// Updates the changed columns of rows whose version is still the one read, in key order.
-    private func sendUpdates(_ updates: [RowUpdate], _ resolve: StoreKeyResolver,
-                             _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]) throws {
+    private func sendUpdates(
+        _ updates: [RowUpdate], _ resolve: StoreKeyResolver,
+        _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]
+    ) throws {
         for update in updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
             let entity = update.objectID.entity
             let entityLayout = try layout.of(entity)
@@ -174,24 +189,33 @@ extension PostgresStore {
             // Transient attributes live in memory only: their changes are not written.
             let changes = update.changes.filter { $0.index < entity.storedAttributeCount }
             let columns = changes.map { entity.attributes[$0.index].name } + foreignKeyChanges.map { entity.relationships[$0.index].name }
-            let values = changes.map(\.value) + (try foreignKeyChanges.map { change throws(SkerryError) in try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index) })
+            let values =
+                changes.map(\.value)
+                + (try foreignKeyChanges.map { change throws(SkerryError) in
+                    try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index)
+                })
             members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
-            try send(SQLBuilder.update(entity, changedColumns: columns),
-                     values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
+            try send(
+                SQLBuilder.update(entity, changedColumns: columns),
+                values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
         }
     }
 
     /// Inserts rows under their allocated keys; an insert that collides with a uniqueness
     /// constraint inserts nothing (`ON CONFLICT DO NOTHING`, so that the transaction goes on) and
     /// is reported as a conflict with the row it collides with.
-    private func sendInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
-                             _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]) throws {
+    private func sendInserts(
+        _ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
+        _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]
+    ) throws {
         var last: (entity: EntityDescription, layout: SQLiteEntityLayout, sql: String)?
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
             if last?.entity !== entity {
                 let entityLayout = try layout.of(entity)
-                last = (entity, entityLayout, entityLayout.insertRow + (entity.uniquenessConstraints.isEmpty ? "" : " ON CONFLICT DO NOTHING"))
+                last = (
+                    entity, entityLayout, entityLayout.insertRow + (entity.uniquenessConstraints.isEmpty ? "" : " ON CONFLICT DO NOTHING")
+                )
             }
             let (_, entityLayout, sql) = last!
             var values: [AttributeValue] = [.int(keys[index])]
@@ -202,25 +226,31 @@ extension PostgresStore {
             }
             try send(sql, values, entity.uniquenessConstraints.isEmpty ? .other(insert.objectID) : .insert(index))
             if !entityLayout.storage.isEmpty {
-                members += Self.membersWrites(insert.objectID, entityLayout,
-                                              insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
-                                                  .filter { !$0.value.objectIDs.isEmpty })
+                members += Self.membersWrites(
+                    insert.objectID, entityLayout,
+                    insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
+                        .filter { !$0.value.objectIDs.isEmpty })
             }
         }
     }
 
     /// Writes the members of to-many relationships, in full, for the side that stores them.
-    private func sendMembers(_ writes: [MembersWrite], _ resolve: StoreKeyResolver,
-                             _ send: (String, [AttributeValue], Sent) throws -> Void) throws {
+    private func sendMembers(
+        _ writes: [MembersWrite], _ resolve: StoreKeyResolver,
+        _ send: (String, [AttributeValue], Sent) throws -> Void
+    ) throws {
         let q = SQLBuilder.quote
         for write in writes {
             guard case .int(let source) = try resolve.key(write.source, of: write.source, write.relationship) else { continue }
-            let members = try write.members.map { member throws(SkerryError) in try resolve.key(member, of: write.source, write.relationship) }
+            let members = try write.members.map { member throws(SkerryError) in
+                try resolve.key(member, of: write.source, write.relationship)
+            }
             switch write.storage {
             case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
                 try send("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?", [.int(source)], .other(write.source))
                 let columns = [sourceColumn, targetColumn] + (orderColumn.map { [$0] } ?? [])
-                let insert = "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES (?, ?\(orderColumn == nil ? "" : ", ?")) "
+                let insert =
+                    "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES (?, ?\(orderColumn == nil ? "" : ", ?")) "
                     + "ON CONFLICT (\(q("source")), \(q("target"))) DO UPDATE SET "
                     + (orderColumn.map { "\(q($0)) = excluded.\(q($0))" } ?? "\(q(targetColumn)) = excluded.\(q(targetColumn))")
                 for (position, member) in members.enumerated() where !member.isNull {
@@ -239,8 +269,10 @@ extension PostgresStore {
 
     /// The first uniqueness constraint of `entity` that `values` collide with, and the row they
     /// collide with. A nil value never collides (NULLs are distinct in unique indexes).
-    private func collidingRow(_ entity: EntityDescription, _ values: [AttributeValue],
-                              _ connection: PostgresConnection) throws -> (constraint: [String], row: RowSnapshot)? {
+    private func collidingRow(
+        _ entity: EntityDescription, _ values: [AttributeValue],
+        _ connection: PostgresConnection
+    ) throws -> (constraint: [String], row: RowSnapshot)? {
         let entityLayout = try layout.of(entity)
         for constraint in entity.uniquenessConstraints {
             let bound = constraint.compactMap { entity.attributeIndex(named: $0) }.map { values[$0] }
@@ -268,9 +300,10 @@ extension PostgresStore {
             let columns = objectID.entity.uniquenessConstraints.first {
                 StoreIndexes.indexName(objectID.entityName, $0, unique: true) == constraint
             }
-            mapped = SkerryError(.constraintViolation,
-                                 "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.postgres?.message ?? mapped.message).",
-                                 entityName: objectID.entityName, key: columns?.joined(separator: ","), objectID: objectID)
+            mapped = SkerryError(
+                .constraintViolation,
+                "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.postgres?.message ?? mapped.message).",
+                entityName: objectID.entityName, key: columns?.joined(separator: ","), objectID: objectID)
             mapped.underlyingError = underlying
         }
         return mapped
@@ -289,16 +322,19 @@ extension PostgresStore {
 
     /// Deletes the rows matching `predicate` with one statement (returning their keys when asked),
     /// and the join-table rows they took part in, in one transaction.
-    private func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?,
-                             returningKeys: Bool) throws(SkerryError) -> (count: Int, keys: [Int64]) {
+    private func batchDelete(
+        _ entity: EntityDescription, predicate: ResolvedPredicate?,
+        returningKeys: Bool
+    ) throws(SkerryError) -> (count: Int, keys: [Int64]) {
         let q = SQLBuilder.quote
         let joinTables = try layout.of(entity).storage.compactMap { storage -> (table: String, column: String)? in
             guard case .joinTable(let table, let source, _, _) = storage else { return nil }
             return (table, source)
         }
         let returning = returningKeys || !joinTables.isEmpty
-        var delete = SQLBuilder.query("DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
-                                      layout: layout, ordered: false, dialect: .postgres)
+        var delete = SQLBuilder.query(
+            "DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
+            layout: layout, ordered: false, dialect: .postgres)
         if returning { delete.text += " RETURNING \(q(SQLBuilder.primaryKeyColumn))" }
         let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in

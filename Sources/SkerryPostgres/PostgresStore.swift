@@ -29,8 +29,10 @@ final class PostgresStore: ObjectStore {
     ///   schema is not a Skerry store; ``SkerryError/Code/modelMismatch`` when the store was
     ///   written with a model that cannot be migrated automatically. The database is left as it
     ///   was on any failure (schema changes are transactional).
-    init(description: StoreDescription, options: PostgresStoreOptions, model: ObjectModel,
-         entities: [EntityDescription], events: EventHub? = nil) throws(SkerryError) {
+    init(
+        description: StoreDescription, options: PostgresStoreOptions, model: ObjectModel,
+        entities: [EntityDescription], events: EventHub? = nil
+    ) throws(SkerryError) {
         self.storeDescription = description
         self.options = options
         self.entities = entities
@@ -39,9 +41,10 @@ final class PostgresStore: ObjectStore {
         let held = Set(entities.map(\.name))
         for entity in entities {
             for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
-                throw SkerryError(.storeLoadFailed,
-                                  "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
-                                  entityName: entity.name, key: relationship.name)
+                throw SkerryError(
+                    .storeLoadFailed,
+                    "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
+                    entityName: entity.name, key: relationship.name)
             }
         }
         do {
@@ -49,8 +52,9 @@ final class PostgresStore: ObjectStore {
         } catch {
             throw Self.loadError(error, description)
         }
-        pool = PostgresConnectionPool(connectionString: Self.connectionString(options), maximumConnections: options.maximumConnections,
-                                      counters: StoreCounters(events: events, store: description))
+        pool = PostgresConnectionPool(
+            connectionString: Self.connectionString(options), maximumConnections: options.maximumConnections,
+            counters: StoreCounters(events: events, store: description))
         let identifier = try Self.prepareSchema(pool: pool, description: description, options: options, model: model, entities: entities)
         identity = StoreIdentity(identifier: identifier)
     }
@@ -95,9 +99,10 @@ final class PostgresStore: ObjectStore {
         case let error as SkerryError:
             return error
         case let error as PostgresError:
-            var mapped = SkerryError(error.isUniqueViolation ? .constraintViolation : .database,
-                                     error.isUniqueViolation ? "A uniqueness constraint failed: \(error.message)" : error.message,
-                                     entityName: entity?.name)
+            var mapped = SkerryError(
+                error.isUniqueViolation ? .constraintViolation : .database,
+                error.isUniqueViolation ? "A uniqueness constraint failed: \(error.message)" : error.message,
+                entityName: entity?.name)
             mapped.underlyingError = error
             return mapped
         default:
@@ -106,8 +111,9 @@ final class PostgresStore: ObjectStore {
     }
 
     static func undecodable(_ entity: EntityDescription, _ attribute: AttributeDescription, primaryKey: Int64) -> SkerryError {
-        SkerryError(.undecodableValue,
-                    "The stored value of '\(entity.name).\(attribute.name)' in row \(primaryKey) is not a valid \(attribute.type).",
-                    entityName: entity.name, key: attribute.name)
+        SkerryError(
+            .undecodableValue,
+            "The stored value of '\(entity.name).\(attribute.name)' in row \(primaryKey) is not a valid \(attribute.type).",
+            entityName: entity.name, key: attribute.name)
     }
 }

@@ -37,10 +37,14 @@ extension StoreDescription {
     ///   - maximumConnections: the most connections open at once (default 8).
     ///   - schema: the schema that holds the store's tables (default: the connection's default).
     ///   - propagatesChanges: whether saves of other processes reach this stack's contexts.
-    public static func postgres(_ connectionString: String, maximumConnections: Int = 8, schema: String? = nil,
-                                propagatesChanges: Bool = false) -> StoreDescription {
-        postgres(PostgresStoreOptions(connectionString: connectionString, maximumConnections: maximumConnections,
-                                      schema: schema, propagatesChanges: propagatesChanges))
+    public static func postgres(
+        _ connectionString: String, maximumConnections: Int = 8, schema: String? = nil,
+        propagatesChanges: Bool = false
+    ) -> StoreDescription {
+        postgres(
+            PostgresStoreOptions(
+                connectionString: connectionString, maximumConnections: maximumConnections,
+                schema: schema, propagatesChanges: propagatesChanges))
     }
 
     /// Describes a store in a PostgreSQL database, with every option.
@@ -75,8 +79,10 @@ final class PostgresStoreFactory: ObjectStoreFactory {
             + (options.schema.map { ", schema \($0)" } ?? "") + ")"
     }
 
-    func makeStore(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
-                   events: EventHub?) throws(SkerryError) -> any ObjectStore {
+    func makeStore(
+        description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
+        events: EventHub?
+    ) throws(SkerryError) -> any ObjectStore {
         try PostgresStore(description: description, options: options, model: model, entities: entities, events: events)
     }
 }

@@ -63,7 +63,10 @@ struct EncodedParameters {
         var format: Int32 = 1
         switch value {
         case .null:
-            offsets.append(start); lengths.append(0); formats.append(1); nulls.append(true)
+            offsets.append(start)
+            lengths.append(0)
+            formats.append(1)
+            nulls.append(true)
             return
         case .bool(let v):
             switch oid {
@@ -71,7 +74,9 @@ struct EncodedParameters {
             case PostgresType.int2: appendInteger(Int16(v ? 1 : 0))
             case PostgresType.int4: appendInteger(Int32(v ? 1 : 0))
             case PostgresType.int8: appendInteger(Int64(v ? 1 : 0))
-            default: format = 0; appendText(v ? "true" : "false")
+            default:
+                format = 0
+                appendText(v ? "true" : "false")
             }
         case .int(let v):
             switch oid {
@@ -85,7 +90,9 @@ struct EncodedParameters {
             case PostgresType.float8: appendInteger(Double(v).bitPattern)
             case PostgresType.float4: appendInteger(Float(v).bitPattern)
             case PostgresType.bool: bytes.append(v != 0 ? 1 : 0)
-            default: format = 0; appendText(String(v))
+            default:
+                format = 0
+                appendText(String(v))
             }
         case .double(let v):
             switch oid {
@@ -116,7 +123,7 @@ struct EncodedParameters {
             case PostgresType.float8: appendInteger(v.timeIntervalSinceReferenceDate.bitPattern)
             default:
                 format = 0
-                let formatter = ISO8601DateFormatter()      // a rare path: parameters typed neither timestamp nor float8
+                let formatter = ISO8601DateFormatter() // a rare path: parameters typed neither timestamp nor float8
                 formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 appendText(formatter.string(from: v))
             }
@@ -134,8 +141,9 @@ struct EncodedParameters {
             if oid == PostgresType.bytea || oid == PostgresType.unknown {
                 bytes.append(contentsOf: v)
             } else {
-                throw PostgresError(sqlState: .invalidParameterValue,
-                                    message: "Binary data cannot be sent as a parameter of type \(oid).", sql: sql)
+                throw PostgresError(
+                    sqlState: .invalidParameterValue,
+                    message: "Binary data cannot be sent as a parameter of type \(oid).", sql: sql)
             }
         case .uuid(let v):
             if oid == PostgresType.uuid {
@@ -153,8 +161,9 @@ struct EncodedParameters {
             // libpq reads text-format values up to a NUL and ignores their lengths: a NUL inside
             // would cut the value short without an error, so it is refused here.
             guard !bytes[start...].contains(0) else {
-                throw PostgresError(sqlState: .invalidParameterValue,
-                                    message: "The value \(value) holds a NUL character, which PostgreSQL cannot store as text.", sql: sql)
+                throw PostgresError(
+                    sqlState: .invalidParameterValue,
+                    message: "The value \(value) holds a NUL character, which PostgreSQL cannot store as text.", sql: sql)
             }
             bytes.append(0)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 private let shelf: [(String, Int32?)] = [
@@ -51,8 +52,10 @@ private func storedTitles(_ stack: PersistentStack, _ directory: TemporaryDirect
         let (stack, directory, ids) = try filledStack(kind)
         let context = stack.newBackgroundContext()
         let result = try context.performAndWait {
-            let result = try context.execute(BatchDeleteRequest(entityName: "Book",
-                                                                predicate: AttributeKey("year") < Int32(1980)))
+            let result = try context.execute(
+                BatchDeleteRequest(
+                    entityName: "Book",
+                    predicate: AttributeKey("year") < Int32(1980)))
             // Nothing was loaded into the context, and it has nothing to save.
             #expect(context.registeredObjects.isEmpty)
             #expect(!context.hasChanges)

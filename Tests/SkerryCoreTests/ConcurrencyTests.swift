@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Contexts used from many threads and tasks at once: queues, reentrancy, concurrent saves and
@@ -259,7 +260,10 @@ import Testing
         let blocks = 200
         for index in 0..<blocks {
             context.perform {
-                running.update { $0.now += 1; $0.most = max($0.most, $0.now) }
+                running.update {
+                    $0.now += 1
+                    $0.most = max($0.most, $0.now)
+                }
                 // Using the context here is allowed: the block runs on its queue.
                 do { try context.insertBook("Book \(index)") } catch { failures.append("\(error)") }
                 order.append(index)
@@ -419,7 +423,8 @@ import Testing
                         let (count, ids, objects) = try context.performAndWait {
                             let count = try context.count(for: FetchRequest(entityName: "Book"))
                             let ids = try context.fetchObjectIDs(FetchRequest(entityName: "Book")).count
-                            let objects = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("year") >= Int32(0))).count
+                            let objects = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("year") >= Int32(0)))
+                                .count
                             return (count, ids, objects)
                         }
                         for (what, value) in [("count", count), ("ids", ids), ("objects", objects)] where !value.isMultiple(of: batch) {
@@ -493,7 +498,10 @@ import Testing
                     defer { group.leave() }
                     go.wait()
                     let error = context.performAndWait { () -> SkerryError? in
-                        do throws(SkerryError) { try context.save(); return nil } catch { return error }
+                        do throws(SkerryError) {
+                            try context.save()
+                            return nil
+                        } catch { return error }
                     }
                     results.update { $0[index] = error }
                 }.start()
@@ -557,8 +565,10 @@ extension ConcurrencyTests {
     }
 
     /// Checks, from a fresh context, that the store holds exactly the books of `workers` workers.
-    static func expectAllTitles(in stack: PersistentStack, workers: Int,
-                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectAllTitles(
+        in stack: PersistentStack, workers: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let reader = stack.newBackgroundContext()
         let (count, titles) = try reader.performAndWait {
             let count = try reader.count(for: FetchRequest(entityName: "Book"))
@@ -571,4 +581,3 @@ extension ConcurrencyTests {
         #expect(Set(titles) == expected, sourceLocation: sourceLocation)
     }
 }
-

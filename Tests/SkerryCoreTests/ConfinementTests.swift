@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Use of a context or its objects outside the context's blocks stops the process with a message
@@ -10,14 +11,16 @@ import Testing
 @Suite struct ConfinementTests {
     /// The signal Swift's runtime traps raise on this architecture.
     #if arch(x86_64) || arch(i386)
-    static let trapSignal = SIGILL
+        static let trapSignal = SIGILL
     #else
-    static let trapSignal = SIGTRAP
+        static let trapSignal = SIGTRAP
     #endif
 
     /// Checks the message a misuse process wrote.
-    private func expectMessage(_ result: ExitTest.Result?, call: String, context: String,
-                               sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectMessage(
+        _ result: ExitTest.Result?, call: String, context: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(text.contains("Skerry: \(call) was called on ObjectContext '\(context)'"), "\(text)", sourceLocation: sourceLocation)
         #expect(text.contains("outside its perform/performAndWait block"), sourceLocation: sourceLocation)
@@ -41,7 +44,10 @@ import Testing
                 for index in 0..<50 { try context.insertBook("Book \(index)") }
                 let intruder = Thread { _ = try? context.fetch(FetchRequest(entityName: "Book")) }
                 intruder.start()
-                while true { try context.insertBook("Busy"); usleep(1000) }
+                while true {
+                    try context.insertBook("Busy")
+                    usleep(1000)
+                }
             }
         }
         expectMessage(result, call: "fetch(_:)", context: "background")

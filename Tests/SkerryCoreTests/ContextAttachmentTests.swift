@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Contexts made as Core Data code makes them: by concurrency type, attached to a coordinator or
@@ -63,9 +64,9 @@ import Testing
         let main = ObjectContext(concurrencyType: .mainQueueConcurrencyType, name: "main")
         main.persistentStoreCoordinator = stack.persistentStoreCoordinator
         #expect(main.concurrencyType == .mainQueueConcurrencyType)
-        try main.insertBook("Dune")                                   // no perform needed here
+        try main.insertBook("Dune") // no perform needed here
         #expect(main.hasChanges)
-        let waited = try main.performAndWait { () throws -> Bool in     // runs at once on the main thread
+        let waited = try main.performAndWait { () throws -> Bool in // runs at once on the main thread
             try main.save()
             return isOnMainThreadOrQueue()
         }
@@ -96,7 +97,7 @@ import Testing
         let context = stack.newBackgroundContext()
         let counted = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
             context.enqueue {
-                let count = (try? context.count(for: FetchRequest(entityName: "Book"))) ?? -1  // -1: recorded below
+                let count = (try? context.count(for: FetchRequest(entityName: "Book"))) ?? -1 // -1: recorded below
                 continuation.resume(returning: count)
             }
         }
@@ -113,7 +114,7 @@ import Testing
             #expect(insert?.message.contains("persistentStoreCoordinator") == true)
             expectError(.noStore) { _ = try context.fetch(FetchRequest(entityName: "Book")) }
             #expect(!context.hasChanges)
-            try context.save()                                     // nothing to save
+            try context.save() // nothing to save
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Regressions of the object core (issue 11): each test failed before its fix.
@@ -21,11 +22,11 @@ import Testing
             try parent.save()
             return try #require(parent.registeredObjects.first { $0.entity.name == "Author" }).objectID
         }
-        child.performAndWait {}              // the child hears of the save on its queue
+        child.performAndWait {} // the child hears of the save on its queue
         try child.performAndWait {
             let related = try #require(try bookInChild.relatedObject(forKey: "author"))
             let byID = try child.existingObject(with: authorID)
-            #expect(related === byID)                                 // one object for the row
+            #expect(related === byID) // one object for the row
             #expect(related.label == "Le Guin")
             #expect(try byID.relatedObjects(forKey: "books") == [bookInChild])
             #expect(child.registeredObjects.filter { $0.entity.name == "Author" }.count == 1)
@@ -53,7 +54,7 @@ import Testing
         let child = root.newChildContext()
         try child.performAndWait { () throws in
             let fault = child.object(with: id)
-            root.performAndWait { root.reset() }                  // the parent reads the row again
+            root.performAndWait { root.reset() } // the parent reads the row again
             // The row exists but cannot be decoded: that is the error, not "no such row".
             expectError(.undecodableValue) { _ = try fault.value(forKey: "title", as: String.self) }
         }
@@ -79,10 +80,10 @@ import Testing
             try other.save()
         }
         try context.performAndWait { () throws in
-            context.mergeChanges(StoreChanges(updated: [book.objectID]))   // its refresh finds no row
-            #expect(book.context === context)                            // not dropped...
+            context.mergeChanges(StoreChanges(updated: [book.objectID])) // its refresh finds no row
+            #expect(book.context === context) // not dropped...
             #expect(try book.value(forKey: "title", as: String.self) == "Dune (edited)")
-            expectError(.mergeConflict) { try context.save() }           // ...and the save says why
+            expectError(.mergeConflict) { try context.save() } // ...and the save says why
         }
     }
 
@@ -131,10 +132,12 @@ import Testing
     func aLinkToAnInsertDeletedBeforeItsSaveFailsTheSave(kind: StoreKind) throws {
         // Without an inverse, deleting the destination leaves the link in place.
         let model = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author"),
-                RelationshipDescription("tags", destination: "Tag", toMany: true),
-            ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author"),
+                    RelationshipDescription("tags", destination: "Tag", toMany: true),
+                ]),
             EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)]),
             EntityDescription(name: "Tag", attributes: [AttributeDescription("label", .string)]),
         ])
@@ -145,10 +148,10 @@ import Testing
             let book = try context.insertNamed("Book", "Dune")
             let author = try context.insertNamed("Author", "Herbert")
             try book.setRelatedObject(author, forKey: "author")
-            try context.delete(author)                              // never saved: gone at once
+            try context.delete(author) // never saved: gone at once
             let error = expectError(.relationshipViolation) { try context.save() }
             #expect(error?.key == "author")
-            #expect(book.isInserted)                                // nothing changed
+            #expect(book.isInserted) // nothing changed
             try book.setRelatedObject(nil, forKey: "author")
             let tag = try context.insertNamed("Tag", "classic")
             try book.addRelatedObject(tag, forKey: "tags")
@@ -170,10 +173,10 @@ import Testing
         let context = stack.newBackgroundContext()
         let id = try context.performAndWait { () throws in
             let book = try context.insertBook("Heavy")
-            expectError(.wrongValueType) { try book.setValue(1e300, forKey: "weight") }       // a Double too big for Float
+            expectError(.wrongValueType) { try book.setValue(1e300, forKey: "weight") } // a Double too big for Float
             expectError(.wrongValueType) { try book.setValue(-1e39, forKey: "weight") }
             try book.setValue(Float.greatestFiniteMagnitude, forKey: "weight")
-            try book.setValue(Double.infinity, forKey: "weight")                           // infinity is a Float
+            try book.setValue(Double.infinity, forKey: "weight") // infinity is a Float
             #expect(try book.value(forKey: "weight", as: Float.self) == .infinity)
             try book.setValue(Float(2.5), forKey: "weight")
             try context.save()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Contexts: object identity, IDs, typed values, change tracking, look-up by ID, delete,

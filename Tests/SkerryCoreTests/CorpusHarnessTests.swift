@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Runs every Xcode model bundle found under the folder `SKERRY_CORPUS` names (real apps' models,
@@ -16,7 +17,11 @@ struct CorpusHarnessTests {
         let filter = environment["SKERRY_CORPUS_FILTER"]
         let reportPath = environment["SKERRY_CORPUS_REPORT"] ?? "/tmp/skerry-corpus-report.tsv"
         var report = CorpusReport()
-        for bundle in CorpusHarness.bundles(under: root) where filter.map({ $0.hasPrefix("/") ? bundle.standardizedFileURL.path == URL(fileURLWithPath: $0).standardizedFileURL.path : bundle.path.contains($0) }) ?? true {
+        for bundle in CorpusHarness.bundles(under: root)
+        where filter.map({
+            $0.hasPrefix("/")
+                ? bundle.standardizedFileURL.path == URL(fileURLWithPath: $0).standardizedFileURL.path : bundle.path.contains($0)
+        }) ?? true {
             if bundle.pathExtension == "xcmappingmodel" {
                 CorpusHarness(bundle: bundle, root: root).readMapping(into: &report)
             } else {
@@ -38,7 +43,9 @@ struct CorpusReport {
     var lines: [[String]] = []
 
     mutating func add(_ bundle: String, _ stage: String, _ outcome: String, _ category: String = "", _ detail: String = "") {
-        lines.append([bundle, stage, outcome, category, detail.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")])
+        lines.append([
+            bundle, stage, outcome, category, detail.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " "),
+        ])
     }
 }
 
@@ -49,7 +56,7 @@ struct CorpusSnapshot {
         var values: [String: AttributeValue] = [:]
         var relationships: [String: [String]] = [:]
     }
-    var objects: [String: [String: Object]] = [:]   // entity -> key -> object
+    var objects: [String: [String: Object]] = [:] // entity -> key -> object
 }
 
 struct CorpusHarness {
@@ -79,7 +86,9 @@ struct CorpusHarness {
     static func category(_ error: any Error) -> String {
         guard let error = error as? SkerryError else { return "\(type(of: error))" }
         var text = error.message
-        if let range = text.range(of: #"^/.*?(/contents|/\.xccurrentversion|\.xcdatamodeld?)(, line \d+)?(, [a-z ]+ '[^']*')*: "#, options: .regularExpression) {
+        if let range = text.range(
+            of: #"^/.*?(/contents|/\.xccurrentversion|\.xcdatamodeld?)(, line \d+)?(, [a-z ]+ '[^']*')*: "#, options: .regularExpression)
+        {
             text.removeSubrange(range)
         }
         text = text.replacingOccurrences(of: #"/[^\s,:]+"#, with: "PATH", options: .regularExpression)
@@ -144,7 +153,7 @@ struct CorpusHarness {
             }
         }
         guard let current = versions.first(where: { $0.0 == model.currentVersionName })?.1 else { return }
-        for case let (versionName, version?) in versions where versionName != model.currentVersionName {
+        for case (let versionName, let version?) in versions where versionName != model.currentVersionName {
             guard let (url, snapshot) = stores[versionName] else { continue }
             let stage = "migrate \(versionName) -> \(model.currentVersionName)"
             do {
@@ -187,11 +196,16 @@ struct CorpusHarness {
         for _ in 0..<5 {
             for entity in model.entities {
                 for relationship in entity.relationships where relationship.isToMany {
-                    guard let inverse = relationship.inverseName.flatMap({ model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }),
-                          !inverse.isToMany else { continue }
+                    guard
+                        let inverse = relationship.inverseName.flatMap({
+                            model.entity(named: relationship.destinationEntityName)?.relationship(named: $0)
+                        }),
+                        !inverse.isToMany
+                    else { continue }
                     let need = max(relationship.minCount, relationship.isOptional ? 0 : 1)
                     guard need > 0 else { continue }
-                    counts[relationship.destinationEntityName] = min(64, max(counts[relationship.destinationEntityName] ?? 4, need * (counts[entity.name] ?? 4)))
+                    counts[relationship.destinationEntityName] = min(
+                        64, max(counts[relationship.destinationEntityName] ?? 4, need * (counts[entity.name] ?? 4)))
                 }
             }
         }
@@ -221,11 +235,16 @@ struct CorpusHarness {
             }
             for entity in model.entities {
                 for (r, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
-                    let inverse = relationship.inverseName.flatMap { model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }
+                    let inverse = relationship.inverseName.flatMap {
+                        model.entity(named: relationship.destinationEntityName)?.relationship(named: $0)
+                    }
                     if let inverse {
                         if relationship.isToMany && !inverse.isToMany { continue }
                         if relationship.isToMany == inverse.isToMany
-                            && "\(entity.name).\(relationship.name)" > "\(relationship.destinationEntityName).\(inverse.name)" { continue }
+                            && "\(entity.name).\(relationship.name)" > "\(relationship.destinationEntityName).\(inverse.name)"
+                        {
+                            continue
+                        }
                     }
                     let candidates = Self.candidates(for: relationship, in: model, objects: objects)
                     guard !candidates.isEmpty else { continue }
@@ -257,8 +276,10 @@ struct CorpusHarness {
     }
 
     /// The objects a relationship may hold.
-    static func candidates(for relationship: RelationshipDescription, in model: ObjectModel,
-                           objects: [String: [EntityObject]]) -> [EntityObject] {
+    static func candidates(
+        for relationship: RelationshipDescription, in model: ObjectModel,
+        objects: [String: [EntityObject]]
+    ) -> [EntityObject] {
         // Objects of the destination and of its sub-entities.
         guard let destination = model.entity(named: relationship.destinationEntityName) else { return [] }
         return model.entityAndSubentities(of: destination).flatMap { objects[$0.name] ?? [] }
@@ -287,7 +308,8 @@ struct CorpusHarness {
                         let members = try object.relatedObjects(forKey: relationship.name).map(\.objectID.description)
                         item.relationships[relationship.name] = relationship.isOrdered ? members : members.sorted()
                     } else {
-                        item.relationships[relationship.name] = try object.relatedObject(forKey: relationship.name).map { [$0.objectID.description] } ?? []
+                        item.relationships[relationship.name] =
+                            try object.relatedObject(forKey: relationship.name).map { [$0.objectID.description] } ?? []
                     }
                 }
                 objects[object.objectID.description] = item
@@ -301,30 +323,38 @@ struct CorpusHarness {
 
     /// New name -> old name of the elements of `new` that take over elements of `old`, by
     /// Skerry's reading of Core Data's rule (SchemaMapping.match), or by name within a version.
-    static func matches(_ new: [(name: String, renamingIdentifier: String?)], _ old: [(name: String, renamingIdentifier: String?)],
-                        sameVersion: Bool) -> [String: String] {
+    static func matches(
+        _ new: [(name: String, renamingIdentifier: String?)], _ old: [(name: String, renamingIdentifier: String?)],
+        sameVersion: Bool
+    ) -> [String: String] {
         if sameVersion {
             let names = Set(old.map(\.name))
             return Dictionary(uniqueKeysWithValues: new.filter { names.contains($0.name) }.map { ($0.name, $0.name) })
         }
-        return SchemaMapping.match(new.map { SchemaMapping.Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                   old.map { SchemaMapping.Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) }, explicit: [:])
+        return SchemaMapping.match(
+            new.map { SchemaMapping.Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+            old.map { SchemaMapping.Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) }, explicit: [:])
     }
 
-    static func difference(_ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: XcodeModelVersion,
-                           to destination: XcodeModelVersion) -> String? {
+    static func difference(
+        _ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: XcodeModelVersion,
+        to destination: XcodeModelVersion
+    ) -> String? {
         difference(old, new, from: source.model, to: destination.model, sameVersion: source.url == destination.url)
     }
 
     /// What of `old` (written with `source`) is missing from or different in `new` (read with
     /// `destination`), or nil. Entities and properties are matched by renaming identifier; only
     /// what the destination can hold is compared.
-    static func difference(_ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: ObjectModel,
-                           to destination: ObjectModel, sameVersion: Bool) -> String? {
+    static func difference(
+        _ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: ObjectModel,
+        to destination: ObjectModel, sameVersion: Bool
+    ) -> String? {
         var problems: [String] = []
-        let entityMatches = matches(destination.entities.map { ($0.name, $0.renamingIdentifier) },
-                                    source.entities.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
-        var entityMap: [String: String] = [:]   // old -> new
+        let entityMatches = matches(
+            destination.entities.map { ($0.name, $0.renamingIdentifier) },
+            source.entities.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
+        var entityMap: [String: String] = [:] // old -> new
         for (newName, oldName) in entityMatches { entityMap[oldName] = newName }
         func mapKey(_ key: String) -> String? {
             let parts = key.split(separator: "/")
@@ -339,23 +369,28 @@ struct CorpusHarness {
                 problems.append("\(oldEntity.name)->\(newEntity.name): \(missing.count) of \(oldObjects.count) rows missing")
                 continue
             }
-            let attributeMatches = matches(newEntity.storedAttributes.map { ($0.name, $0.renamingIdentifier) },
-                                           oldEntity.storedAttributes.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
-            let relationshipMatches = matches(newEntity.relationships.map { ($0.name, $0.renamingIdentifier) },
-                                              oldEntity.relationships.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
+            let attributeMatches = matches(
+                newEntity.storedAttributes.map { ($0.name, $0.renamingIdentifier) },
+                oldEntity.storedAttributes.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
+            let relationshipMatches = matches(
+                newEntity.relationships.map { ($0.name, $0.renamingIdentifier) },
+                oldEntity.relationships.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
             for (key, oldObject) in oldObjects {
                 let newObject = newObjects[mapKey(key)!]!
                 for (newName, oldName) in attributeMatches {
                     guard let attribute = oldEntity.attribute(named: oldName), let newAttribute = newEntity.attribute(named: newName),
-                          newAttribute.type == attribute.type else { continue }
+                        newAttribute.type == attribute.type
+                    else { continue }
                     let was = oldObject.values[attribute.name] ?? .null, now = newObject.values[newAttribute.name] ?? .null
                     if was != now && !(was.isNull && now == newAttribute.defaultValue) {
                         problems.append("\(key).\(attribute.name): \(was) became \(now)")
                     }
                 }
                 for (newName, oldName) in relationshipMatches {
-                    guard let relationship = oldEntity.relationship(named: oldName), let newRelationship = newEntity.relationship(named: newName),
-                          entityMap[relationship.destinationEntityName] == newRelationship.destinationEntityName else { continue }
+                    guard let relationship = oldEntity.relationship(named: oldName),
+                        let newRelationship = newEntity.relationship(named: newName),
+                        entityMap[relationship.destinationEntityName] == newRelationship.destinationEntityName
+                    else { continue }
                     let was = (oldObject.relationships[relationship.name] ?? []).compactMap(mapKey)
                     let now = newObject.relationships[newRelationship.name] ?? []
                     if Set(was) != Set(now) {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 @Suite struct DidSaveTests {
@@ -26,9 +27,9 @@ import Testing
             try context.delete(context.existingObject(with: ids[2]))
             let book = try context.insertBook("New")
             try context.save()
-            try context.save()                                    // no changes: no event
+            try context.save() // no changes: no event
             try context.insertBook("Broken").setValue(nil as String?, forKey: "title")
-            expectError(.missingRequiredValue) { try context.save() }   // failed: no event
+            expectError(.missingRequiredValue) { try context.save() } // failed: no event
             context.rollback()
             return book.objectID
         }
@@ -39,7 +40,10 @@ import Testing
         #expect(!insertedID.isTemporary)
 
         observation.cancel()
-        try context.performAndWait { try context.insertBook("After"); try context.save() }
+        try context.performAndWait {
+            try context.insertBook("After")
+            try context.save()
+        }
         #expect(events.value.count == 1)
     }
 
@@ -50,7 +54,10 @@ import Testing
         let stackObservation = stack.addDidSaveObserver { _ in all.update { $0 += 1 } }
         let contextObservation = a.addDidSaveObserver { _ in onlyA.update { $0 += 1 } }
         for context in [a, b, b] {
-            try context.performAndWait { try context.insertBook("x"); try context.save() }
+            try context.performAndWait {
+                try context.insertBook("x")
+                try context.save()
+            }
         }
         #expect(all.value == 3)
         #expect(onlyA.value == 1)
@@ -70,9 +77,14 @@ import Testing
             }
             return counts
         }
-        try await context.perform { try context.insertBook("One"); try context.save() }
         try await context.perform {
-            try context.insertBook("Two"); try context.insertBook("Three"); try context.save()
+            try context.insertBook("One")
+            try context.save()
+        }
+        try await context.perform {
+            try context.insertBook("Two")
+            try context.insertBook("Three")
+            try context.save()
         }
         #expect(await collector.value == [1, 2])
     }
@@ -93,8 +105,8 @@ import Testing
         var pendingInsert: EntityObject?
         try receiver.performAndWait {
             held = try ids.map { try receiver.existingObject(with: $0) }
-            try held[0].setValue(Int32(1965), forKey: "year")        // unsaved change of the receiver
-            pendingInsert = try receiver.insertBook("Unsaved")         // unsaved insert of the receiver
+            try held[0].setValue(Int32(1965), forKey: "year") // unsaved change of the receiver
+            pendingInsert = try receiver.insertBook("Unsaved") // unsaved insert of the receiver
         }
         try writer.performAndWait {
             try writer.existingObject(with: ids[0]).setValue("Dune (2nd ed.)", forKey: "title")
@@ -104,7 +116,7 @@ import Testing
             try writer.save()
         }
         try receiver.performAndWait {
-            #expect(try held[1].value(forKey: "title", as: String.self) == "Emma")   // not merged yet
+            #expect(try held[1].value(forKey: "title", as: String.self) == "Emma") // not merged yet
             receiver.mergeChanges(fromContextDidSave: try #require(event.value))
             #expect(try held[0].value(forKey: "title", as: String.self) == "Dune (2nd ed.)")
             #expect(try held[0].value(forKey: "year", as: Int32?.self) == 1965)
@@ -114,7 +126,7 @@ import Testing
             let titles = try receiver.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")]))
                 .map { try $0.value(forKey: "title", as: String.self) }
             #expect(titles == ["Dune (2nd ed.)", "Emma (revised)", "Unsaved", "Written elsewhere"])
-            try receiver.save()                                        // its own changes save cleanly
+            try receiver.save() // its own changes save cleanly
         }
         let year = try writer.performAndWait { try writer.existingObject(with: ids[0]).value(forKey: "year", as: Int32?.self) }
         #expect(year == 1965)

@@ -1,8 +1,8 @@
 // The examples of docs/*.md, verbatim between the `// doc:` markers. Keep both in step: a guide's
 // example is code that runs here.
 import Foundation
-import Testing
 import SkerryCore
+import Testing
 
 // doc: shared-stack
 final class SharedStack: PersistentStack, @unchecked Sendable {
@@ -46,15 +46,20 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.hasPrefix("// doc: ") {
                 let name = String(trimmed.dropFirst("// doc: ".count))
-                if name == "end", let block = current { blocks[block.name] = block.lines; current = nil }
-                else { current = (name, []) }
+                if name == "end", let block = current {
+                    blocks[block.name] = block.lines
+                    current = nil
+                } else {
+                    current = (name, [])
+                }
             } else if current != nil {
                 current!.lines.append(line)
             }
         }
         #expect(blocks.count >= 20)
         for (name, block) in blocks {
-            let indent = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            let indent =
+                block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                 .map { $0.prefix { $0 == " " }.count }.min() ?? 0
             let text = block.map { String($0.dropFirst(min(indent, $0.prefix { $0 == " " }.count))) }.joined(separator: "\n")
             #expect(guides.contains(text), "docs/ does not quote the example '\(name)' of DocExamplesTests.swift verbatim")
@@ -65,11 +70,13 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         let directory = TemporaryDirectory()
         // doc: getting-started
         let model = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [
-                AttributeDescription("title", .string),
-                AttributeDescription("year", .integer32, isOptional: true),
-                AttributeDescription("isbn", .string, isOptional: true),
-            ], uniquenessConstraints: [["isbn"]], indexes: [IndexDescription(["year"])]),
+            EntityDescription(
+                name: "Book",
+                attributes: [
+                    AttributeDescription("title", .string),
+                    AttributeDescription("year", .integer32, isOptional: true),
+                    AttributeDescription("isbn", .string, isOptional: true),
+                ], uniquenessConstraints: [["isbn"]], indexes: [IndexDescription(["year"])])
         ])
 
         let stack = PersistentStack(name: "Library", model: model)
@@ -85,9 +92,10 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             }
             try context.save()
 
-            let request = FetchRequest(entityName: "Book",
-                                       predicate: AttributeKey("year") < 1970,
-                                       sortKeys: [SortKey("year")])
+            let request = FetchRequest(
+                entityName: "Book",
+                predicate: AttributeKey("year") < 1970,
+                sortKeys: [SortKey("year")])
             return try context.fetch(request).map { try $0.value(forKey: "title", as: String.self) }
         }
         // titles == ["Solaris", "Dune"]
@@ -102,9 +110,9 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         let savedID = try context.performAndWait {
             let book = try context.insert(entityName: "Book")
             try book.setValue("Dune", forKey: "title")
-            precondition(book.objectID.isTemporary)    // temporary until saved
+            precondition(book.objectID.isTemporary) // temporary until saved
             try context.save()
-            return book.objectID                         // permanent now; IDs are Sendable
+            return book.objectID // permanent now; IDs are Sendable
         }
 
         // Another context finds the same row by ID; objects themselves never cross contexts.
@@ -115,10 +123,10 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         try context.performAndWait {
             let book = try context.existingObject(with: savedID)
             try book.setValue("Dune Messiah", forKey: "title")
-            context.rollback()                           // back to "Dune"
+            context.rollback() // back to "Dune"
             try book.setValue(Int32(1965), forKey: "year")
-            try context.save()                           // writes the year column only
-            context.reset()                              // forgets every object
+            try context.save() // writes the year column only
+            context.reset() // forgets every object
         }
         // doc: end
         #expect(title == "Dune")
@@ -139,7 +147,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         try context.performAndWait {
             let book = try context.insert(entityName: "Book")
             try book.setValue("Dune", forKey: "title")
-            try book.setValue("0-441-17271-7", forKey: "isbn")   // already taken
+            try book.setValue("0-441-17271-7", forKey: "isbn") // already taken
             do {
                 try context.save()
             } catch let error as SkerryError where error.code == .constraintViolation {
@@ -175,12 +183,13 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
 
             let accents = AttributeKey("title").contains("creme", options: [.caseInsensitive, .diacriticInsensitive])
             let undated = try context.count(for: FetchRequest(entityName: "Book", predicate: AttributeKey("year").isNil))
-            let titles = try context.fetchDictionaries({
-                var r = FetchRequest(entityName: "Book", predicate: accents || AttributeKey("year") == Int32(1965))
-                r.propertiesToFetch = ["title"]
-                r.sortKeys = [SortKey("title")]
-                return r
-            }())
+            let titles = try context.fetchDictionaries(
+                {
+                    var r = FetchRequest(entityName: "Book", predicate: accents || AttributeKey("year") == Int32(1965))
+                    r.propertiesToFetch = ["title"]
+                    r.sortKeys = [SortKey("title")]
+                    return r
+                }())
             return (newest, undated, titles.map { $0["title"] })
         }
         // result == ("Dune Messiah", 1, [.string("Crème de la crème"), .string("Dune")])
@@ -218,10 +227,10 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
     @Test func didSaveEvents() async throws {
         let stack = try makeMemoryStack()
         // doc: did-save
-        let events = stack.didSaveEvents                      // subscribe before saving
+        let events = stack.didSaveEvents // subscribe before saving
         let listener = Task {
             for await event in events {
-                return event.changes.inserted.count           // the first save's inserts
+                return event.changes.inserted.count // the first save's inserts
             }
             return 0
         }
@@ -230,7 +239,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             try background.insert(entityName: "Book").setValue("Dune", forKey: "title")
             try background.save()
         }
-        let inserted = await listener.value                   // 1
+        let inserted = await listener.value // 1
         // doc: end
         #expect(inserted == 1)
     }
@@ -244,11 +253,11 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             return book.objectID
         }
         // doc: auto-merge
-        let view = stack.viewContext                          // merges other saves by itself
+        let view = stack.viewContext // merges other saves by itself
         let book = try view.performAndWait { try view.existingObject(with: id) }
         try background.performAndWait {
             try background.existingObject(with: id).setValue("Dune Messiah", forKey: "title")
-            try background.save()                             // queues the merge on the view context
+            try background.save() // queues the merge on the view context
         }
         let title = try view.performAndWait { try book.value(forKey: "title", as: String.self) }
         // title == "Dune Messiah"
@@ -268,8 +277,8 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         let changes = try context.performAndWait {
             let book = try context.insert(entityName: "Book")
             try book.setValue("Dune (new cover)", forKey: "title")
-            try book.setValue("0-441-17271-7", forKey: "isbn")     // already in the store
-            return try context.save()                              // updates that row: an upsert
+            try book.setValue("0-441-17271-7", forKey: "isbn") // already in the store
+            return try context.save() // updates that row: an upsert
         }
         // changes.inserted is empty and changes.updated holds the existing row's ID; the row takes
         // every value of the new object, nil and defaults too: its year (1965) is now nil.
@@ -277,7 +286,9 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(changes.inserted.isEmpty && changes.updated.count == 1)
         let row = try stack.viewContext.performAndWait {
             let books = try stack.viewContext.fetch(FetchRequest(entityName: "Book"))
-            return try books.map { "\(try $0.value(forKey: "title", as: String.self)) \(try $0.value(forKey: "year", as: Int32?.self) ?? 0)" }
+            return try books.map {
+                "\(try $0.value(forKey: "title", as: String.self)) \(try $0.value(forKey: "year", as: Int32?.self) ?? 0)"
+            }
         }
         #expect(row == ["Dune (new cover) 0"])
     }
@@ -285,21 +296,21 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
     @Test func nestedContexts() throws {
         let stack = try makeMemoryStack()
         // doc: nested-stack
-        let persisting = stack.newBackgroundContext()           // writes to the store
-        let main = persisting.newChildContext(name: "main")     // the context the app reads
-        func save() throws {                                    // one save that saves both
+        let persisting = stack.newBackgroundContext() // writes to the store
+        let main = persisting.newChildContext(name: "main") // the context the app reads
+        func save() throws { // one save that saves both
             try main.performAndWait { try main.save() }
             try persisting.performAndWait { try persisting.save() }
         }
 
-        let editor = main.newChildContext(name: "editor")       // a short-lived write context
+        let editor = main.newChildContext(name: "editor") // a short-lived write context
         try editor.performAndWait {
             let book = try editor.insert(entityName: "Book")
             try book.setValue("Dune", forKey: "title")
-            try editor.save()                                   // into main only
+            try editor.save() // into main only
         }
-        let seenByMain = try main.performAndWait { try main.count(for: FetchRequest(entityName: "Book")) }  // 1
-        try save()                                              // main -> persisting -> store
+        let seenByMain = try main.performAndWait { try main.count(for: FetchRequest(entityName: "Book")) } // 1
+        try save() // main -> persisting -> store
         // doc: end
         #expect(seenByMain == 1)
         #expect(try stack.viewContext.performAndWait { try stack.viewContext.count(for: FetchRequest(entityName: "Book")) } == 1)
@@ -308,12 +319,16 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
     @Test func relationships() throws {
         // doc: relationships
         let model = try ObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
-            ]),
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "books"),
-            ]),
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade)
+                ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "books")
+                ]),
         ])
         let stack = PersistentStack(name: "Library", model: model)
         stack.persistentStoreDescriptions = [.inMemory()]
@@ -325,11 +340,11 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             for title in ["Dune", "Dune Messiah"] {
                 let book = try context.insert(entityName: "Book")
                 try book.setValue(title, forKey: "title")
-                try book.setRelatedObject(herbert, forKey: "author")   // herbert's "books" follows
+                try book.setRelatedObject(herbert, forKey: "author") // herbert's "books" follows
             }
             try context.save()
             let titles = try herbert.relatedObjects(forKey: "books").map { try $0.value(forKey: "title", as: String.self) }
-            try context.delete(herbert)                                 // cascade: the books go too
+            try context.delete(herbert) // cascade: the books go too
             try context.save()
             return (titles, try context.count(for: FetchRequest(entityName: "Book")))
         }
@@ -342,7 +357,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         let modelURL = FixtureFiles.url("Library.xcdatamodeld")
         let directory = TemporaryDirectory()
         let storeURL = directory.file("Library.sqlite")
-        do {   // a store written by an older version of the app
+        do { // a store written by an older version of the app
             let stack = PersistentStack(name: "Library", model: try XcodeModel(contentsOf: modelURL).load(version: "Library 1").model)
             stack.persistentStoreDescriptions = [StoreDescription(url: storeURL)]
             try stack.loadPersistentStores()
@@ -356,22 +371,28 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
             }
         }
         // doc: xcode-migration
-        let package = try XcodeModel(contentsOf: modelURL)            // the app's Library.xcdatamodeld
-        let versions = try package.loadAllVersions()                   // Library 1 … Library 4
-        let plan = MigrationPlan(versions: versions.map(\.model), steps: [
-            MigrationStep(from: 0, transformRow: { entity, old, new in   // 1 -> 2: year Integer 16 -> String
-                if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
-            }),
-            MigrationStep(from: 1, transformRow: { entity, old, new in   // 2 -> 3: price in cents -> euros
-                if entity == "Book", case .double(let cents) = old["price"] { new["price"] = .double(cents / 100) }
-            }),
-        ], progress: { step, steps in print("migrating: step \(step) of \(steps)") })  // 3 -> 4 is automatic
+        let package = try XcodeModel(contentsOf: modelURL) // the app's Library.xcdatamodeld
+        let versions = try package.loadAllVersions() // Library 1 … Library 4
+        let plan = MigrationPlan(
+            versions: versions.map(\.model),
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    transformRow: { entity, old, new in // 1 -> 2: year Integer 16 -> String
+                        if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
+                    }),
+                MigrationStep(
+                    from: 1,
+                    transformRow: { entity, old, new in // 2 -> 3: price in cents -> euros
+                        if entity == "Book", case .double(let cents) = old["price"] { new["price"] = .double(cents / 100) }
+                    }),
+            ], progress: { step, steps in print("migrating: step \(step) of \(steps)") }) // 3 -> 4 is automatic
 
         let stack = PersistentStack(name: "Library", model: try package.loadCurrentVersion().model)
         var description = StoreDescription(url: storeURL)
         description.migrationPlan = plan
         stack.persistentStoreDescriptions = [description]
-        try stack.loadPersistentStores()                               // runs steps 1, 2 and 3
+        try stack.loadPersistentStores() // runs steps 1, 2 and 3
         // doc: end
         let price = try stack.viewContext.performAndWait {
             try stack.viewContext.fetch(FetchRequest(entityName: "Book"))[0].value(forKey: "price", as: Double.self)
@@ -383,7 +404,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         let directory = TemporaryDirectory()
         let url = directory.file("Library.sqlite")
         let version1 = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)]),
+            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)])
         ])
         do {
             let stack = PersistentStack(name: "Library", model: version1)
@@ -392,17 +413,19 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         }
         // doc: migration
         let version2 = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [
-                AttributeDescription("title", .string),
-                AttributeDescription("subtitle", .string, isOptional: true),          // new, optional
-                AttributeDescription("inPrint", .boolean, defaultValue: true),        // new, with a default
-            ]),
+            EntityDescription(
+                name: "Book",
+                attributes: [
+                    AttributeDescription("title", .string),
+                    AttributeDescription("subtitle", .string, isOptional: true), // new, optional
+                    AttributeDescription("inPrint", .boolean, defaultValue: true), // new, with a default
+                ]),
             EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)]), // new entity
         ])
         let stack = PersistentStack(name: "Library", model: version2)
         var description = StoreDescription(url: url)
-        description.journalMode = .wal          // the default
-        description.synchronous = .normal       // the default
+        description.journalMode = .wal // the default
+        description.synchronous = .normal // the default
         stack.persistentStoreDescriptions = [description, .inMemory()]
         var results: [String] = []
         stack.loadPersistentStores { description, error in
@@ -411,7 +434,7 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         // results == ["sqlite: loaded", "inMemory: loaded"]
 
         let version3 = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer64)]),
+            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer64)])
         ])
         let incompatible = PersistentStack(name: "Library", model: version3)
         incompatible.persistentStoreDescriptions = [StoreDescription(url: url)]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Durable object IDs: URIs and string forms that name the same row after the store is opened
@@ -7,12 +8,16 @@ import Testing
 @Suite struct DurableObjectIDTests {
     static func model() throws -> ObjectModel {
         try ObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true),
-            ]),
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "books"),
-            ]),
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)
+                ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "books")
+                ]),
         ])
     }
 
@@ -44,8 +49,10 @@ import Testing
         #expect(fromURI.uriRepresentation() == uri && fromURI.stringRepresentation == string)
         let context = stack.newBackgroundContext()
         let (title, again) = try context.performAndWait {
-            (try context.existingObject(with: fromURI).value(forKey: "title", as: String.self),
-             try context.objectID(forStringRepresentation: string))
+            (
+                try context.existingObject(with: fromURI).value(forKey: "title", as: String.self),
+                try context.objectID(forStringRepresentation: string)
+            )
         }
         #expect(title == "Dune" && again == fromURI)
     }
@@ -85,14 +92,18 @@ import Testing
         otherEntity.path = "/Shelf/p1"
         let entity = expectError(.unknownObjectURI) { _ = try stack.objectID(forURIRepresentation: otherEntity.url!) }
         #expect(entity?.message.contains("'Shelf'") == true)
-        for text in ["https://example.com/Book/p1", "skerry:///Book/p1", valid.absoluteString + "/extra",
-                     valid.absoluteString.replacingOccurrences(of: "/p1", with: "/p"),
-                     valid.absoluteString.replacingOccurrences(of: "/p1", with: "/p99999999999999999999"),
-                     valid.absoluteString + "?x=1"] {
+        for text in [
+            "https://example.com/Book/p1", "skerry:///Book/p1", valid.absoluteString + "/extra",
+            valid.absoluteString.replacingOccurrences(of: "/p1", with: "/p"),
+            valid.absoluteString.replacingOccurrences(of: "/p1", with: "/p99999999999999999999"),
+            valid.absoluteString + "?x=1",
+        ] {
             expectError(.unknownObjectURI) { _ = try stack.objectID(forURIRepresentation: URL(string: text)!) }
         }
-        for text in ["", "Book", "Book.1", "Book.x.AAAAAAAAAAAAAAAAAAAAAA", "Book.1.short", "Book.1.~%%", ".1.AAAAAAAAAAAAAAAAAAAAAA",
-                     "Book.1.AAAAAAAAAAAAAAAAAAAAAA.x", "Book.-1.AAAAAAAAAAAAAAAAAAAAAA"] {
+        for text in [
+            "", "Book", "Book.1", "Book.x.AAAAAAAAAAAAAAAAAAAAAA", "Book.1.short", "Book.1.~%%", ".1.AAAAAAAAAAAAAAAAAAAAAA",
+            "Book.1.AAAAAAAAAAAAAAAAAAAAAA.x", "Book.-1.AAAAAAAAAAAAAAAAAAAAAA",
+        ] {
             expectError(.unknownObjectURI) { _ = try stack.objectID(forStringRepresentation: text) }
         }
         // A well-formed string of a store never loaded here.
@@ -123,15 +134,17 @@ import Testing
         let (uri, token) = try context.performAndWait {
             let book = try context.insert(entityName: "Book")
             try book.setValue("Dune", forKey: "title")
-            try context.obtainPermanentIDs(for: [book])  // permanent before the save
+            try context.obtainPermanentIDs(for: [book]) // permanent before the save
             try context.save()
-            return (book.objectID.uriRepresentation(),   // skerry://<store>/Book/p1
-                    book.objectID.stringRepresentation)  // Book.1.<store>, for a service's API
+            return (
+                book.objectID.uriRepresentation(), // skerry://<store>/Book/p1
+                book.objectID.stringRepresentation
+            ) // Book.1.<store>, for a service's API
         }
 
         // Later, in this process or after a restart:
         let objectID = try stack.objectID(forURIRepresentation: uri)
-        let same = try stack.objectID(forStringRepresentation: token)  // == objectID
+        let same = try stack.objectID(forStringRepresentation: token) // == objectID
         // doc: end
         #expect(objectID.key == 1 && same == objectID)
         let (authorURI, bookIDs) = try context.performAndWait {
@@ -162,9 +175,12 @@ import Testing
             #expect(try author.value(forKey: "name", as: String.self) == "Herbert")
             let titles = try author.relatedObjects(forKey: "books").map { try $0.value(forKey: "title", as: String.self) }
             #expect(Set(titles) == ["Dune", "Children of Dune"])
-            #expect(try reader.existingObject(with: reopened.objectID(forURIRepresentation: uri)).value(forKey: "title", as: String.self) == "Dune")
-            #expect(Set(try author.relatedObjects(forKey: "books").map(\.objectID.stringRepresentation))
-                        == Set(bookIDs.map(\.stringRepresentation)))
+            #expect(
+                try reader.existingObject(with: reopened.objectID(forURIRepresentation: uri)).value(forKey: "title", as: String.self)
+                    == "Dune")
+            #expect(
+                Set(try author.relatedObjects(forKey: "books").map(\.objectID.stringRepresentation))
+                    == Set(bookIDs.map(\.stringRepresentation)))
             // Keys reserved before are never given again.
             let later = try reader.insert(entityName: "Book")
             try later.setValue("Dune Messiah", forKey: "title")

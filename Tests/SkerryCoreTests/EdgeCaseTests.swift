@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Edge cases found in review, each of which once lost data, deadlocked, crashed or disagreed
@@ -38,15 +39,22 @@ import Testing
             for round in 0..<150 {
                 try! context.performAndWait {
                     func author() throws { try context.insert(entityName: "Author").setValue("a\(worker)-\(round)", forKey: "name") }
-                    if worker == 0 { try context.insertBook("b\(worker)-\(round)"); try author() }
-                    else { try author(); try context.insertBook("b\(worker)-\(round)") }
+                    if worker == 0 {
+                        try context.insertBook("b\(worker)-\(round)")
+                        try author()
+                    } else {
+                        try author()
+                        try context.insertBook("b\(worker)-\(round)")
+                    }
                     try context.save()
                 }
             }
         }
         let counts = try stack.viewContext.performAndWait {
-            (try stack.viewContext.count(for: FetchRequest(entityName: "Book")),
-             try stack.viewContext.count(for: FetchRequest(entityName: "Author")))
+            (
+                try stack.viewContext.count(for: FetchRequest(entityName: "Book")),
+                try stack.viewContext.count(for: FetchRequest(entityName: "Author"))
+            )
         }
         #expect(counts == (300, 300))
     }
@@ -60,9 +68,9 @@ import Testing
         let request = FetchRequest(entityName: "Book", predicate: AttributeKey("price") == price)
         try context.performAndWait {
             try context.insertBook("Cheap").setValue(price, forKey: "price")
-            #expect(try context.count(for: request) == 1)      // in memory, unsaved
+            #expect(try context.count(for: request) == 1) // in memory, unsaved
             try context.save()
-            #expect(try context.count(for: request) == 1)      // in SQL
+            #expect(try context.count(for: request) == 1) // in SQL
         }
     }
 
@@ -78,14 +86,16 @@ import Testing
             #expect(book.isUpdated)
             try context.save()
         }
-        #expect(try rawSQL(directory.file("Test.sqlite"), "SELECT hex(title) FROM Book") == [["63616665CC81"]])   // "cafe" + U+0301
+        #expect(try rawSQL(directory.file("Test.sqlite"), "SELECT hex(title) FROM Book") == [["63616665CC81"]]) // "cafe" + U+0301
     }
 
     @Test func aHugeLimitWithAnOffsetAndPendingChangesDoesNotOverflow() throws {
         let stack = try makeMemoryStack()
         let context = stack.newBackgroundContext()
         let titles = try context.performAndWait {
-            try context.insertBook("A"); try context.insertBook("B"); try context.insertBook("C")
+            try context.insertBook("A")
+            try context.insertBook("B")
+            try context.insertBook("C")
             var request = FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])
             request.fetchOffset = 1
             request.fetchLimit = .max
@@ -134,7 +144,7 @@ import Testing
         let (stack, directory) = try makeStack(kind)
         _ = directory
         let first = stack.newBackgroundContext(), second = stack.newBackgroundContext()
-        first.automaticallyMergesChangesFromParent = false   // it must not learn of the other save
+        first.automaticallyMergesChangesFromParent = false // it must not learn of the other save
         let id = try first.performAndWait {
             let book = try first.insertBook("Dune")
             try first.save()
@@ -184,4 +194,3 @@ import Testing
         }
     }
 }
-

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// A book of the fetch data set.
@@ -47,7 +48,7 @@ private func compareOptional<T: Comparable>(_ x: T?, _ y: T?) -> Int {
     case (nil, nil): return 0
     case (nil, _): return -1
     case (_, nil): return 1
-    case let (a?, b?): return a < b ? -1 : (a == b ? 0 : 1)
+    case (let a?, let b?): return a < b ? -1 : (a == b ? 0 : 1)
     }
 }
 
@@ -79,8 +80,10 @@ private func titles(_ objects: [EntityObject]) throws -> [String] {
     try objects.map { try $0.value(forKey: "title", as: String.self) }
 }
 
-private func request(_ predicate: FetchPredicate? = nil, _ sortKeys: [SortKey] = [], limit: Int = 0,
-                     offset: Int = 0) -> FetchRequest {
+private func request(
+    _ predicate: FetchPredicate? = nil, _ sortKeys: [SortKey] = [], limit: Int = 0,
+    offset: Int = 0
+) -> FetchRequest {
     var request = FetchRequest(entityName: "Book", predicate: predicate, sortKeys: sortKeys)
     request.fetchLimit = limit
     request.fetchOffset = offset
@@ -267,14 +270,14 @@ private let sortConfigurations: [[SortKey]] = [
                 try #require(all.first { try $0.value(forKey: "title", as: String.self) == title })
             }
             let storeIDs = try ["Alpha", "Delta", "India", "Papa"].map { try book($0).objectID }
-            try context.insertBook("Quebec", year: 1965)                    // new, matches
-            try context.insertBook("Romeo", year: 1965)                     // new, matches
-            try context.insertBook("Sierra", year: 1966)                    // new, does not match
-            try book("Echo").setValue(Int32(1965), forKey: "year")          // now matches
-            try book("Alpha").setValue(Int32(1970), forKey: "year")         // no longer matches
-            try context.delete(try book("Delta"))                           // matched, deleted
-            try book("Hotel").setValue(Int32(1998), forKey: "year")         // unrelated change
-            try book("India").setValue("India!", forKey: "title")           // still matches
+            try context.insertBook("Quebec", year: 1965) // new, matches
+            try context.insertBook("Romeo", year: 1965) // new, matches
+            try context.insertBook("Sierra", year: 1966) // new, does not match
+            try book("Echo").setValue(Int32(1965), forKey: "year") // now matches
+            try book("Alpha").setValue(Int32(1970), forKey: "year") // no longer matches
+            try context.delete(try book("Delta")) // matched, deleted
+            try book("Hotel").setValue(Int32(1998), forKey: "year") // unrelated change
+            try book("India").setValue("India!", forKey: "title") // still matches
 
             let pendingTitles = ["Echo", "India!", "Papa", "Quebec", "Romeo"]
             var withPending = request(sixtyFive, [SortKey("title")])
@@ -452,16 +455,23 @@ private let sortConfigurations: [[SortKey]] = [
             try context.performAndWait {
                 let ascending = try context.fetch(request(price.isNotNil, [SortKey("price"), SortKey("title")]))
                 let prices = try ascending.map { try $0.value(forKey: "price", as: Decimal.self) }
-                #expect(prices == ["-3.75", "0.1", "2", "3", "9.5", "9.5", "9.5", "9.75", "10", "10.25", "10.25", "20", "100", "1000"]
-                    .map { Decimal(string: $0)! })
-                #expect(try titles(context.fetch(request(price < Decimal(10), [SortKey("title")])))
-                    == ["Alpha", "Echo", "Foxtrot", "Hotel", "India", "Kilo", "Oscar", "Papa"])
-                #expect(try titles(context.fetch(request(price > Decimal(string: "9.5")!, [SortKey("title")])))
-                    == ["Bravo", "Charlie", "Foxtrot", "Golf", "Lima", "Mike", "November"])
-                #expect(try titles(context.fetch(request(price.between(Decimal(string: "9.5")!...Decimal(string: "10.25")!), [SortKey("title")])))
-                    == ["Alpha", "Bravo", "Foxtrot", "Golf", "Kilo", "Lima", "Papa"])
-                #expect(try titles(context.fetch(request(price == Decimal(string: "9.50")!, [SortKey("title")])))
-                    == ["Alpha", "Kilo", "Papa"])
+                #expect(
+                    prices
+                        == ["-3.75", "0.1", "2", "3", "9.5", "9.5", "9.5", "9.75", "10", "10.25", "10.25", "20", "100", "1000"]
+                        .map { Decimal(string: $0)! })
+                #expect(
+                    try titles(context.fetch(request(price < Decimal(10), [SortKey("title")])))
+                        == ["Alpha", "Echo", "Foxtrot", "Hotel", "India", "Kilo", "Oscar", "Papa"])
+                #expect(
+                    try titles(context.fetch(request(price > Decimal(string: "9.5")!, [SortKey("title")])))
+                        == ["Bravo", "Charlie", "Foxtrot", "Golf", "Lima", "Mike", "November"])
+                #expect(
+                    try titles(
+                        context.fetch(request(price.between(Decimal(string: "9.5")!...Decimal(string: "10.25")!), [SortKey("title")])))
+                        == ["Alpha", "Bravo", "Foxtrot", "Golf", "Kilo", "Lima", "Papa"])
+                #expect(
+                    try titles(context.fetch(request(price == Decimal(string: "9.50")!, [SortKey("title")])))
+                        == ["Alpha", "Kilo", "Papa"])
                 #expect(try titles(context.fetch(request(price >= 100, [SortKey("title")]))) == ["Charlie", "November"])
                 let descending = try titles(context.fetch(request(nil, [SortKey("price", ascending: false), SortKey("title")])))
                 #expect(Array(descending.prefix(3)) == ["November", "Charlie", "Mike"])
@@ -486,7 +496,9 @@ private let sortConfigurations: [[SortKey]] = [
                 expectError(.invalidArgument) { _ = try context.fetchObjectIDs(request(limit: -1)) }
                 expectError(.invalidArgument) { _ = try context.fetchDictionaries(request(offset: -1)) }
                 expectError(.unknownAttribute) { _ = try context.fetch(request(nil, [SortKey("nope")])) }
-                expectError(.unknownAttribute) { _ = try context.fetch(request(nil, [SortKey("title"), SortKey("nope", ascending: false)])) }
+                expectError(.unknownAttribute) {
+                    _ = try context.fetch(request(nil, [SortKey("title"), SortKey("nope", ascending: false)]))
+                }
                 expectError(.unknownEntity) { _ = try context.fetch(FetchRequest(entityName: "Nope")) }
                 expectError(.unknownEntity) { _ = try context.count(for: FetchRequest(entityName: "Nope")) }
                 expectError(.unknownEntity) { _ = try context.fetchObjectIDs(FetchRequest(entityName: "Nope")) }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import SkerryCore
 @testable import SkerryPostgres
 
@@ -75,7 +76,7 @@ import Testing
         func scalar(_ sql: String) throws -> Int {
             if let url {
                 let text = try #require(rawSQL(url, sql).first?.first)
-            return try #require(Int(text))
+                return try #require(Int(text))
             }
             if let store = stack.coordinator.loadedStores.first as? PostgresStore {
                 return Int(try store.withConnection(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
@@ -208,14 +209,16 @@ import Testing
                 if let author = try book.relatedObject(forKey: "author") {
                     #expect(!author.isDeleted)
                     #expect(authors.contains { $0 === author }, "\(book.label)'s author \(author.objectID) is not an existing author")
-                    #expect(try author.relatedObjects(forKey: "books").contains { $0 === book },
-                            "\(author.label).books lacks \(book.label)")
+                    #expect(
+                        try author.relatedObjects(forKey: "books").contains { $0 === book },
+                        "\(author.label).books lacks \(book.label)")
                 }
                 for tag in try book.relatedObjects(forKey: "tags") {
                     memberships += 1
                     #expect(tags.contains { $0 === tag }, "\(book.label) has a tag \(tag.objectID) that does not exist")
-                    #expect(try tag.relatedObjects(forKey: "books").contains { $0 === book },
-                            "\(tag.label).books lacks \(book.label)")
+                    #expect(
+                        try tag.relatedObjects(forKey: "books").contains { $0 === book },
+                        "\(tag.label).books lacks \(book.label)")
                 }
             }
             for author in authors {
@@ -227,8 +230,9 @@ import Testing
             for tag in tags {
                 for book in try tag.relatedObjects(forKey: "books") {
                     #expect(books.contains { $0 === book }, "\(tag.label) has a book \(book.objectID) that does not exist")
-                    #expect(try book.relatedObjects(forKey: "tags").contains { $0 === tag },
-                            "\(book.label).tags lacks \(tag.label)")
+                    #expect(
+                        try book.relatedObjects(forKey: "tags").contains { $0 === tag },
+                        "\(book.label).tags lacks \(tag.label)")
                 }
             }
 
@@ -241,10 +245,13 @@ import Testing
             #expect(try store.scalar("SELECT count(*) FROM \"_Book_tags\"") == memberships)
         }
         // No row points at a row that does not exist.
-        #expect(try store.scalar("""
-            SELECT count(*) FROM \"_Book_tags\" WHERE source NOT IN (SELECT _pk FROM \"Book\") OR target NOT IN (SELECT _pk FROM \"Tag\")
-            """) == 0)
-        #expect(try store.scalar("SELECT count(*) FROM \"Book\" WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM \"Author\")") == 0)
+        #expect(
+            try store.scalar(
+                """
+                SELECT count(*) FROM \"_Book_tags\" WHERE source NOT IN (SELECT _pk FROM \"Book\") OR target NOT IN (SELECT _pk FROM \"Tag\")
+                """) == 0)
+        #expect(
+            try store.scalar("SELECT count(*) FROM \"Book\" WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM \"Author\")") == 0)
     }
 
     // MARK: Tests

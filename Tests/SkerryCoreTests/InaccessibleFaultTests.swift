@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Deleting an object whose row another context deleted meanwhile is not an error, as in Core
@@ -38,9 +39,11 @@ import Testing
                 try context.delete(book)
                 #expect(book.isDeleted)
             }
-            #expect(context.deletedObjects.map(\.objectID).sorted { $0.description < $1.description } == bookIDs.sorted { $0.description < $1.description })
+            #expect(
+                context.deletedObjects.map(\.objectID).sorted { $0.description < $1.description }
+                    == bookIDs.sorted { $0.description < $1.description })
             #expect(try author.relatedObjects(forKey: "books").isEmpty)
-            #expect(!author.hasChanges)                      // the store no longer links them: no change of its own
+            #expect(!author.hasChanges) // the store no longer links them: no change of its own
             try context.save()
             #expect(context.registeredObject(for: bookIDs[0]) == nil)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Entity inheritance as Core Data has it, from the hand-written Hierarchy.xcdatamodel in Xcode's
@@ -135,7 +136,8 @@ import Testing
             // Predicates through relationships to the hierarchy.
             let owners = FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "ANY collection.title == 'Manual'"))
             #expect(try reader.count(for: owners) == 1)
-            let owned = FetchRequest(entityName: "Media", predicate: try FetchPredicate(format: "owner.name == 'Ann'"), sortKeys: [SortKey("title")])
+            let owned = FetchRequest(
+                entityName: "Media", predicate: try FetchPredicate(format: "owner.name == 'Ann'"), sortKeys: [SortKey("title")])
             #expect(try Self.titles(reader.fetch(owned)) == ["Alien", "Dune", "Manual"])
             let tagged = FetchRequest(entityName: "Tag", predicate: try FetchPredicate(format: "ANY media.year > 1970"))
             #expect(try reader.count(for: tagged) == 1)
@@ -214,7 +216,8 @@ import Testing
         let url = directory.file("Hierarchy.sqlite")
         // Inherited foreign-key and order columns are in every sub-entity's table.
         for table in ["Book", "Ebook", "Film", "Media"] {
-            let columns = try rawSQL(url, "SELECT name FROM pragma_table_info('\(table)') WHERE name IN ('owner', '_Person_collection_order')")
+            let columns = try rawSQL(
+                url, "SELECT name FROM pragma_table_info('\(table)') WHERE name IN ('owner', '_Person_collection_order')")
             #expect(Set(columns.map { $0[0] }) == ["owner", "_Person_collection_order"], "\(table)")
         }
         let context = stack.newBackgroundContext()

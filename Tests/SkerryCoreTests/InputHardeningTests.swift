@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Inputs at the edges of the public API get typed errors, never a trap or a silent loss.
@@ -10,8 +11,10 @@ import Testing
         try context.performAndWait {
             let book = try context.insertBook("Dune")
             let nanDate = Date(timeIntervalSinceReferenceDate: .nan)
-            for (key, value) in [("rating", AttributeValue.double(.nan)), ("published", .date(nanDate)),
-                                 ("price", .decimal(.nan))] {
+            for (key, value) in [
+                ("rating", AttributeValue.double(.nan)), ("published", .date(nanDate)),
+                ("price", .decimal(.nan)),
+            ] {
                 expectError(.wrongValueType) {
                     try book.setValue(value, forKey: key)
                 }
@@ -25,9 +28,13 @@ import Testing
 
     @Test func nanDefaultValueMakesAnInvalidModel() {
         expectError(.invalidModel) {
-            _ = try ObjectModel(entities: [EntityDescription(name: "M", attributes: [
-                AttributeDescription("x", .double, defaultValue: Double.nan),
-            ])])
+            _ = try ObjectModel(entities: [
+                EntityDescription(
+                    name: "M",
+                    attributes: [
+                        AttributeDescription("x", .double, defaultValue: Double.nan)
+                    ])
+            ])
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Core Data's key-value habits: `value(forKey:) as? T`, `setValue(nil, forKey:)`, `== nil`.
@@ -35,11 +36,11 @@ import Testing
         try context.performAndWait {
             let book = try context.insert(entityName: "Book")
             try book.setValue("Dune", forKey: "title")
-            try book.setValue(NSNumber(value: 1965), forKey: "year")      // an NSNumber, as Core Data code passes
+            try book.setValue(NSNumber(value: 1965), forKey: "year") // an NSNumber, as Core Data code passes
             try book.setValue(NSNumber(value: 412), forKey: "pages")
             try book.setValue(NSNumber(value: false), forKey: "inPrint")
             try book.setValue(NSNumber(value: 7), forKey: "rating")
-            let anyValue: Any = 12                                      // an Int into an Int64 attribute
+            let anyValue: Any = 12 // an Int into an Int64 attribute
             try book.setValue(anyValue, forKey: "sales")
             try context.save()
             #expect(try book.value(forKey: "year", as: Int32?.self) == 1965)

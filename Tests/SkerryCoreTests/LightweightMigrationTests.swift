@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Lightweight migration as Core Data infers it, on the hand-written Shelf.xcdatamodeld (three
@@ -57,18 +58,24 @@ import Testing
             for book in try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])) {
                 let writer = try book.relatedObject(forKey: "writer").map { try $0.value(forKey: "fullName", as: String.self) }
                 let tag = try book.relatedObject(forKey: "tag").map { try $0.value(forKey: "label", as: String.self) }
-                lines.append("\(try book.value(forKey: "title", as: String.self)) \(try book.value(forKey: "year", as: Decimal.self)) "
-                             + "\(try book.value(forKey: "pages", as: Int16.self)) \(writer ?? "-") \(tag ?? "-")")
+                lines.append(
+                    "\(try book.value(forKey: "title", as: String.self)) \(try book.value(forKey: "year", as: Decimal.self)) "
+                        + "\(try book.value(forKey: "pages", as: Int16.self)) \(writer ?? "-") \(tag ?? "-")")
             }
             for writer in try context.fetch(FetchRequest(entityName: "Writer", sortKeys: [SortKey("fullName")])) {
                 let works = try writer.relatedObjects(forKey: "works").map { try $0.value(forKey: "title", as: String.self) }
-                lines.append("\(try writer.value(forKey: "fullName", as: String.self)) \(try writer.value(forKey: "born", as: Int64.self)) \(works)")
+                lines.append(
+                    "\(try writer.value(forKey: "fullName", as: String.self)) \(try writer.value(forKey: "born", as: Int64.self)) \(works)")
             }
             for tag in try context.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("label")])) {
-                lines.append("\(try tag.value(forKey: "label", as: String.self)) \(try tag.relatedObjects(forKey: "books").map { try $0.value(forKey: "title", as: String.self) })")
+                lines.append(
+                    "\(try tag.value(forKey: "label", as: String.self)) \(try tag.relatedObjects(forKey: "books").map { try $0.value(forKey: "title", as: String.self) })"
+                )
             }
             for reader in try context.fetch(FetchRequest(entityName: "Reader")) {
-                lines.append("\(try reader.value(forKey: "name", as: String.self)) \(try reader.relatedObjects(forKey: "favorites").map { try $0.value(forKey: "title", as: String.self) })")
+                lines.append(
+                    "\(try reader.value(forKey: "name", as: String.self)) \(try reader.relatedObjects(forKey: "favorites").map { try $0.value(forKey: "title", as: String.self) })"
+                )
             }
             return lines
         }
@@ -85,7 +92,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("Shelf.sqlite")
         try Self.makeVersion1Store(url)
-        let stack = try Self.open(url, try Self.version(3))     // no plan: inferred, as Core Data does
+        let stack = try Self.open(url, try Self.version(3)) // no plan: inferred, as Core Data does
         #expect(try Self.version3Contents(stack) == Self.expectedVersion3)
         let context = stack.newBackgroundContext()
         try context.performAndWait { () throws in
@@ -103,14 +110,15 @@ import Testing
             let stack = try Self.open(url, try Self.version(2))
             let context = stack.newBackgroundContext()
             try context.performAndWait {
-                let dune = try #require(try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("title") == "Dune")).first)
-                #expect(try dune.value(forKey: "pages", as: Int16.self) == 0)                 // new, its default
+                let dune = try #require(
+                    try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("title") == "Dune")).first)
+                #expect(try dune.value(forKey: "pages", as: Int16.self) == 0) // new, its default
                 #expect(try dune.value(forKey: "summary", as: String?.self) == nil)
                 #expect(try dune.relatedObject(forKey: "writer")?.value(forKey: "fullName", as: String.self) == "Frank Herbert")
                 let sf = try #require(try dune.relatedObjects(forKey: "tags").first)
-                #expect(try sf.relatedObjects(forKey: "books") == [dune])                     // the inverse added
+                #expect(try sf.relatedObjects(forKey: "books") == [dune]) // the inverse added
                 let reader = try #require(try context.fetch(FetchRequest(entityName: "Reader")).first)
-                #expect(try reader.relatedObjects(forKey: "favorites") == [dune])            // to-one became to-many
+                #expect(try reader.relatedObjects(forKey: "favorites") == [dune]) // to-one became to-many
             }
         }
         #expect(try Self.version3Contents(try Self.open(url, try Self.version(3))) == Self.expectedVersion3)
@@ -141,10 +149,13 @@ import Testing
         let url = directory.file("Back.sqlite")
         func model(toMany: Bool) throws -> ObjectModel {
             try ObjectModel(entities: [
-                EntityDescription(name: "Reader", attributes: [AttributeDescription("name", .string)], relationships: [
-                    RelationshipDescription(toMany ? "favorites" : "favorite", destination: "Book", toMany: toMany,
-                                            renamingIdentifier: toMany ? nil : "favorites"),
-                ]),
+                EntityDescription(
+                    name: "Reader", attributes: [AttributeDescription("name", .string)],
+                    relationships: [
+                        RelationshipDescription(
+                            toMany ? "favorites" : "favorite", destination: "Book", toMany: toMany,
+                            renamingIdentifier: toMany ? nil : "favorites")
+                    ]),
                 EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)]),
             ])
         }

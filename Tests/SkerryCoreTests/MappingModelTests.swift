@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Xcode mapping models (`.xcmappingmodel`) driving a plan step, on the hand-written Ledger
@@ -19,15 +20,17 @@ import Testing
         #expect(mapping.destinationVersionName == "Ledger 2")
         #expect(mapping.entityMappings.map(\.name) == ["EntryToTransaction", "AccountToAccount"])
         let entry = try #require(mapping.entityMappings.first)
-        #expect(entry.attributeMappings == [
-            .init(name: "amount", valueExpression: .keyPath("amountCents")),
-            .init(name: "note", valueExpression: .keyPath("memo")),
-            .init(name: "status", valueExpression: .constant(.string("imported"))),
-        ])
+        #expect(
+            entry.attributeMappings == [
+                .init(name: "amount", valueExpression: .keyPath("amountCents")),
+                .init(name: "note", valueExpression: .keyPath("memo")),
+                .init(name: "status", valueExpression: .constant(.string("imported"))),
+            ])
         #expect(entry.relationshipMappings == [.init(name: "account", valueExpression: nil)])
-        #expect(mapping.entityMappings[1].relationshipMappings == [
-            .init(name: "transactions", valueExpression: .destinationInstances(sourceKeyPath: "entries")),
-        ])
+        #expect(
+            mapping.entityMappings[1].relationshipMappings == [
+                .init(name: "transactions", valueExpression: .destinationInstances(sourceKeyPath: "entries"))
+            ])
     }
 
     @Test func aMappingModelDrivesItsPlanStep() throws {
@@ -76,7 +79,9 @@ import Testing
     @Test func aCustomMigrationPolicyIsAnErrorThatNamesIt() throws {
         let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("BadPolicy.xcmappingmodel"))
         #expect(mapping.entityMappings.first?.migrationPolicyClassName == "EntryToTransactionPolicy")
-        #expect(mapping.entityMappings.first?.attributeMappings.first?.valueExpression == .unsupported("FUNCTION($entityPolicy, \"centsToEuros:\")"))
+        #expect(
+            mapping.entityMappings.first?.attributeMappings.first?.valueExpression
+                == .unsupported("FUNCTION($entityPolicy, \"centsToEuros:\")"))
         let error = expectError(.modelMismatch) { _ = try MigrationPlan(xcodeVersions: try Self.versions(), mappingModels: [mapping]) }
         #expect(error?.message.contains("'EntryToTransactionPolicy'") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("MigrationStep") == true)
@@ -86,7 +91,9 @@ import Testing
     @Test func aMappingModelBetweenOtherVersionsIsAnError() throws {
         let versions = try Self.versions()
         let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel"))
-        let error = expectError(.modelMismatch) { _ = try MigrationPlan(xcodeVersions: Array(versions.reversed()), mappingModels: [mapping]) }
+        let error = expectError(.modelMismatch) {
+            _ = try MigrationPlan(xcodeVersions: Array(versions.reversed()), mappingModels: [mapping])
+        }
         #expect(error?.message.contains("not two consecutive versions") == true)
         expectError(.invalidModel) { _ = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("Nothing.xcmappingmodel")) }
         // A damaged expression is an unsupported expression, never a crash.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Merge policies: how a save resolves optimistic-locking conflicts (a row changed or deleted in
@@ -24,10 +25,12 @@ import Testing
 
         /// The values as a context holds them, by attribute name.
         var values: [String: AttributeValue] {
-            ["title": .string(title),
-             "year": year.map { .int(Int64($0)) } ?? .null,
-             "pages": pages.map { .int(Int64($0)) } ?? .null,
-             "isbn": isbn.map { .string($0) } ?? .null]
+            [
+                "title": .string(title),
+                "year": year.map { .int(Int64($0)) } ?? .null,
+                "pages": pages.map { .int(Int64($0)) } ?? .null,
+                "isbn": isbn.map { .string($0) } ?? .null,
+            ]
         }
 
         var description: String {
@@ -40,7 +43,8 @@ import Testing
 
     /// The row of a book as the object reads it.
     static func row(_ book: EntityObject) throws -> Row {
-        Row(try book.value(forKey: "title", as: String.self),
+        Row(
+            try book.value(forKey: "title", as: String.self),
             try book.value(forKey: "year", as: Int32?.self),
             try book.value(forKey: "pages", as: Int16?.self),
             isbn: try book.value(forKey: "isbn", as: String?.self))
@@ -80,14 +84,16 @@ import Testing
     /// A context that does not merge other saves, with the rows of `ids` loaded in it.
     static func staleContext(_ stack: PersistentStack, _ ids: [ObjectID]) throws -> (ObjectContext, [EntityObject]) {
         let stale = stack.newBackgroundContext()
-        stale.automaticallyMergesChangesFromParent = false   // stale on purpose
+        stale.automaticallyMergesChangesFromParent = false // stale on purpose
         let books = try stale.performAndWait { try ids.map { try stale.existingObject(with: $0) } }
         return (stale, books)
     }
 
     /// Another context changes the row of `id` with `body` and saves.
-    static func writerSaves(_ stack: PersistentStack, _ id: ObjectID,
-                            _ body: (ObjectContext, EntityObject) throws -> Void) throws {
+    static func writerSaves(
+        _ stack: PersistentStack, _ id: ObjectID,
+        _ body: (ObjectContext, EntityObject) throws -> Void
+    ) throws {
         let writer = stack.newBackgroundContext()
         try writer.performAndWait {
             try body(writer, try writer.existingObject(with: id))
@@ -150,7 +156,8 @@ import Testing
             #expect(stale.hasChanges)
             #expect(book.isUpdated)
             #expect(try Self.row(book) == Row("Dune", 2000, 300))
-            #expect(try book.committedValues(forKeys: ["title", "year", "pages"])
+            #expect(
+                try book.committedValues(forKeys: ["title", "year", "pages"])
                     == ["title": .string("Dune"), "year": .int(1965), "pages": .int(100)])
         }
         // Nor in the store.
@@ -188,8 +195,10 @@ import Testing
     // MARK: Resolving a changed row
 
     /// Saves the stale context's changes under `policy`, and checks the row and the object after.
-    func resolveVersionConflict(_ kind: StoreKind, _ policy: MergePolicy, expected: Row,
-                                written: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func resolveVersionConflict(
+        _ kind: StoreKind, _ policy: MergePolicy, expected: Row,
+        written: Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let (stack, directory) = try makeStack(kind)
         defer { withExtendedLifetime(directory) {} }
         let (id, stale, book) = try Self.versionConflictScene(stack)
@@ -284,7 +293,9 @@ import Testing
             #expect(!stale.hasChanges)
         }
         let rows = try Self.storedRows(stack)
-        #expect(rows.map(\.title).sorted() == ["Added", "Dune", "Dune (W)", "Emma"].filter { $0 != (policy == .overwrite ? "Dune (W)" : "Dune") })
+        #expect(
+            rows.map(\.title).sorted()
+                == ["Added", "Dune", "Dune (W)", "Emma"].filter { $0 != (policy == .overwrite ? "Dune (W)" : "Dune") })
         #expect(rows.contains(Row("Emma", 1815, 474)))
         #expect(rows.contains(Row("Added", 2024, nil)))
     }
@@ -560,8 +571,10 @@ import Testing
 
     /// Inserts "New" with the existing row's isbn and saves under `policy`; checks that the
     /// object took the existing row's identity, and returns the row in the store.
-    func upsert(_ kind: StoreKind, _ policy: MergePolicy, expected: Row, written: Bool,
-                sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func upsert(
+        _ kind: StoreKind, _ policy: MergePolicy, expected: Row, written: Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let (stack, directory) = try makeStack(kind)
         defer { withExtendedLifetime(directory) {} }
         let existingID = try Self.saveExisting(stack)
@@ -617,18 +630,22 @@ import Testing
         context.mergePolicy = .mergeByPropertyObjectTrump
         let (objectID, sales, inPrint, year) = try context.performAndWait {
             let book = try context.insertBook("New", isbn: "X")
-            try book.setValue(Int64(0), forKey: "sales")     // set explicitly, equal to the default
+            try book.setValue(Int64(0), forKey: "sales") // set explicitly, equal to the default
             try context.save()
-            return (book.objectID, try book.value(forKey: "sales", as: Int64.self),
-                    try book.value(forKey: "inPrint", as: Bool.self), try book.value(forKey: "year", as: Int32?.self))
+            return (
+                book.objectID, try book.value(forKey: "sales", as: Int64.self),
+                try book.value(forKey: "inPrint", as: Bool.self), try book.value(forKey: "year", as: Int32?.self)
+            )
         }
         #expect(objectID == existingID)
         #expect(sales == 0 && inPrint && year == nil)
         let reader = stack.newBackgroundContext()
         let stored = try reader.performAndWait {
             let book = try reader.existingObject(with: existingID)
-            return (try book.value(forKey: "sales", as: Int64.self), try book.value(forKey: "inPrint", as: Bool.self),
-                    try book.value(forKey: "year", as: Int32?.self), try book.value(forKey: "title", as: String.self))
+            return (
+                try book.value(forKey: "sales", as: Int64.self), try book.value(forKey: "inPrint", as: Bool.self),
+                try book.value(forKey: "year", as: Int32?.self), try book.value(forKey: "title", as: String.self)
+            )
         }
         #expect(stored.0 == 0 && stored.1 && stored.2 == nil && stored.3 == "New")
     }
@@ -650,7 +667,7 @@ import Testing
         let existingID = try Self.saveExisting(stack)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
-            let book = try context.insertBook("Old", year: 1965, isbn: "X")   // every value equal to the row's
+            let book = try context.insertBook("Old", year: 1965, isbn: "X") // every value equal to the row's
             context.mergePolicy = .mergeByPropertyObjectTrump
             #expect(try context.save().isEmpty)
             #expect(book.objectID == existingID)
@@ -691,7 +708,7 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         let existingID = try Self.saveExisting(stack)
         let other = stack.newBackgroundContext()
-        other.automaticallyMergesChangesFromParent = false   // merged by hand below
+        other.automaticallyMergesChangesFromParent = false // merged by hand below
         let loaded = try other.performAndWait { try other.existingObject(with: existingID) }
 
         let context = stack.newBackgroundContext()
@@ -704,7 +721,7 @@ import Testing
         try other.performAndWait {
             other.mergeChanges(changes)
             let row = try Self.row(loaded)
-            #expect(row == Row("New", nil, nil, isbn: "X"))   // every value of the insert, nil too
+            #expect(row == Row("New", nil, nil, isbn: "X")) // every value of the insert, nil too
         }
     }
 
@@ -758,8 +775,10 @@ import Testing
     }
 
     /// Saves two inserts with one isbn under `policy`: one row, the first object's.
-    func foldTwoInserts(_ kind: StoreKind, _ policy: MergePolicy, expected: Row,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func foldTwoInserts(
+        _ kind: StoreKind, _ policy: MergePolicy, expected: Row,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let (stack, directory) = try makeStack(kind)
         defer { withExtendedLifetime(directory) {} }
         let context = stack.newBackgroundContext()

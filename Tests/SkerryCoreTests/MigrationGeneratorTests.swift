@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Random models, and random sequences of changes that Core Data's lightweight migration infers
@@ -43,23 +44,28 @@ import Testing
         }
 
         func model() throws -> ObjectModel {
-            try ObjectModel(entities: entities.map { entity in
-                EntityDescription(
-                    name: entity.name,
-                    attributes: entity.attributes.map {
-                        AttributeDescription($0.name, $0.type, isOptional: $0.isOptional,
-                                             defaultValue: $0.defaultValue.isNull ? nil : $0.defaultValue,
-                                             renamingIdentifier: $0.renamingIdentifier)
-                    },
-                    relationships: entity.relationships.map {
-                        RelationshipDescription($0.name, destination: $0.destination, inverse: $0.inverse, toMany: $0.isToMany,
-                                                ordered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
-                    },
-                    renamingIdentifier: entity.renamingIdentifier)
-            })
+            try ObjectModel(
+                entities: entities.map { entity in
+                    EntityDescription(
+                        name: entity.name,
+                        attributes: entity.attributes.map {
+                            AttributeDescription(
+                                $0.name, $0.type, isOptional: $0.isOptional,
+                                defaultValue: $0.defaultValue.isNull ? nil : $0.defaultValue,
+                                renamingIdentifier: $0.renamingIdentifier)
+                        },
+                        relationships: entity.relationships.map {
+                            RelationshipDescription(
+                                $0.name, destination: $0.destination, inverse: $0.inverse, toMany: $0.isToMany,
+                                ordered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
+                        },
+                        renamingIdentifier: entity.renamingIdentifier)
+                })
         }
 
-        static let types: [AttributeType] = [.string, .integer16, .integer32, .integer64, .double, .boolean, .date, .decimal, .binary, .uuid]
+        static let types: [AttributeType] = [
+            .string, .integer16, .integer32, .integer64, .double, .boolean, .date, .decimal, .binary, .uuid,
+        ]
 
         static func random(_ g: inout SplitMix64) -> Spec {
             var spec = Spec(entities: [])
@@ -82,17 +88,23 @@ import Testing
             let name = fresh("r"), destination = entities[target].name
             let kind = g.next() % 4
             if kind == 0 || source == target {
-                entities[source].relationships.append(Relationship(name: name, destination: destination, isToMany: g.next() % 2 == 0,
-                                                                   isOrdered: false))
+                entities[source].relationships.append(
+                    Relationship(
+                        name: name, destination: destination, isToMany: g.next() % 2 == 0,
+                        isOrdered: false))
                 log.append("add \(entities[source].name).\(name)")
                 return
             }
             let inverse = fresh("r")
             let (toMany, inverseToMany): (Bool, Bool) = kind == 1 ? (true, false) : (kind == 2 ? (true, true) : (false, false))
-            entities[source].relationships.append(Relationship(name: name, destination: destination, inverse: inverse, isToMany: toMany,
-                                                               isOrdered: toMany && g.next() % 3 == 0))
-            entities[target].relationships.append(Relationship(name: inverse, destination: entities[source].name, inverse: name,
-                                                               isToMany: inverseToMany))
+            entities[source].relationships.append(
+                Relationship(
+                    name: name, destination: destination, inverse: inverse, isToMany: toMany,
+                    isOrdered: toMany && g.next() % 3 == 0))
+            entities[target].relationships.append(
+                Relationship(
+                    name: inverse, destination: entities[source].name, inverse: name,
+                    isToMany: inverseToMany))
             log.append("add pair \(entities[source].name).\(name)")
         }
 
@@ -103,8 +115,10 @@ import Testing
             case 0:
                 let type = Self.types[Int(g.next() % UInt64(Self.types.count))]
                 let withDefault = type == .string || type == .integer32
-                entities[e].attributes.append(Attribute(name: fresh("a"), type: type, isOptional: !withDefault,
-                                                        defaultValue: type == .string ? .string("d") : (type == .integer32 ? .int(7) : .null)))
+                entities[e].attributes.append(
+                    Attribute(
+                        name: fresh("a"), type: type, isOptional: !withDefault,
+                        defaultValue: type == .string ? .string("d") : (type == .integer32 ? .int(7) : .null)))
                 log.append("add attribute to \(entities[e].name)")
             case 1 where entities[e].attributes.count > 1:
                 let removed = entities[e].attributes.remove(at: Int(g.next() % UInt64(entities[e].attributes.count)))
@@ -152,14 +166,17 @@ import Testing
                 let r = Int(g.next() % UInt64(entities[e].relationships.count))
                 let relationship = entities[e].relationships[r]
                 if relationship.isToMany {
-                    entities[e].relationships[r].isOrdered.toggle()            // ordered <-> unordered
+                    entities[e].relationships[r].isOrdered.toggle() // ordered <-> unordered
                     log.append("toggle order of \(entities[e].name).\(relationship.name)")
                 } else if let inverse = relationship.inverse,
-                          let d = entities.firstIndex(where: { $0.name == relationship.destination }),
-                          let back = entities[d].relationships.firstIndex(where: { $0.name == inverse }) {
+                    let d = entities.firstIndex(where: { $0.name == relationship.destination }),
+                    let back = entities[d].relationships.firstIndex(where: { $0.name == inverse })
+                {
                     // to-one -> to-many: one-to-many becomes many-to-many, one-to-one becomes one-to-many.
                     entities[e].relationships[r].isToMany = true
-                    log.append("make \(entities[e].name).\(relationship.name) to-many (inverse \(entities[d].relationships[back].isToMany ? "to-many" : "to-one"))")
+                    log.append(
+                        "make \(entities[e].name).\(relationship.name) to-many (inverse \(entities[d].relationships[back].isToMany ? "to-many" : "to-one"))"
+                    )
                 } else {
                     entities[e].relationships[r].isToMany = true
                     log.append("make \(entities[e].name).\(relationship.name) to-many")
@@ -171,15 +188,18 @@ import Testing
                     // An inverse added: to-many always holds the existing links.
                     let inverse = fresh("r")
                     entities[e].relationships[r].inverse = inverse
-                    entities[d].relationships.append(Relationship(name: inverse, destination: entities[e].name, inverse: relationship.name,
-                                                                  isToMany: true))
+                    entities[d].relationships.append(
+                        Relationship(
+                            name: inverse, destination: entities[e].name, inverse: relationship.name,
+                            isToMany: true))
                     log.append("add inverse to \(entities[e].name).\(relationship.name)")
                 } else {
                     let old = relationship.name, new = fresh("r")
                     entities[e].relationships[r].renamingIdentifier = relationship.renamingIdentifier ?? old
                     entities[e].relationships[r].name = new
                     if let inverse = relationship.inverse, let d = entities.firstIndex(where: { $0.name == relationship.destination }),
-                       let back = entities[d].relationships.firstIndex(where: { $0.name == inverse }) {
+                        let back = entities[d].relationships.firstIndex(where: { $0.name == inverse })
+                    {
                         entities[d].relationships[back].inverse = new
                     }
                     log.append("rename \(entities[e].name).\(old)")
@@ -207,7 +227,10 @@ import Testing
             let after = try harness.read(model, url: url)
             let difference = CorpusHarness.difference(before, after, from: versions[0].0, to: model, sameVersion: false)
             #expect(difference == nil, "seed \(seed), version 0 -> \(index) after: \(log.joined(separator: "; "))")
-            if ProcessInfo.processInfo.environment["SKERRY_GENERATOR_LOG"] != nil { print("seed \(seed) v\(index): \(log.joined(separator: "; ")) -> \(before.objects.values.map(\.count).reduce(0, +)) objects") }
+            if ProcessInfo.processInfo.environment["SKERRY_GENERATOR_LOG"] != nil {
+                print(
+                    "seed \(seed) v\(index): \(log.joined(separator: "; ")) -> \(before.objects.values.map(\.count).reduce(0, +)) objects")
+            }
         }
     }
 }

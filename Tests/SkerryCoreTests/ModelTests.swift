@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Model validation and the model's version hash.
@@ -17,28 +18,40 @@ import Testing
         return error
     }
 
-    private func entity(_ name: String = "Thing", _ attributes: [AttributeDescription] = [AttributeDescription("name", .string)],
-                        relationships: [RelationshipDescription] = [], unique: [[String]] = [],
-                        indexes: [IndexDescription] = []) -> EntityDescription {
-        EntityDescription(name: name, attributes: attributes, relationships: relationships,
-                          uniquenessConstraints: unique, indexes: indexes)
+    private func entity(
+        _ name: String = "Thing", _ attributes: [AttributeDescription] = [AttributeDescription("name", .string)],
+        relationships: [RelationshipDescription] = [], unique: [[String]] = [],
+        indexes: [IndexDescription] = []
+    ) -> EntityDescription {
+        EntityDescription(
+            name: name, attributes: attributes, relationships: relationships,
+            uniquenessConstraints: unique, indexes: indexes)
     }
 
     /// Author <->> Book, a valid pair of inverse relationships.
-    private func library(bookToAuthor: RelationshipDescription = RelationshipDescription("author", destination: "Author", inverse: "books"),
-                         authorToBooks: RelationshipDescription = RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)) -> [EntityDescription] {
-        [entity("Book", [AttributeDescription("title", .string)], relationships: [bookToAuthor]),
-         entity("Author", [AttributeDescription("name", .string)], relationships: [authorToBooks])]
+    private func library(
+        bookToAuthor: RelationshipDescription = RelationshipDescription("author", destination: "Author", inverse: "books"),
+        authorToBooks: RelationshipDescription = RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)
+    ) -> [EntityDescription] {
+        [
+            entity("Book", [AttributeDescription("title", .string)], relationships: [bookToAuthor]),
+            entity("Author", [AttributeDescription("name", .string)], relationships: [authorToBooks]),
+        ]
     }
 
     // MARK: Valid models
 
     @Test func validModelIsAccepted() throws {
-        let model = try ObjectModel(entities: library() + [
-            entity("order", [AttributeDescription("select", .string), AttributeDescription("a_1", .integer16, defaultValue: Int16(-32768)),
-                             AttributeDescription("B2", .integer32, defaultValue: Int32.max)],
-                   unique: [["select", "a_1"]], indexes: [IndexDescription(["B2"]), IndexDescription(["a_1", "select"])]),
-        ])
+        let model = try ObjectModel(
+            entities: library() + [
+                entity(
+                    "order",
+                    [
+                        AttributeDescription("select", .string), AttributeDescription("a_1", .integer16, defaultValue: Int16(-32768)),
+                        AttributeDescription("B2", .integer32, defaultValue: Int32.max),
+                    ],
+                    unique: [["select", "a_1"]], indexes: [IndexDescription(["B2"]), IndexDescription(["a_1", "select"])])
+            ])
         #expect(model.entities.map(\.name) == ["Book", "Author", "order"])
         #expect(model.entity(named: "Book")?.relationship(named: "author")?.destinationEntityName == "Author")
         #expect(model.entity(named: "order")?.attribute(named: "B2")?.defaultValue == .int(Int64(Int32.max)))
@@ -57,8 +70,10 @@ import Testing
 
     // MARK: Invalid names
 
-    static let invalidNames = ["", "1abc", "9", "_abc", "_", "sqlite_x", "SQLITE_master", "Sqlite_Thing",
-                               "has space", " lead", "trail ", "a-b", "a.b", "ü", "naïve", "a\"b", "tab\t", "emoji😀"]
+    static let invalidNames = [
+        "", "1abc", "9", "_abc", "_", "sqlite_x", "SQLITE_master", "Sqlite_Thing",
+        "has space", " lead", "trail ", "a-b", "a.b", "ü", "naïve", "a\"b", "tab\t", "emoji😀",
+    ]
 
     @Test(arguments: invalidNames)
     func invalidEntityNameIsRejected(name: String) {
@@ -100,13 +115,22 @@ import Testing
     }
 
     @Test func attributeAndRelationshipWithTheSameNameAreRejected() {
-        expectInvalid([entity("Thing", [AttributeDescription("other", .string)],
-                              relationships: [RelationshipDescription("Other", destination: "Thing")])])
+        expectInvalid([
+            entity(
+                "Thing", [AttributeDescription("other", .string)],
+                relationships: [RelationshipDescription("Other", destination: "Thing")])
+        ])
     }
 
     @Test func duplicateRelationshipNamesAreRejected() {
-        expectInvalid([entity("Thing", relationships: [RelationshipDescription("next", destination: "Thing"),
-                                                        RelationshipDescription("next", destination: "Thing")])])
+        expectInvalid([
+            entity(
+                "Thing",
+                relationships: [
+                    RelationshipDescription("next", destination: "Thing"),
+                    RelationshipDescription("next", destination: "Thing"),
+                ])
+        ])
     }
 
     @Test func sameAttributeNameInDifferentEntitiesIsFine() throws {
@@ -129,17 +153,21 @@ import Testing
         #expect(error?.message.contains("Thing.field") == true)
     }
 
-    @Test(arguments: [(AttributeType.integer16, Int64(Int16.max) + 1), (.integer16, Int64(Int16.min) - 1),
-                      (.integer16, 40_000), (.integer16, Int64.min),
-                      (.integer32, Int64(Int32.max) + 1), (.integer32, Int64(Int32.min) - 1)])
+    @Test(arguments: [
+        (AttributeType.integer16, Int64(Int16.max) + 1), (.integer16, Int64(Int16.min) - 1),
+        (.integer16, 40_000), (.integer16, Int64.min),
+        (.integer32, Int64(Int32.max) + 1), (.integer32, Int64(Int32.min) - 1),
+    ])
     func integerDefaultOutOfRangeIsRejected(type: AttributeType, value: Int64) {
         let error = expectInvalid([entity("Thing", [AttributeDescription("count", type, defaultValue: value)])])
         #expect(error?.key == "count")
     }
 
-    @Test(arguments: [(AttributeType.integer16, Int64(Int16.max)), (.integer16, Int64(Int16.min)),
-                      (.integer32, Int64(Int32.max)), (.integer32, Int64(Int32.min)),
-                      (.integer64, Int64.max), (.integer64, Int64.min)])
+    @Test(arguments: [
+        (AttributeType.integer16, Int64(Int16.max)), (.integer16, Int64(Int16.min)),
+        (.integer32, Int64(Int32.max)), (.integer32, Int64(Int32.min)),
+        (.integer64, Int64.max), (.integer64, Int64.min),
+    ])
     func integerDefaultAtTheLimitIsAccepted(type: AttributeType, value: Int64) throws {
         let model = try ObjectModel(entities: [entity("Thing", [AttributeDescription("count", type, defaultValue: value)])])
         #expect(model.entity(named: "Thing")?.attribute(named: "count")?.defaultValue == .int(value))
@@ -193,8 +221,12 @@ import Testing
     @Test func inverseNotPointingBackIsRejected() {
         // Book.author names Author.books as its inverse, but Author.books names Book.coauthor.
         let entities = [
-            entity("Book", relationships: [RelationshipDescription("author", destination: "Author", inverse: "books"),
-                                           RelationshipDescription("coauthor", destination: "Author", inverse: "books")]),
+            entity(
+                "Book",
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "books"),
+                    RelationshipDescription("coauthor", destination: "Author", inverse: "books"),
+                ]),
             entity("Author", relationships: [RelationshipDescription("books", destination: "Book", inverse: "coauthor", toMany: true)]),
         ]
         let error = expectInvalid(entities)
@@ -222,13 +254,22 @@ import Testing
     }
 
     @Test func orderedToManyIsAccepted() throws {
-        _ = try ObjectModel(entities: [entity("Node", relationships: [RelationshipDescription("children", destination: "Node", toMany: true, ordered: true)])])
+        _ = try ObjectModel(entities: [
+            entity("Node", relationships: [RelationshipDescription("children", destination: "Node", toMany: true, ordered: true)])
+        ])
     }
 
     @Test(arguments: [(-1, 0), (0, -1), (5, 2)])
     func invalidCountRangeIsRejected(minCount: Int, maxCount: Int) {
-        expectInvalid([entity("Node", relationships: [RelationshipDescription("children", destination: "Node", toMany: true,
-                                                                              minCount: minCount, maxCount: maxCount)])])
+        expectInvalid([
+            entity(
+                "Node",
+                relationships: [
+                    RelationshipDescription(
+                        "children", destination: "Node", toMany: true,
+                        minCount: minCount, maxCount: maxCount)
+                ])
+        ])
     }
 
     // MARK: Constraints and indexes
@@ -289,9 +330,12 @@ import Testing
 
     /// Each variant changes one thing the store depends on; every one must give a hash of its own.
     @Test func versionHashChangesWithEveryStoredAspect() throws {
-        func model(_ attributes: [AttributeDescription], name: String = "Thing", unique: [[String]] = [],
-                   indexes: [IndexDescription] = [], relationships: [RelationshipDescription] = []) throws -> String {
-            try ObjectModel(entities: [entity(name, attributes, relationships: relationships, unique: unique, indexes: indexes)]).versionHash
+        func model(
+            _ attributes: [AttributeDescription], name: String = "Thing", unique: [[String]] = [],
+            indexes: [IndexDescription] = [], relationships: [RelationshipDescription] = []
+        ) throws -> String {
+            try ObjectModel(entities: [entity(name, attributes, relationships: relationships, unique: unique, indexes: indexes)])
+                .versionHash
         }
         let a = AttributeDescription("a", .string)
         let b = AttributeDescription("b", .integer32, isOptional: true)
@@ -334,10 +378,14 @@ import Testing
 
     @Test func versionHashDistinguishesWhereAnAttributeLives() throws {
         // Moving an attribute from one entity to another keeps the same names but not the same store.
-        let one = try ObjectModel(entities: [entity("A", [AttributeDescription("x", .string), AttributeDescription("y", .string)]),
-                                             entity("B", [AttributeDescription("z", .string)])])
-        let two = try ObjectModel(entities: [entity("A", [AttributeDescription("x", .string)]),
-                                             entity("B", [AttributeDescription("y", .string), AttributeDescription("z", .string)])])
+        let one = try ObjectModel(entities: [
+            entity("A", [AttributeDescription("x", .string), AttributeDescription("y", .string)]),
+            entity("B", [AttributeDescription("z", .string)]),
+        ])
+        let two = try ObjectModel(entities: [
+            entity("A", [AttributeDescription("x", .string)]),
+            entity("B", [AttributeDescription("y", .string), AttributeDescription("z", .string)]),
+        ])
         #expect(one.versionHash != two.versionHash)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 @Suite struct NestedContextTests {
@@ -48,7 +49,8 @@ import Testing
         _ = directory
         let parent = stack.newBackgroundContext()
         try parent.performAndWait {
-            try parent.insertBook("Dune"); try parent.insertBook("Emma")
+            try parent.insertBook("Dune")
+            try parent.insertBook("Emma")
             try parent.save()
         }
         let child = parent.newChildContext()
@@ -57,10 +59,10 @@ import Testing
             try books[0].setValue("Dune (child)", forKey: "title")
             try child.delete(books[1])
             let new = try child.insertBook("New")
-            #expect(try child.count(for: FetchRequest(entityName: "Book")) == 2)   // the child's own view
+            #expect(try child.count(for: FetchRequest(entityName: "Book")) == 2) // the child's own view
             let changes = try child.save()
             #expect(!child.hasChanges)
-            #expect(new.objectID.isTemporary)            // the parent holds the insert, unsaved
+            #expect(new.objectID.isTemporary) // the parent holds the insert, unsaved
             return changes
         }
         #expect(changes.inserted.count == 1 && changes.updated.count == 1 && changes.deleted.count == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// The one owner of object identity (`ObjectRegistry`), and errors recorded by calls that cannot
@@ -20,7 +21,7 @@ import Testing
             let books = try (0..<5).map { try context.insertNamed("Book", "Book \($0)") }
             for book in books { try book.setRelatedObject(author, forKey: "author") }
             checked(context)
-            try context.delete(books[4])                        // an insert deleted: gone at once
+            try context.delete(books[4]) // an insert deleted: gone at once
             #expect(context.registry.insertedCount == 5)
             checked(context)
             try context.save()
@@ -29,7 +30,7 @@ import Testing
             checked(context)
 
             try books[0].setValue("Changed", forKey: "title")
-            try context.delete(author)                          // cascades to the remaining books
+            try context.delete(author) // cascades to the remaining books
             #expect(context.deletedObjects.count == 5)
             checked(context)
             context.rollback()
@@ -51,7 +52,7 @@ import Testing
         let temporaryID = try child.performAndWait {
             let book = try child.insertBook("From the child")
             try child.save()
-            #expect(!book.isInserted && book.objectID.isTemporary)   // the parent holds the insert
+            #expect(!book.isInserted && book.objectID.isTemporary) // the parent holds the insert
             checked(child)
             return book.objectID
         }
@@ -106,8 +107,8 @@ import Testing
             #expect((context.recordedError as? SkerryError)?.code == .objectNotFound)
             let refusal = expectError(.objectNotFound) { try context.save() }
             #expect(refusal?.message.contains("A member could not be read.") == true)
-            #expect(context.hasChanges)                         // nothing lost, nothing written
-            #expect(context.recordedError != nil)               // still refusing
+            #expect(context.hasChanges) // nothing lost, nothing written
+            #expect(context.recordedError != nil) // still refusing
             context.rollback()
             #expect(context.recordedError == nil && !context.hasChanges)
             try context.insertBook("Saved")

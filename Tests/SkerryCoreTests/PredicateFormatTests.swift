@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Core Data's predicate format language: what it parses to, what it finds (the same from SQL and
@@ -16,16 +17,23 @@ import Testing
             ("year = %d", [1965], AttributeKey("year") == 1965),
             ("1960 < year", [], AttributeKey("year") > 1960),
             ("title == %@ AND year < %ld", ["Dune", 1970], AttributeKey("title") == "Dune" && AttributeKey("year") < 1970),
-            ("title == 'Dune' && year < 1970 && inPrint == YES", [],
-             .and([AttributeKey("title") == "Dune", AttributeKey("year") < 1970, AttributeKey("inPrint") == true])),
-            ("title == \"Dune\" OR title == 'Emma' || NOT inPrint == no", [],
-             .or([AttributeKey("title") == "Dune", AttributeKey("title") == "Emma", !(AttributeKey("inPrint") == false)])),
+            (
+                "title == 'Dune' && year < 1970 && inPrint == YES", [],
+                .and([AttributeKey("title") == "Dune", AttributeKey("year") < 1970, AttributeKey("inPrint") == true])
+            ),
+            (
+                "title == \"Dune\" OR title == 'Emma' || NOT inPrint == no", [],
+                .or([AttributeKey("title") == "Dune", AttributeKey("title") == "Emma", !(AttributeKey("inPrint") == false)])
+            ),
             ("year == nil", [], AttributeKey("year").isNil),
             ("year != NULL", [], AttributeKey("year").isNotNil),
             ("year BETWEEN {1960, 1970}", [], AttributeKey("year").between(1960...1970)),
             ("year IN {1961, 1965}", [], AttributeKey("year").isIn([1961, 1965])),
             ("title IN %@", [["Dune", "Emma"]], AttributeKey("title").isIn(["Dune", "Emma"])),
-            ("title BEGINSWITH[cd] %@", ["du"], AttributeKey("title").beginsWith("du", options: [.caseInsensitive, .diacriticInsensitive])),
+            (
+                "title BEGINSWITH[cd] %@", ["du"],
+                AttributeKey("title").beginsWith("du", options: [.caseInsensitive, .diacriticInsensitive])
+            ),
             ("title endswith[c] 'E'", [], AttributeKey("title").endsWith("E", options: .caseInsensitive)),
             ("title CONTAINS[d] 'e'", [], AttributeKey("title").contains("e", options: .diacriticInsensitive)),
             ("title LIKE 'D?ne*'", [], AttributeKey("title").like("D?ne*")),
@@ -40,8 +48,10 @@ import Testing
             ("FalsePredicate", [], .constant(false)),
             ("not not year > 1", [], AttributeKey("year") > 1),
             ("#size == 1", [], AttributeKey("size") == 1),
-            ("year == 0x10 OR year == 0b11 OR year == 0o17 OR year == -2", [],
-             .or([AttributeKey("year") == 16, AttributeKey("year") == 3, AttributeKey("year") == 15, AttributeKey("year") == -2])),
+            (
+                "year == 0x10 OR year == 0b11 OR year == 0o17 OR year == -2", [],
+                .or([AttributeKey("year") == 16, AttributeKey("year") == 3, AttributeKey("year") == 15, AttributeKey("year") == -2])
+            ),
             ("rating > 1.5e1", [], AttributeKey("rating") > 15.0),
         ]
         for (format, arguments, expected) in cases {
@@ -53,7 +63,8 @@ import Testing
         #expect(try FetchPredicate(format: #"title == 'it\'s'"#) == (AttributeKey("title") == "it's"))
         #expect(try FetchPredicate(format: #"title == "say \"hi\"""#) == (AttributeKey("title") == "say \"hi\""))
         #expect(try FetchPredicate(format: #"title == 'a"b'"#) == (AttributeKey("title") == "a\"b"))
-        #expect(try FetchPredicate(format: #"title == "tab\there\nand \u00e9 \x41 \101""#) == (AttributeKey("title") == "tab\there\nand é A A"))
+        #expect(
+            try FetchPredicate(format: #"title == "tab\there\nand \u00e9 \x41 \101""#) == (AttributeKey("title") == "tab\there\nand é A A"))
         // Quoted specifiers are text, not arguments.
         #expect(try FetchPredicate(format: "title == '%@'") == (AttributeKey("title") == "%@"))
     }
@@ -65,8 +76,11 @@ import Testing
         #expect(try FetchPredicate(format: "published < %@", date) == (AttributeKey("published") < date))
         #expect(try FetchPredicate(format: "key == %@", id) == .comparison(key: "key", .equal, .uuid(id)))
         #expect(try FetchPredicate(format: "title == %@", none as Any) == AttributeKey("title").isNil)
-        #expect(try FetchPredicate(format: "price >= %@", Decimal(string: "7.5")!) == .comparison(key: "price", .greaterThanOrEqual, .decimal(Decimal(string: "7.5")!)))
-        #expect(try FetchPredicate(format: "year == %i OR year == %lld OR year == %u OR year == %hd", 1, Int64(2), UInt32(3), Int16(4))
+        #expect(
+            try FetchPredicate(format: "price >= %@", Decimal(string: "7.5")!)
+                == .comparison(key: "price", .greaterThanOrEqual, .decimal(Decimal(string: "7.5")!)))
+        #expect(
+            try FetchPredicate(format: "year == %i OR year == %lld OR year == %u OR year == %hd", 1, Int64(2), UInt32(3), Int16(4))
                 == .or([AttributeKey("year") == 1, AttributeKey("year") == 2, AttributeKey("year") == 3, AttributeKey("year") == 4]))
         #expect(try FetchPredicate(format: "rating > %g", 2) == (AttributeKey("rating") > 2.0))
         #expect(try FetchPredicate(format: "%K.%K == %@", "writer", "name", "Lem") == (AttributeKey("writer.name") == "Lem"))
@@ -81,7 +95,10 @@ import Testing
         let sixties = try template.withSubstitutionVariables(["FROM": 1960, "TO": 1970])
         // doc: end
         #expect(sixties == (AttributeKey("year") >= 1960 && AttributeKey("year") < 1970))
-        guard case .unsubstituted(let parsed) = template else { Issue.record("not a template"); return }
+        guard case .unsubstituted(let parsed) = template else {
+            Issue.record("not a template")
+            return
+        }
         #expect(parsed.variableNames == ["FROM", "TO"])
         let error = expectError(.invalidPredicateFormat) { _ = try template.withSubstitutionVariables(["FROM": 1960]) }
         #expect(error?.message.contains("$TO") == true)
@@ -91,7 +108,9 @@ import Testing
             try context.performAndWait { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: template)) }
         }
         #expect(unbound?.message.contains("$FROM, $TO") == true)
-        #expect(try FetchPredicate(format: "title IN {$A, 'x'}").withSubstitutionVariables(["A": "y"]) == AttributeKey("title").isIn(["y", "x"]))
+        #expect(
+            try FetchPredicate(format: "title IN {$A, 'x'}").withSubstitutionVariables(["A": "y"])
+                == AttributeKey("title").isIn(["y", "x"]))
     }
 
     // MARK: Errors
@@ -139,9 +158,12 @@ import Testing
         let error = expectError(.invalidPredicateFormat) { _ = try FetchPredicate(format: deepParentheses) }
         #expect(error?.predicateSyntax?.expected == "at most \(FetchPredicate.maximumDepth) levels of nesting")
         let deepNot = String(repeating: "NOT ", count: 1_000) + "year > 1"
-        #expect(try FetchPredicate(format: deepNot) == (AttributeKey("year") > 1))   // an even number of NOTs
+        #expect(try FetchPredicate(format: deepNot) == (AttributeKey("year") > 1)) // an even number of NOTs
         let longAnd = (0..<1_000).map { "year != \($0)" }.joined(separator: " AND ")
-        guard case .and(let parts) = try FetchPredicate(format: longAnd) else { Issue.record("not an AND"); return }
+        guard case .and(let parts) = try FetchPredicate(format: longAnd) else {
+            Issue.record("not an AND")
+            return
+        }
         #expect(parts.count == 1_000)
         expectError(.invalidPredicateFormat) { _ = try FetchPredicate(format: String(repeating: "{", count: 1_000)) }
         expectError(.invalidPredicateFormat) {
@@ -204,12 +226,17 @@ import Testing
             try LibraryFixtures.fill(context)
             try context.save()
             let lem = try context.fetch(FetchRequest(entityName: "Writer", predicate: try FetchPredicate(format: "name == 'Lem'")))[0]
-            let herbert = try context.fetch(FetchRequest(entityName: "Writer", predicate: try FetchPredicate(format: "name == 'Herbert'")))[0]
+            let herbert = try context.fetch(FetchRequest(entityName: "Writer", predicate: try FetchPredicate(format: "name == 'Herbert'")))[
+                0]
             func titles(_ format: String, _ arguments: Any...) throws -> [String] {
-                try context.fetch(FetchRequest(entityName: "Novel", predicate: try FetchPredicate(format: format, argumentArray: arguments))).map(\.label).sorted()
+                try context.fetch(
+                    FetchRequest(entityName: "Novel", predicate: try FetchPredicate(format: format, argumentArray: arguments))
+                ).map(\.label).sorted()
             }
             func writers(_ format: String, _ arguments: Any...) throws -> [String] {
-                try context.fetch(FetchRequest(entityName: "Writer", predicate: try FetchPredicate(format: format, argumentArray: arguments))).map(\.label).sorted()
+                try context.fetch(
+                    FetchRequest(entityName: "Writer", predicate: try FetchPredicate(format: format, argumentArray: arguments))
+                ).map(\.label).sorted()
             }
             // Saved: answered in SQL.
             #expect(try titles("writer == %@", lem) == ["Solaris"])
@@ -235,8 +262,9 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func sortKeysGoThroughToOneRelationships(kind: StoreKind) throws {
         let library = try LibraryStacks(kind)
-        var request = FetchRequest(entityName: "Novel", sortKeys: [SortKey("writer.agency.name", ascending: false), SortKey("writer.name"), SortKey("title")])
-        let expected = ["Dune", "Dune Messiah", "Solaris", "Emma", "Persuasion"]   // Ace's writers first, then none
+        var request = FetchRequest(
+            entityName: "Novel", sortKeys: [SortKey("writer.agency.name", ascending: false), SortKey("writer.name"), SortKey("title")])
+        let expected = ["Dune", "Dune Messiah", "Solaris", "Emma", "Persuasion"] // Ace's writers first, then none
         #expect(try library.saved.performAndWait { try library.saved.fetch(request).map(\.label) } == expected)
         #expect(try library.unsaved.performAndWait { try library.unsaved.fetch(request).map(\.label) } == expected)
         request.fetchLimit = 2
@@ -265,8 +293,9 @@ import Testing
             try context.insertBook("Emma", year: 1815)
             try context.save()
             // doc: format-predicate
-            let request = FetchRequest(entityName: "Book",
-                                       predicate: try FetchPredicate(format: "year >= %d AND title BEGINSWITH[cd] %@", 1960, "du"))
+            let request = FetchRequest(
+                entityName: "Book",
+                predicate: try FetchPredicate(format: "year >= %d AND title BEGINSWITH[cd] %@", 1960, "du"))
             let books = try context.fetch(request)
             // doc: end
             #expect(books.count == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Random and mutated format strings: each parses, or fails with a typed error that says where;
@@ -18,7 +19,8 @@ import Testing
         "(", ")", "{", "}", ",", ".", "[c]", "[cd]", "[", "]", " ", "'", "\"", "\\", "$x", "$", "%@", "%K", "%d", "%",
         "@count", "@sum", "@", "AND", "OR", "NOT", "!", "&&", "||", "==", "=", "!=", "<>", "<", "<=", "=>", ">",
         "ANY", "ALL", "NONE", "SOME", "IN", "BETWEEN", "LIKE", "MATCHES", "CONTAINS", "SUBQUERY", "SELF", "nil",
-        "YES", "NO", "title", "year", "books", "tags", "writer", "0", "1.5", "-", "0x", "1e", "#", "é", "🙂", "\n", "e\u{301}", "\u{301}", "🇫🇷",
+        "YES", "NO", "title", "year", "books", "tags", "writer", "0", "1.5", "-", "0x", "1e", "#", "é", "🙂", "\n", "e\u{301}", "\u{301}",
+        "🇫🇷",
     ]
 
     private static func check(_ format: String, _ context: ObjectContext, arguments: [Any]) {
@@ -44,11 +46,12 @@ import Testing
         let arguments: [Any] = ["year", 1, 2.5]
         try context.performAndWait {
             try LibraryFixtures.fill(context)
-            for _ in 0..<1_500 {       // random sequences of the language's pieces
-                let format = (0..<(1 + random.below(14))).map { _ in Self.pieces[random.below(Self.pieces.count)] }.joined(separator: random.chance(70) ? " " : "")
+            for _ in 0..<1_500 { // random sequences of the language's pieces
+                let format = (0..<(1 + random.below(14))).map { _ in Self.pieces[random.below(Self.pieces.count)] }.joined(
+                    separator: random.chance(70) ? " " : "")
                 Self.check(format, context, arguments: arguments)
             }
-            for _ in 0..<1_500 {       // valid formats with characters inserted, removed or replaced
+            for _ in 0..<1_500 { // valid formats with characters inserted, removed or replaced
                 var scalars = Array(Self.seeds[random.below(Self.seeds.count)].unicodeScalars)
                 for _ in 0..<(1 + random.below(4)) {
                     let position = random.below(scalars.count + 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// A deterministic random generator (SplitMix64), so that a failure repeats.
@@ -25,7 +26,9 @@ struct SeededGenerator: RandomNumberGenerator {
 @Suite struct PredicatePropertyTests {
     typealias Case = (code: FetchPredicate, format: String, arguments: [Any])
 
-    private static let operators: [ComparisonOperator] = [.equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
+    private static let operators: [ComparisonOperator] = [
+        .equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual,
+    ]
 
     private static func atom(_ random: inout SeededGenerator) -> Case {
         let op = operators[random.below(operators.count)]
@@ -39,11 +42,15 @@ struct SeededGenerator: RandomNumberGenerator {
             let price = Decimal(random.below(10)) + Decimal(string: "0.5")!
             return (.comparison(key: "price", op, .decimal(price)), "price \(op.rawValue) %@", [price])
         case 4:
-            let ops: [(StringOperator, String)] = [(.beginsWith, "BEGINSWITH"), (.endsWith, "ENDSWITH"), (.contains, "CONTAINS"),
-                                                   (.like, "LIKE"), (.matches, "MATCHES"), (.equal, "==")]
+            let ops: [(StringOperator, String)] = [
+                (.beginsWith, "BEGINSWITH"), (.endsWith, "ENDSWITH"), (.contains, "CONTAINS"),
+                (.like, "LIKE"), (.matches, "MATCHES"), (.equal, "=="),
+            ]
             let (sop, word) = ops[random.below(ops.count)]
-            let patterns: [StringOperator: [String]] = [.beginsWith: ["n1", "N"], .endsWith: ["1", "x"], .contains: ["1", "0"],
-                                                        .like: ["n?", "*1*"], .matches: ["n[0-5]+", "N1.*"], .equal: ["n3", "N10"]]
+            let patterns: [StringOperator: [String]] = [
+                .beginsWith: ["n1", "N"], .endsWith: ["1", "x"], .contains: ["1", "0"],
+                .like: ["n?", "*1*"], .matches: ["n[0-5]+", "N1.*"], .equal: ["n3", "N10"],
+            ]
             let pattern = patterns[sop]![random.below(2)]
             let options: StringComparisonOptions = random.chance(50) ? .caseInsensitive : []
             let format = "title \(word)\(options.isEmpty ? (sop == .equal ? "[d]" : "") : "[c]") %@"
@@ -59,13 +66,19 @@ struct SeededGenerator: RandomNumberGenerator {
         case 13: return (.count(relationship: "tags", op, count), "tags.@count \(op.rawValue) \(count)", [])
         case 14: return (.count(relationship: "writer.books", op, count + 1), "writer.books.@count \(op.rawValue) %ld", [count + 1])
         case 15:
-            let functions: [(AggregateFunction, String, Int64)] = [(.sum, "pages", 500), (.average, "year", 1960), (.min, "year", 1955), (.max, "pages", 300)]
+            let functions: [(AggregateFunction, String, Int64)] = [
+                (.sum, "pages", 500), (.average, "year", 1960), (.min, "year", 1955), (.max, "pages", 300),
+            ]
             let (function, key, value) = functions[random.below(functions.count)]
-            return (.aggregate(function, keyPath: "writer.books.\(key)", op, .int(value)),
-                    "writer.books.@\(function.rawValue).\(key) \(op.rawValue) \(value)", [])
+            return (
+                .aggregate(function, keyPath: "writer.books.\(key)", op, .int(value)),
+                "writer.books.@\(function.rawValue).\(key) \(op.rawValue) \(value)", []
+            )
         case 16:
-            return (.countMatching(relationship: "tags", AttributeKey("text") != "L\(count)", op, 1),
-                    "SUBQUERY(tags, $t, $t.text != 'L\(count)').@count \(op.rawValue) 1", [])
+            return (
+                .countMatching(relationship: "tags", AttributeKey("text") != "L\(count)", op, 1),
+                "SUBQUERY(tags, $t, $t.text != 'L\(count)').@count \(op.rawValue) 1", []
+            )
         case 17: return (.sql("year > ? OR pages < ?", [.int(year), .int(200)]), "", [])
         case 18: return (.constant(random.chance(50)), "", [])
         default: return (AttributeKey("inPrint") == random.chance(50), "", [])
@@ -120,9 +133,15 @@ struct SeededGenerator: RandomNumberGenerator {
         for novel in novels where random.chance(40) {
             try novel.setValue(random.chance(80) ? Int32(1950 + random.below(21)) : nil, forKey: "year")
             try novel.setValue(random.chance(80) ? Int64(100 + random.below(300)) : nil, forKey: "pages")
-            if random.chance(50) { try novel.setRelatedObject(random.chance(80) ? writers[random.below(writers.count)] : nil, forKey: "writer") }
+            if random.chance(50) {
+                try novel.setRelatedObject(random.chance(80) ? writers[random.below(writers.count)] : nil, forKey: "writer")
+            }
             let label = labels[random.below(labels.count)]
-            if random.chance(50) { try novel.addRelatedObject(label, forKey: "tags") } else { try novel.removeRelatedObject(label, forKey: "tags") }
+            if random.chance(50) {
+                try novel.addRelatedObject(label, forKey: "tags")
+            } else {
+                try novel.removeRelatedObject(label, forKey: "tags")
+            }
         }
         let added = try context.insertNamed("Novel", "n99")
         try added.setValue(Int32(1960), forKey: "year")
@@ -145,9 +164,15 @@ struct SeededGenerator: RandomNumberGenerator {
             let context = stack.newBackgroundContext()
             try context.performAndWait {
                 try Self.fill(context, seed: seed)
-                if save { try context.save(); context.reset() }
+                if save {
+                    try context.save()
+                    context.reset()
+                }
                 if thenChange { try Self.change(context, seed: seed) }
-                if saveChanges { try context.save(); context.reset() }
+                if saveChanges {
+                    try context.save()
+                    context.reset()
+                }
             }
             return (context, stack)
         }
@@ -156,7 +181,7 @@ struct SeededGenerator: RandomNumberGenerator {
         let pending = try context(save: true, thenChange: true, saveChanges: false)
         let changedThenSaved = try context(save: true, thenChange: true, saveChanges: true)
         var random = SeededGenerator(seed: seed)
-        var telling = 0     // predicates that find some novels but not all: the check means something
+        var telling = 0 // predicates that find some novels but not all: the check means something
         for _ in 0..<150 {
             let generated = Self.predicate(&random, depth: 3)
             let readsOtherNovels = "\(generated.code)".contains("writer.books")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 // MARK: - Data set
@@ -351,8 +352,10 @@ private let agreementCases: [(String, FetchPredicate)] = {
             ("isbn isNil", AttributeKey("isbn").isNil, { $0.isbn == nil }),
             ("uuid == #2", AttributeKey("uuid") == uuidNumber(2), { $0.uuid == uuidNumber(2) }),
             ("beginsWith Dune", title.beginsWith("Dune"), { $0.title.hasPrefix("Dune") }),
-            ("and", year >= Int32(1970) && AttributeKey("inPrint") == true,
-             { ($0.year.map { $0 >= 1970 } ?? false) && $0.inPrint }),
+            (
+                "and", year >= Int32(1970) && AttributeKey("inPrint") == true,
+                { ($0.year.map { $0 >= 1970 } ?? false) && $0.inPrint }
+            ),
             ("or", year == Int32(1965) || title.beginsWith("Z"), { $0.year == 1965 || $0.title.hasPrefix("Z") }),
             ("constant true", .constant(true), { _ in true }),
             ("constant false", .constant(false), { _ in false }),
@@ -396,13 +399,17 @@ private let agreementCases: [(String, FetchPredicate)] = {
     func stringOperatorsAndOptions(kind: StoreKind) throws {
         let paths = try TwoPaths(kind)
         let cases: [(FetchPredicate, [String])] = [
-            (title.contains("creme", options: [.caseInsensitive, .diacriticInsensitive]),
-             ["CRÈME", "Cre\u{0300}me de\u{0301}compose\u{0301}e", "Crème brûlée", "creme fraiche"]),
+            (
+                title.contains("creme", options: [.caseInsensitive, .diacriticInsensitive]),
+                ["CRÈME", "Cre\u{0300}me de\u{0301}compose\u{0301}e", "Crème brûlée", "creme fraiche"]
+            ),
             (title.contains("creme"), ["creme fraiche"]),
             (title.contains("Creme", options: .diacriticInsensitive), ["Cre\u{0300}me de\u{0301}compose\u{0301}e", "Crème brûlée"]),
             // The decomposed "e\u{0300}" is canonically equivalent to "è".
-            (title.contains("CRÈME", options: .caseInsensitive),
-             ["CRÈME", "Cre\u{0300}me de\u{0301}compose\u{0301}e", "Crème brûlée"]),
+            (
+                title.contains("CRÈME", options: .caseInsensitive),
+                ["CRÈME", "Cre\u{0300}me de\u{0301}compose\u{0301}e", "Crème brûlée"]
+            ),
             (title.beginsWith("Dune"), ["Dune"]),
             (title.beginsWith("dune", options: .caseInsensitive), ["DUNE MESSIAH", "Dune", "dune"]),
             (title.endsWith("DUNE", options: .caseInsensitive), ["Children of Dune", "Dune", "dune"]),
@@ -515,8 +522,10 @@ private let agreementCases: [(String, FetchPredicate)] = {
         book.title = "head\u{0}tail"
         let paths = try TwoPaths(kind, books: [book])
         #expect(try paths.storeTitles(nil) == ["head\u{0}tail"])
-        for predicate in [title == "head\u{0}tail", title.contains("tail"), title.endsWith("tail"),
-                          title.like("head?tail"), title.beginsWith("head")] {
+        for predicate in [
+            title == "head\u{0}tail", title.contains("tail"), title.endsWith("tail"),
+            title.like("head?tail"), title.beginsWith("head"),
+        ] {
             #expect(try paths.memoryTitles(predicate) == ["head\u{0}tail"], "\(predicate) (memory)")
             #expect(try paths.storeTitles(predicate) == ["head\u{0}tail"], "\(predicate) (store)")
         }

@@ -1,38 +1,50 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Four versions of a library model: 2 changes a type (custom step), 3 scales a value (custom
 /// step), 4 adds an entity (automatic).
 enum LibraryVersions {
     static func book(year: AttributeType, extra: [AttributeDescription] = []) -> EntityDescription {
-        EntityDescription(name: "Book", attributes: [
-            AttributeDescription("title", .string),
-            AttributeDescription("year", year),
-            AttributeDescription("price", .double),
-            AttributeDescription("isbn", .string, isOptional: true),
-        ] + extra, relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
-        uniquenessConstraints: [["isbn"]])
+        EntityDescription(
+            name: "Book",
+            attributes: [
+                AttributeDescription("title", .string),
+                AttributeDescription("year", year),
+                AttributeDescription("price", .double),
+                AttributeDescription("isbn", .string, isOptional: true),
+            ] + extra, relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
+            uniquenessConstraints: [["isbn"]])
     }
-    static let author = EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)],
-                                          relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)])
+    static let author = EntityDescription(
+        name: "Author", attributes: [AttributeDescription("name", .string)],
+        relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)])
     static let v1 = try! ObjectModel(entities: [book(year: .integer16), author])
     static let v2 = try! ObjectModel(entities: [book(year: .string), author])
     static let v3 = try! ObjectModel(entities: [book(year: .string), author], versionHashModifier: "Book.price=euros")
-    static let v4 = try! ObjectModel(entities: [book(year: .string), author,
-                                                EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)])])
+    static let v4 = try! ObjectModel(entities: [
+        book(year: .string), author,
+        EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)]),
+    ])
 
     static func plan(progress: (@Sendable (Int, Int) -> Void)? = nil, failInStep3: Bool = false) -> MigrationPlan {
-        MigrationPlan(versions: [v1, v2, v3, v4], steps: [
-            MigrationStep(from: 0, transformRow: { entity, old, new in
-                if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
-            }),
-            MigrationStep(from: 1, transformRow: { entity, old, new in
-                guard entity == "Book", case .double(let cents) = old["price"] else { return }
-                if failInStep3 { throw SkerryError(.invalidArgument, "refused on purpose") }
-                new["price"] = .double(cents / 100)
-            }),
-        ], progress: progress)
+        MigrationPlan(
+            versions: [v1, v2, v3, v4],
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    transformRow: { entity, old, new in
+                        if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
+                    }),
+                MigrationStep(
+                    from: 1,
+                    transformRow: { entity, old, new in
+                        guard entity == "Book", case .double(let cents) = old["price"] else { return }
+                        if failInStep3 { throw SkerryError(.invalidArgument, "refused on purpose") }
+                        new["price"] = .double(cents / 100)
+                    }),
+            ], progress: progress)
     }
 
     static func populate(_ context: ObjectContext) throws {
@@ -65,7 +77,7 @@ enum LibraryVersions {
         let tester = MigrationTester(plan: LibraryVersions.plan(), directory: directory.url)
         var seen: [Int: [String]] = [:]
         try tester.migrateStepByStep(populate: LibraryVersions.populate) { version, context in
-            seen[version] = try books(context)             // what the store holds after each step
+            seen[version] = try books(context) // what the store holds after each step
             if version == 3 {
                 let publisher = try context.insert(entityName: "Publisher")
                 try publisher.setValue("Ace", forKey: "name")
@@ -81,8 +93,9 @@ enum LibraryVersions {
     @Test func aStoreMigratesAtOnceAndReportsProgress() throws {
         let directory = TemporaryDirectory()
         let steps = Locked<[String]>([])
-        let tester = MigrationTester(plan: LibraryVersions.plan(progress: { step, count in steps.append("\(step)/\(count)") }),
-                                     directory: directory.url)
+        let tester = MigrationTester(
+            plan: LibraryVersions.plan(progress: { step, count in steps.append("\(step)/\(count)") }),
+            directory: directory.url)
         var result: [String] = []
         try tester.migrateAtOnce(populate: LibraryVersions.populate) { context in
             result = try books(context)
@@ -123,12 +136,14 @@ enum LibraryVersions {
         let new = try ObjectModel(entities: [EntityDescription(name: "Note", attributes: [AttributeDescription("body", .string)])])
         let plan = MigrationPlan(versions: [old, new], steps: [MigrationStep(from: 0, renamedAttributes: ["Note.body": "text"])])
         var bodies: [String] = []
-        try MigrationTester(plan: plan, directory: directory.url).migrateAtOnce(populate: { context in
-            try context.insert(entityName: "Note").setValue("Remember the milk", forKey: "text")
-            try context.save()
-        }, check: { context in
-            bodies = try context.fetch(FetchRequest(entityName: "Note")).map { try $0.value(forKey: "body", as: String.self) }
-        })
+        try MigrationTester(plan: plan, directory: directory.url).migrateAtOnce(
+            populate: { context in
+                try context.insert(entityName: "Note").setValue("Remember the milk", forKey: "text")
+                try context.save()
+            },
+            check: { context in
+                bodies = try context.fetch(FetchRequest(entityName: "Note")).map { try $0.value(forKey: "body", as: String.self) }
+            })
         #expect(bodies == ["Remember the milk"])
     }
 
@@ -145,26 +160,35 @@ enum LibraryVersions {
     @Test func theVersionsOfAnXcodeModelMigrateProgressively() throws {
         let fixture = FixtureFiles.url("Library.xcdatamodeld")
         let versions = try XcodeModel(contentsOf: fixture).loadAllVersions().map(\.model)
-        let plan = MigrationPlan(versions: versions, steps: [
-            MigrationStep(from: 0, transformRow: { entity, old, new in                 // Integer 16 -> String
-                if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
-            }),
-            MigrationStep(from: 1, transformRow: { entity, old, new in                 // cents -> euros
-                if entity == "Book", case .double(let cents) = old["price"] { new["price"] = .double(cents / 100) }
-            }),
-        ])
+        let plan = MigrationPlan(
+            versions: versions,
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    transformRow: { entity, old, new in // Integer 16 -> String
+                        if entity == "Book", case .int(let year) = old["year"] { new["year"] = .string(String(year)) }
+                    }),
+                MigrationStep(
+                    from: 1,
+                    transformRow: { entity, old, new in // cents -> euros
+                        if entity == "Book", case .double(let cents) = old["price"] { new["price"] = .double(cents / 100) }
+                    }),
+            ])
         let directory = TemporaryDirectory()
         var rows: [String] = []
-        try MigrationTester(plan: plan, directory: directory.url).migrateStepByStep(populate: { context in
-            let book = try context.insert(entityName: "Book")
-            try book.setValue("Dune", forKey: "title")
-            try book.setValue(Int16(1965), forKey: "year")
-            try book.setValue(995.0, forKey: "price")
-            try context.save()
-        }, check: { version, context in
-            let book = try context.fetch(FetchRequest(entityName: "Book"))[0]
-            rows.append("\(version): \(try book.value(forKey: "year", as: String.self)) \(try book.value(forKey: "price", as: Double.self))")
-        })
+        try MigrationTester(plan: plan, directory: directory.url).migrateStepByStep(
+            populate: { context in
+                let book = try context.insert(entityName: "Book")
+                try book.setValue("Dune", forKey: "title")
+                try book.setValue(Int16(1965), forKey: "year")
+                try book.setValue(995.0, forKey: "price")
+                try context.save()
+            },
+            check: { version, context in
+                let book = try context.fetch(FetchRequest(entityName: "Book"))[0]
+                rows.append(
+                    "\(version): \(try book.value(forKey: "year", as: String.self)) \(try book.value(forKey: "price", as: Double.self))")
+            })
         #expect(rows == ["1: 1965 995.0", "2: 1965 9.95", "3: 1965 9.95"])
     }
 
@@ -174,12 +198,14 @@ enum LibraryVersions {
         #expect(plan.steps[0]?.renamedAttributes == ["Note.body": "text"])
         let directory = TemporaryDirectory()
         var bodies: [String] = []
-        try MigrationTester(plan: plan, directory: directory.url).migrateAtOnce(populate: { context in
-            try context.insert(entityName: "Note").setValue("Remember the milk", forKey: "text")
-            try context.save()
-        }, check: { context in
-            bodies = try context.fetch(FetchRequest(entityName: "Note")).map { try $0.value(forKey: "body", as: String.self) }
-        })
+        try MigrationTester(plan: plan, directory: directory.url).migrateAtOnce(
+            populate: { context in
+                try context.insert(entityName: "Note").setValue("Remember the milk", forKey: "text")
+                try context.save()
+            },
+            check: { context in
+                bodies = try context.fetch(FetchRequest(entityName: "Note")).map { try $0.value(forKey: "body", as: String.self) }
+            })
         #expect(bodies == ["Remember the milk"])
     }
 }

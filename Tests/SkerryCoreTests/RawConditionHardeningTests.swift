@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Regression tests for the query-side bugs of the engine review: raw SQL conditions on unsaved
@@ -7,7 +8,8 @@ import Testing
 /// evaluation.
 @Suite struct RawConditionHardeningTests {
     private func titles(_ context: ObjectContext, _ predicate: FetchPredicate) throws -> [String] {
-        try context.fetch(FetchRequest(entityName: "Book", predicate: predicate)).map { try $0.value(forKey: "title", as: String.self) }.sorted()
+        try context.fetch(FetchRequest(entityName: "Book", predicate: predicate)).map { try $0.value(forKey: "title", as: String.self) }
+            .sorted()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -38,9 +40,10 @@ import Testing
         try context.performAndWait {
             for index in 0..<200 { try context.insertBook("Book \(index)", year: Int32(1900 + index)) }
             let before = stack.statistics
-            let found = try context.fetch(FetchRequest(entityName: "Book", predicate: .sql("year % 2 = ? AND title LIKE ?", [.int(0), .string("Book 1%")])))
+            let found = try context.fetch(
+                FetchRequest(entityName: "Book", predicate: .sql("year % 2 = ? AND title LIKE ?", [.int(0), .string("Book 1%")])))
             let statements = stack.statistics.since(before).statementsExecuted
-            #expect(found.count == 55)     // 10–19 and 100–199, even ones only
+            #expect(found.count == 55) // 10–19 and 100–199, even ones only
             #expect(statements <= 2, "\(statements) statements: one for the stored rows, one for all unsaved objects")
         }
     }
@@ -85,13 +88,17 @@ import Testing
             ]
             for condition in escapes {
                 expectError(.invalidArgument) { _ = try titles(context, .sql(condition, [])) }
-                expectError(.invalidArgument) { _ = try context.count(for: FetchRequest(entityName: "Book", predicate: .sql(condition, []))) }
-                expectError(.invalidArgument) { _ = try context.execute(BatchDeleteRequest(entityName: "Book", predicate: .sql(condition, []))) }
+                expectError(.invalidArgument) {
+                    _ = try context.count(for: FetchRequest(entityName: "Book", predicate: .sql(condition, [])))
+                }
+                expectError(.invalidArgument) {
+                    _ = try context.execute(BatchDeleteRequest(entityName: "Book", predicate: .sql(condition, [])))
+                }
             }
             // A condition may read its own table in a subquery, and end in a comment.
             #expect(try titles(context, .sql("year = (SELECT max(year) FROM \"Book\") -- the latest", [])) == ["Dune"])
             #expect(try titles(context, .sql("year > ? -- recent", [.int(1900)])) == ["Dune"])
-            try context.insertBook("Solaris", year: 1961)      // unsaved: evaluated by SQLite over its values
+            try context.insertBook("Solaris", year: 1961) // unsaved: evaluated by SQLite over its values
             #expect(try titles(context, .sql("year > ? -- recent", [.int(1900)])) == ["Dune", "Solaris"])
             #expect(try context.count(for: FetchRequest(entityName: "Book")) == 3)
         }
@@ -107,7 +114,7 @@ import Testing
             var deepAnd = AttributeKey("year") > 1960
             for index in 0..<1_000 { deepAnd = .and([deepAnd, AttributeKey("year") != Int32(index)]) }
             for predicate in [deepNot, deepAnd] {
-                expectError(.invalidArgument) { _ = try titles(context, predicate) }        // in memory
+                expectError(.invalidArgument) { _ = try titles(context, predicate) } // in memory
                 expectError(.invalidArgument) { _ = try context.execute(BatchDeleteRequest(entityName: "Book", predicate: predicate)) }
             }
             // `&&` in a loop stays flat: a thousand conditions work, in memory and in SQL.
@@ -139,7 +146,7 @@ import Testing
         try reader.performAndWait {
             let book = try reader.fetch(FetchRequest(entityName: "Book"))[0]
             // The shelf is not loaded: reading its name needs its row.
-            try book.setValue("Dune (revised)", forKey: "title")  // a pending change: matched in memory
+            try book.setValue("Dune (revised)", forKey: "title") // a pending change: matched in memory
         }
         // The shelf's row goes away behind the reader's back (another process).
         try rawSQL(directory.file("Graph.sqlite"), "DELETE FROM Shelf")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 @Suite struct RawPredicateTests {
@@ -13,10 +14,10 @@ import Testing
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             for (title, year) in books { try context.insertBook(title, year: year) }
-            let unsaved = try context.fetch(request).map(\.title)            // SQLite over each object's values
+            let unsaved = try context.fetch(request).map(\.title) // SQLite over each object's values
             try context.save()
             context.reset()
-            let saved = try context.fetch(request).map(\.title)              // SQL on the table
+            let saved = try context.fetch(request).map(\.title) // SQL on the table
             #expect(unsaved == ["Dune", "Emma", "Solaris"])
             #expect(saved == unsaved)
         }

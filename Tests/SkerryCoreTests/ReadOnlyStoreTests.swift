@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// `StoreDescription.isReadOnly`: reading a store that must not, or cannot, be written.
@@ -11,7 +12,8 @@ import Testing
         try stack.loadPersistentStores()
         let context = stack.newBackgroundContext()
         try context.performAndWait {
-            try context.insertBook("Dune"); try context.insertBook("Emma")
+            try context.insertBook("Dune")
+            try context.insertBook("Emma")
             try context.save()
         }
     }
@@ -27,7 +29,9 @@ import Testing
     private func titles(_ stack: PersistentStack) throws -> [String] {
         let context = stack.newBackgroundContext()
         return try context.performAndWait {
-            try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])).map { try $0.value(forKey: "title", as: String.self) }
+            try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])).map {
+                try $0.value(forKey: "title", as: String.self)
+            }
         }
     }
 
@@ -42,12 +46,15 @@ import Testing
 
     /// Checks that the store file holds the bytes it held: SQLite's shared-memory index may appear
     /// beside it (readers of a WAL database share it), but no log with anything in it.
-    private func expectUnchanged(_ directory: TemporaryDirectory, since before: [String: Data],
-                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectUnchanged(
+        _ directory: TemporaryDirectory, since before: [String: Data],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let after = try snapshot(directory)
         #expect(after["Shelf.sqlite"] == before["Shelf.sqlite"], sourceLocation: sourceLocation)
         #expect(after["Shelf.sqlite-wal"]?.isEmpty ?? true, sourceLocation: sourceLocation)
-        #expect(Set(after.keys).subtracting(before.keys).isSubset(of: ["Shelf.sqlite-wal", "Shelf.sqlite-shm"]), sourceLocation: sourceLocation)
+        #expect(
+            Set(after.keys).subtracting(before.keys).isSubset(of: ["Shelf.sqlite-wal", "Shelf.sqlite-shm"]), sourceLocation: sourceLocation)
     }
 
     @Test func aReadOnlyStoreReadsAndRefusesEveryWrite() throws {
@@ -64,7 +71,7 @@ import Testing
                 try context.insertBook("Not written")
                 try context.fetch(FetchRequest(entityName: "Book"))[0].setValue("Renamed", forKey: "title")
                 expectError(.storeIsReadOnly) { try context.save() }
-                #expect(context.hasChanges)                       // the changes stay, as after any failed save
+                #expect(context.hasChanges) // the changes stay, as after any failed save
                 expectError(.storeIsReadOnly) { _ = try context.execute(BatchDeleteRequest(entityName: "Book")) }
             }
         }
@@ -92,8 +99,10 @@ import Testing
         let url = directory.file("Shelf.sqlite")
         try writeStore(url)
         let before = try snapshot(directory)
-        let newer = try ObjectModel(entities: [Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string, isOptional: true)]),
-                                               Fixtures.authorEntity()])
+        let newer = try ObjectModel(entities: [
+            Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string, isOptional: true)]),
+            Fixtures.authorEntity(),
+        ])
         expectError(.modelMismatch) { try readOnlyStack(url, model: newer).loadPersistentStores() }
         try expectUnchanged(directory, since: before)
         let missing = directory.file("Missing.sqlite")
@@ -132,7 +141,7 @@ struct Unwritable {
     func restore() {
         for path in paths.reversed() {
             if asRoot {
-                try? Self.run("/usr/bin/chattr", ["-i", path])     // best effort: the folder is removed next
+                try? Self.run("/usr/bin/chattr", ["-i", path]) // best effort: the folder is removed next
             } else {
                 try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Predicates through relationships answer the same from SQL (saved data) and in memory
@@ -74,11 +75,11 @@ import Testing
         try savedContext.performAndWait {
             try fill(savedContext)
             try savedContext.save()
-            savedContext.reset()                      // answers come from SQL
+            savedContext.reset() // answers come from SQL
         }
         let unsaved = try makeMemoryStack(model: GraphFixtures.model())
         let unsavedContext = unsaved.newBackgroundContext()
-        try unsavedContext.performAndWait { try fill(unsavedContext) }   // answers come from memory
+        try unsavedContext.performAndWait { try fill(unsavedContext) } // answers come from memory
         for (entity, name, predicate) in Self.cases {
             let fromSQL = try savedContext.performAndWait { try labels(savedContext, entity, predicate) }
             let fromMemory = try unsavedContext.performAndWait { try labels(unsavedContext, entity, predicate) }
@@ -91,9 +92,15 @@ import Testing
         let stack = try makeMemoryStack(model: GraphFixtures.model())
         let context = stack.newBackgroundContext()
         context.performAndWait {
-            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("author.nope") == "x")) }
-            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Author", predicate: AttributeKey("books.nope") == "x")) }
-            expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Book", predicate: RelationshipKey("author").count == 1)) }
+            expectError(.unknownAttribute) {
+                _ = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("author.nope") == "x"))
+            }
+            expectError(.unknownAttribute) {
+                _ = try context.fetch(FetchRequest(entityName: "Author", predicate: AttributeKey("books.nope") == "x"))
+            }
+            expectError(.unknownAttribute) {
+                _ = try context.fetch(FetchRequest(entityName: "Book", predicate: RelationshipKey("author").count == 1))
+            }
             expectError(.unknownAttribute) { _ = try context.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("books.title")])) }
         }
     }
@@ -118,7 +125,10 @@ import Testing
             request.relationshipKeyPathsForPrefetching = ["books"]
             let authors = try reader.fetch(request)
             for author in authors {
-                guard case .toMany(let ids) = author.relationshipValues[0] else { Issue.record("books not loaded"); continue }
+                guard case .toMany(let ids) = author.relationshipValues[0] else {
+                    Issue.record("books not loaded")
+                    continue
+                }
                 #expect(ids.count == 3)
                 #expect(ids.allSatisfy { reader.registeredObject(for: $0)?.isFault == false })
             }
@@ -155,13 +165,16 @@ import Testing
             request.relationshipKeyPathsForPrefetching = ["books"]
             let authors = try reader.fetch(request)
             #expect(authors.count == 3 && authors.allSatisfy(\.isFault))
-            #expect(authors[0].label == "Herbert")                 // loads the first batch: Herbert and Le Guin
+            #expect(authors[0].label == "Herbert") // loads the first batch: Herbert and Le Guin
             for author in authors.prefix(2) {
-                guard case .toMany(let ids) = author.relationshipValues[0] else { Issue.record("books not prefetched"); continue }
+                guard case .toMany(let ids) = author.relationshipValues[0] else {
+                    Issue.record("books not prefetched")
+                    continue
+                }
                 #expect(ids.count == 3)
                 #expect(ids.allSatisfy { reader.registeredObject(for: $0)?.isFault == false })
             }
-            #expect(authors[2].isFault)                             // the second batch is not loaded yet
+            #expect(authors[2].isFault) // the second batch is not loaded yet
         }
         // Behind the context's back: every book row goes. The first batch's books still read.
         try rawSQL(directory.file("Graph.sqlite"), "DELETE FROM Book")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 @Suite struct RelationshipSmokeTests {
@@ -35,7 +36,7 @@ import Testing
             #expect(try author.relatedObjects(forKey: "books").map(\.label).sorted() == ["Dune", "Dune Messiah"])
             let tag = try context.fetch(FetchRequest(entityName: "Tag"))[0]
             #expect(try tag.relatedObjects(forKey: "books").map(\.label) == ["Dune"])
-            try context.delete(author)                       // cascade: the books go too
+            try context.delete(author) // cascade: the books go too
             try context.save()
             #expect(try context.count(for: FetchRequest(entityName: "Book")) == 0)
             #expect(try tag.relatedObjects(forKey: "books").isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 @testable import SkerryPostgres
 
@@ -370,8 +371,11 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             let shelf = try second.graphObject("Shelf", "S")
             #expect(try shelf.members("items") == ["d", "c", "f", "a", "b"])
             // Replacing the members sets the new order; books left out lose their shelf.
-            try shelf.setRelatedObjects([try second.graphObject("Book", "b"), try second.graphObject("Book", "a"),
-                                         try second.graphObject("Book", "d")], forKey: "items")
+            try shelf.setRelatedObjects(
+                [
+                    try second.graphObject("Book", "b"), try second.graphObject("Book", "a"),
+                    try second.graphObject("Book", "d"),
+                ], forKey: "items")
             #expect(try shelf.members("items") == ["b", "a", "d"])
             #expect(try second.graphObject("Book", "c").relatedObject(forKey: "shelf") == nil)
             // A book moved to another shelf leaves this one.
@@ -542,10 +546,10 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             let x = try context.graphObject("Author", "X")
             let y = try context.graphObject("Author", "Y")
             #expect(x.relationshipState("books") == .notLoaded)
-            try dune.setRelatedObject(y, forKey: "author")                       // unsaved move X -> Y
+            try dune.setRelatedObject(y, forKey: "author") // unsaved move X -> Y
             let rebecca = try context.insertNamed("Book", "Rebecca")
-            try rebecca.setRelatedObject(y, forKey: "author")                    // unsaved insert for Y
-            try context.delete(try context.graphObject("Book", "Kim"))          // unsaved delete of Y's Kim
+            try rebecca.setRelatedObject(y, forKey: "author") // unsaved insert for Y
+            try context.delete(try context.graphObject("Book", "Kim")) // unsaved delete of Y's Kim
 
             // The authors forget what they loaded; loading again reads the store, corrected by the
             // context's unsaved changes.
@@ -689,12 +693,16 @@ private func seedLibrary(_ harness: GraphHarness) throws {
     @Test(arguments: StoreKind.allCases)
     func noActionLeavesTheRelatedObjectsAlone(kind: StoreKind) throws {
         let model = try ObjectModel(entities: [
-            EntityDescription(name: "Owner", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("pets", destination: "Pet", inverse: "owner", toMany: true, deleteRule: .noAction),
-            ]),
-            EntityDescription(name: "Pet", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("owner", destination: "Owner", inverse: "pets"),
-            ]),
+            EntityDescription(
+                name: "Owner", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("pets", destination: "Pet", inverse: "owner", toMany: true, deleteRule: .noAction)
+                ]),
+            EntityDescription(
+                name: "Pet", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("owner", destination: "Owner", inverse: "pets")
+                ]),
         ])
         let harness = try GraphHarness(kind, model: model)
         try seed(harness) { context in
@@ -710,7 +718,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             #expect(try rex.relatedObject(forKey: "owner") === ann)
             try context.delete(ann)
             #expect(!rex.isDeleted)
-            #expect(try rex.relatedObject(forKey: "owner") === ann)     // not nullified
+            #expect(try rex.relatedObject(forKey: "owner") === ann) // not nullified
             #expect(!rex.hasChanges)
             try context.save()
         }
@@ -727,16 +735,22 @@ private func seedLibrary(_ harness: GraphHarness) throws {
 
     private static func validationModel() throws -> ObjectModel {
         try ObjectModel(entities: [
-            EntityDescription(name: "Team", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("members", destination: "Player", inverse: "team", toMany: true, minCount: 1, maxCount: 2),
-            ]),
-            EntityDescription(name: "Player", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("team", destination: "Team", inverse: "members"),
-                RelationshipDescription("badges", destination: "Badge", inverse: "holder", toMany: true),
-            ]),
-            EntityDescription(name: "Badge", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("holder", destination: "Player", inverse: "badges", isOptional: false),
-            ]),
+            EntityDescription(
+                name: "Team", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("members", destination: "Player", inverse: "team", toMany: true, minCount: 1, maxCount: 2)
+                ]),
+            EntityDescription(
+                name: "Player", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("team", destination: "Team", inverse: "members"),
+                    RelationshipDescription("badges", destination: "Badge", inverse: "holder", toMany: true),
+                ]),
+            EntityDescription(
+                name: "Badge", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("holder", destination: "Player", inverse: "badges", isOptional: false)
+                ]),
         ])
     }
 
@@ -936,12 +950,17 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             do throws(SkerryError) {
                 try context.save()
             } catch {
-                #expect(error.code == .mergeConflict, "\(error)")     // refusing the save is fine
+                #expect(error.code == .mergeConflict, "\(error)") // refusing the save is fine
             }
         }
         // Whatever happened, nothing in the store points at the deleted rows.
-        #expect(try harness.scalar("SELECT count(*) FROM \"Book\" WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM \"Author\")") == 0)
-        #expect(try harness.scalar("SELECT count(*) FROM \"_Book_tags\" WHERE target NOT IN (SELECT _pk FROM \"Tag\") OR source NOT IN (SELECT _pk FROM \"Book\")") == 0)
+        #expect(
+            try harness.scalar("SELECT count(*) FROM \"Book\" WHERE author IS NOT NULL AND author NOT IN (SELECT _pk FROM \"Author\")") == 0
+        )
+        #expect(
+            try harness.scalar(
+                "SELECT count(*) FROM \"_Book_tags\" WHERE target NOT IN (SELECT _pk FROM \"Tag\") OR source NOT IN (SELECT _pk FROM \"Book\")"
+            ) == 0)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -1109,24 +1128,34 @@ private func seedLibrary(_ harness: GraphHarness) throws {
     /// GraphFixtures' model without Tag and Book.tags.
     private static func modelWithoutTags() throws -> ObjectModel {
         try ObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
-                RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
-                RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
-            ]),
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "books"),
-                RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
-            ]),
-            EntityDescription(name: "Shelf", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true),
-            ]),
-            EntityDescription(name: "Portrait", attributes: [AttributeDescription("file", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "portrait"),
-            ]),
-            EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny),
-            ]),
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
+                    RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
+                ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "books"),
+                    RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
+                ]),
+            EntityDescription(
+                name: "Shelf", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true)
+                ]),
+            EntityDescription(
+                name: "Portrait", attributes: [AttributeDescription("file", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "portrait")
+                ]),
+            EntityDescription(
+                name: "Publisher", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny)
+                ]),
         ])
     }
 
@@ -1189,25 +1218,35 @@ private func seedLibrary(_ harness: GraphHarness) throws {
         }
         // Tag stays, but Book.tags <-> Tag.books goes.
         let reduced = try ObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
-                RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
-                RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
-            ]),
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "books"),
-                RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
-            ]),
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
+                    RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
+                ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "books"),
+                    RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
+                ]),
             EntityDescription(name: "Tag", attributes: [AttributeDescription("label", .string)]),
-            EntityDescription(name: "Shelf", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true),
-            ]),
-            EntityDescription(name: "Portrait", attributes: [AttributeDescription("file", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "portrait"),
-            ]),
-            EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny),
-            ]),
+            EntityDescription(
+                name: "Shelf", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true)
+                ]),
+            EntityDescription(
+                name: "Portrait", attributes: [AttributeDescription("file", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "portrait")
+                ]),
+            EntityDescription(
+                name: "Publisher", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny)
+                ]),
         ])
         // Lightweight migration drops the relationship and keeps every row.
         let stack = PersistentStack(name: "Graph", model: reduced)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// The SQL trace hook and the events of a stack, asserted on the statements real stores run.
@@ -31,11 +32,12 @@ import Testing
         // The save is one write transaction with one UPDATE naming only the changed column,
         // guarded by the version the context read.
         let save = Array(sql.drop { $0 != "BEGIN IMMEDIATE" })
-        #expect(save == [
-            "BEGIN IMMEDIATE",
-            #"UPDATE "Book" SET "_version" = "_version" + 1, "year" = ? WHERE "_pk" = ? AND "_version" = ?"#,
-            "COMMIT",
-        ])
+        #expect(
+            save == [
+                "BEGIN IMMEDIATE",
+                #"UPDATE "Book" SET "_version" = "_version" + 1, "year" = ? WHERE "_pk" = ? AND "_version" = ?"#,
+                "COMMIT",
+            ])
         // doc: end
     }
 
@@ -47,7 +49,7 @@ import Testing
             try context.performAndWait {
                 try context.insertBook("Dune")
                 try context.save()
-                try context.save()           // nothing left to save
+                try context.save() // nothing left to save
             }
         }
         #expect(sql.filter { $0 == "BEGIN IMMEDIATE" }.count == 1)
@@ -117,7 +119,7 @@ import Testing
             events.value.filter { if case .statement = $0 { true } else { false } }.count
         }
         #expect(statements(all) > 0)
-        #expect(statements(slow) == 0)       // no statement here runs for an hour
+        #expect(statements(slow) == 0) // no statement here runs for an hour
         #expect(statements(none) == 0)
         for events in [all, slow, none] {
             #expect(events.value.contains { if case .storeLoaded(let load) = $0 { load.outcome == .created } else { false } })
@@ -163,7 +165,7 @@ import Testing
             let events = Locked<[StackEvent]>([])
             let observation = stack.addEventObserver { events.append($0) }
             defer { observation.cancel() }
-            try? stack.loadPersistentStores()   // the events say how it went
+            try? stack.loadPersistentStores() // the events say how it went
             return events.value
         }
         func outcome(_ events: [StackEvent]) -> StoreLoadEvent.Outcome? {
@@ -185,7 +187,7 @@ import Testing
         #expect(steps.first?.toVersionHash == version2.versionHash)
 
         let incompatible = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer64)]),
+            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer64)])
         ])
         let failed = load(incompatible)
         #expect(outcome(failed) == nil)
@@ -200,7 +202,7 @@ import Testing
         }
         defer { observation.cancel() }
         let writer = stack.newBackgroundContext(), stale = stack.newBackgroundContext()
-        stale.automaticallyMergesChangesFromParent = false     // it keeps the values it read
+        stale.automaticallyMergesChangesFromParent = false // it keeps the values it read
         let id = try writer.performAndWait {
             let book = try writer.insertBook("Dune", year: 1965)
             try writer.save()

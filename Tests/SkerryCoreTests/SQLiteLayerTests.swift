@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// The SQLite layer: connections, statements, errors, value binding, pools, locking.
@@ -347,7 +348,7 @@ import Testing
             switch kind {
             case .file: stack = try makeFileStack(directory)
             case .memory: stack = try makeMemoryStack()
-            case .postgres: return        // not among this test's arguments: the SQLite layer only
+            case .postgres: return // not among this test's arguments: the SQLite layer only
             }
             let writer = stack.newBackgroundContext()
             try writer.performAndWait {
@@ -378,9 +379,11 @@ import Testing
     }
 
     /// A date with sub-second precision that a user saves must compare equal after a fetch.
-    @Test(arguments: [Date(timeIntervalSinceReferenceDate: 0.1),
-                      Date(timeIntervalSinceReferenceDate: 700_000_000.123456),
-                      Date(timeIntervalSince1970: 1_700_000_000.1)])
+    @Test(arguments: [
+        Date(timeIntervalSinceReferenceDate: 0.1),
+        Date(timeIntervalSinceReferenceDate: 700_000_000.123456),
+        Date(timeIntervalSince1970: 1_700_000_000.1),
+    ])
     func datesReadBackEqual(date: Date) throws {
         let (stack, directory) = try makeStack(.file)
         _ = directory
@@ -394,7 +397,8 @@ import Testing
         let read = try fresh.performAndWait {
             try fresh.fetch(FetchRequest(entityName: "Book")).first?.value(forKey: "published", as: Date?.self)
         }
-        #expect(read == date, "saved \(date.timeIntervalSinceReferenceDate), read \(String(describing: read?.timeIntervalSinceReferenceDate))")
+        #expect(
+            read == date, "saved \(date.timeIntervalSinceReferenceDate), read \(String(describing: read?.timeIntervalSinceReferenceDate))")
     }
 
     // MARK: Locking
@@ -493,8 +497,9 @@ import Testing
 
     @Test func readersProceedWhileAWriteTransactionIsOpen() throws {
         let directory = TemporaryDirectory()
-        let pool = try openPool(location: .file(directory.file("wal.sqlite").path),
-                                      settings: settings(busyTimeout: 2))
+        let pool = try openPool(
+            location: .file(directory.file("wal.sqlite").path),
+            settings: settings(busyTimeout: 2))
         try pool.write { connection in
             try connection.execute("CREATE TABLE t (x INTEGER)")
             try connection.cachedStatement("INSERT INTO t (x) VALUES (?)").run([.int(1)])
@@ -574,8 +579,9 @@ import Testing
 
     @Test func readTransactionSeesOneSnapshot() throws {
         let directory = TemporaryDirectory()
-        let pool = try openPool(location: .file(directory.file("snap.sqlite").path),
-                                      settings: settings(busyTimeout: 1))
+        let pool = try openPool(
+            location: .file(directory.file("snap.sqlite").path),
+            settings: settings(busyTimeout: 1))
         try pool.write { connection in
             try connection.execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)")
         }

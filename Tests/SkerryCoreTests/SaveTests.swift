@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Saving: what a save writes, atomic failure, optimistic locking, merging another context's
@@ -68,7 +69,7 @@ import Testing
         try context.performAndWait {
             try context.existingObject(with: ids[0]).setValue(Int32(1966), forKey: "year")
             try context.delete(try context.existingObject(with: ids[1]))
-            _ = try context.existingObject(with: ids[2])   // loaded, not changed
+            _ = try context.existingObject(with: ids[2]) // loaded, not changed
             let a = try context.insertBook("Added A")
             let b = try context.insertBook("Added B")
 
@@ -101,7 +102,8 @@ import Testing
             let changes = try context.save()
             #expect(changes.updated == [id])
         }
-        #expect(try rawSQL(url, "SELECT title, year, isbn, _version FROM Book WHERE _pk = \(id.key)")
+        #expect(
+            try rawSQL(url, "SELECT title, year, isbn, _version FROM Book WHERE _pk = \(id.key)")
                 == [["Dune Messiah", "2001", "raw", "2"]])
     }
 
@@ -291,7 +293,7 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         let ids = try Self.saveBooks(stack, [("A", nil, nil), ("B", nil, nil), ("C", nil, nil)])
         let stale = stack.newBackgroundContext()
-        stale.automaticallyMergesChangesFromParent = false   // stale on purpose
+        stale.automaticallyMergesChangesFromParent = false // stale on purpose
         var staleBooks: [EntityObject] = []
         try stale.performAndWait { staleBooks = try ids.map { try stale.existingObject(with: $0) } }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 // The Core Data code of the design documents in shared/seeds/, with type names changed (and
@@ -11,10 +12,12 @@ import Testing
 /// The model the seeds' code works with: users with a unique name.
 private func seedModel() throws -> ObjectModel {
     try ObjectModel(entities: [
-        EntityDescription(name: "User", attributes: [
-            AttributeDescription("name", .string),
-            AttributeDescription("age", .integer64, isOptional: true),
-        ], uniquenessConstraints: [["name"]]),
+        EntityDescription(
+            name: "User",
+            attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("age", .integer64, isOptional: true),
+            ], uniquenessConstraints: [["name"]])
     ])
 }
 
@@ -170,7 +173,7 @@ private final class CoreDataManager: @unchecked Sendable {
     public lazy var persistentContainer: PersistentStack = {
         /// 1. Create the container
         let container = PersistentStack(name: "DataKit", managedObjectModel: managedObjectModel)
-        container.persistentStoreDescriptions = [.inMemory()]   // In memory store
+        container.persistentStoreDescriptions = [.inMemory()] // In memory store
         /// 2. Load the stores
         container.loadPersistentStores(completionHandler: { (storeDescription, error) in
             if let error = error {
@@ -189,7 +192,7 @@ private final class CoreDataManager: @unchecked Sendable {
         guard managedContext.hasChanges else { return }
         do {
             try managedContext.save()
-        } catch let error {                                // Core Data's `as NSError`: a SkerryError here
+        } catch let error { // Core Data's `as NSError`: a SkerryError here
             errors.append("Unresolved error \(error)")
         }
     }
@@ -199,7 +202,7 @@ private final class CoreDataManager: @unchecked Sendable {
         let batchDeleteRequest = BatchDeleteRequest(fetchRequest: fetchRequest)
         do {
             try managedContext.execute(batchDeleteRequest)
-        } catch let error {                                // Core Data's `as NSError`: a SkerryError here
+        } catch let error { // Core Data's `as NSError`: a SkerryError here
             errors.append("Cannot delete local storage for: \(entityName).\nReason: \(error.localizedDescription)")
         }
     }
@@ -295,8 +298,9 @@ private final class NestedStack: @unchecked Sendable {
         stack.errorHandler = { loadErrors.append("\($0)") }
         let container = stack.persistentContainer
         #expect(loadErrors.value.isEmpty)
-        #expect(container.persistentStoreDescriptions.first?.url
-                    == SharedDirectoryContainer.sharedDirectory.appendingPathComponent("DataModel.sqlite"))
+        #expect(
+            container.persistentStoreDescriptions.first?.url
+                == SharedDirectoryContainer.sharedDirectory.appendingPathComponent("DataModel.sqlite"))
 
         let done = DispatchSemaphore(value: 0)
         let failures = Locked<[String]>([])
@@ -324,7 +328,7 @@ private final class NestedStack: @unchecked Sendable {
         let manager = CoreDataManager(model: try seedModel())
         let context = manager.managedContext
         try context.performAndWait {
-            manager.saveContext()                          // no changes: nothing to do
+            manager.saveContext() // no changes: nothing to do
             let first = try context.insert(entityName: "User")
             try first.setValue("Ada", forKey: "name")
             try first.setValue(Int64(36), forKey: "age")
@@ -348,12 +352,12 @@ private final class NestedStack: @unchecked Sendable {
         let psc = StoreCoordinator(managedObjectModel: try seedModel())
         try psc.addPersistentStore(with: StoreDescription(url: directory.file("Nested.sqlite")))
         let stack = NestedStack(psc: psc)
-        stack.save()                                       // nothing to save
+        stack.save() // nothing to save
 
-        let user = try stack.mainMoc.insert(entityName: "User")    // from the main thread
+        let user = try stack.mainMoc.insert(entityName: "User") // from the main thread
         try user.setValue("Ada", forKey: "name")
         stack.save()
-        stack.persistingMoc.performAndWait {}             // the persisting save was enqueued
+        stack.persistingMoc.performAndWait {} // the persisting save was enqueued
         #expect(stack.failures.value.isEmpty)
         #expect(!stack.mainMoc.hasChanges && !stack.persistingMoc.hasChanges)
 
@@ -371,7 +375,7 @@ private final class NestedStack: @unchecked Sendable {
         mainMoc.persistentStoreCoordinator = psc
         let workerMoc1 = ObjectContext(concurrencyType: .privateQueueConcurrencyType)
         workerMoc1.persistentStoreCoordinator = mainMoc.persistentStoreCoordinator
-        #expect(try userNames(mainMoc).isEmpty)               // registers nothing; reads the store
+        #expect(try userNames(mainMoc).isEmpty) // registers nothing; reads the store
 
         // contextDidSave: merged at once on the main thread, else enqueued on the main queue.
         let observation = workerMoc1.addDidSaveObserver { notification in
@@ -392,7 +396,7 @@ private final class NestedStack: @unchecked Sendable {
             try ada.setValue(Int64(36), forKey: "age")
             try workerMoc1.save()
         }
-        await Self.drain(mainMoc)                           // the merge was enqueued before
+        await Self.drain(mainMoc) // the merge was enqueued before
         #expect(try existing.value(forKey: "age", as: Int64?.self) == 36)
     }
 }

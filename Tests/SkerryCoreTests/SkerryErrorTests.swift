@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Errors keep what caused them, and match by code in `catch` patterns.
@@ -12,7 +13,7 @@ import Testing
         let stack = try makeMemoryStack()
         let context = stack.newBackgroundContext()
         let caught: String = try context.performAndWait {
-            _ = try context.insert(entityName: "Book")              // no title: required
+            _ = try context.insert(entityName: "Book") // no title: required
             do {
                 try context.save()
                 return "saved"
@@ -42,9 +43,9 @@ import Testing
             matched.append("other: \(error)")
         }
         #expect(matched == ["notADatabase"])
-        #expect(SQLiteError.ResultCode.constraint.matches(.constraintUnique))      // a primary code covers its extended codes
+        #expect(SQLiteError.ResultCode.constraint.matches(.constraintUnique)) // a primary code covers its extended codes
         #expect(!SQLiteError.ResultCode.constraintUnique.matches(.constraintNotNull))
-        #expect(SQLiteError.ResultCode.busy.description.contains("locked"))        // SQLite's own name
+        #expect(SQLiteError.ResultCode.busy.description.contains("locked")) // SQLite's own name
     }
 
     @Test func aMigrationStepsOwnErrorIsKeptUnderneath() throws {
@@ -58,11 +59,15 @@ import Testing
             try context.performAndWait { try LibraryVersions.populate(context) }
         }
         var description = StoreDescription(url: url)
-        description.migrationPlan = MigrationPlan(versions: [LibraryVersions.v1, LibraryVersions.v2], steps: [
-            MigrationStep(from: 0, transformRow: { entity, old, _ in
-                if entity == "Book", case .string(let title) = old["title"] { throw StepFailure(row: title) }
-            }),
-        ])
+        description.migrationPlan = MigrationPlan(
+            versions: [LibraryVersions.v1, LibraryVersions.v2],
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    transformRow: { entity, old, _ in
+                        if entity == "Book", case .string(let title) = old["title"] { throw StepFailure(row: title) }
+                    })
+            ])
         let stack = PersistentStack(name: "Library", model: LibraryVersions.v2)
         stack.persistentStoreDescriptions = [description]
         let error = expectError(.modelMismatch) { try stack.loadPersistentStores() }

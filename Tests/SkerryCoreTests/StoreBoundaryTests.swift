@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// The store boundary (`ObjectStore`), used as contexts use it: logical changes in ("this object's
@@ -26,19 +27,24 @@ import Testing
         let (stack, directory) = try makeStack(kind, model: GraphFixtures.model())
         _ = directory
         let store = try store(stack)
-        let (author, book, tag, shelf) = (try entity(stack, "Author"), try entity(stack, "Book"),
-                                          try entity(stack, "Tag"), try entity(stack, "Shelf"))
+        let (author, book, tag, shelf) = (
+            try entity(stack, "Author"), try entity(stack, "Book"),
+            try entity(stack, "Tag"), try entity(stack, "Shelf")
+        )
         func temporary(_ entity: EntityDescription) -> ObjectID { .temporary(store: store.identity, entity: entity) }
         let (a, b1, b2, t, s) = (temporary(author), temporary(book), temporary(book), temporary(tag), temporary(shelf))
         // Both sides of every pair, as a context sends them; the store keeps whichever it needs.
-        let keys = try insert(store, [
-            RowInsert(objectID: a, values: [.string("Le Guin")],
-                      relationships: [.toMany([b1, b2]), .toOne(nil), .toOne(nil)]),
-            RowInsert(objectID: b1, values: [.string("Earthsea")], relationships: [.toOne(a), .toMany([t]), .toOne(s)]),
-            RowInsert(objectID: b2, values: [.string("Lathe")], relationships: [.toOne(a), .toMany([]), .toOne(s)]),
-            RowInsert(objectID: t, values: [.string("fantasy")], relationships: [.toMany([b1])]),
-            RowInsert(objectID: s, values: [.string("Top")], relationships: [.toMany([b2, b1])]),
-        ])
+        let keys = try insert(
+            store,
+            [
+                RowInsert(
+                    objectID: a, values: [.string("Le Guin")],
+                    relationships: [.toMany([b1, b2]), .toOne(nil), .toOne(nil)]),
+                RowInsert(objectID: b1, values: [.string("Earthsea")], relationships: [.toOne(a), .toMany([t]), .toOne(s)]),
+                RowInsert(objectID: b2, values: [.string("Lathe")], relationships: [.toOne(a), .toMany([]), .toOne(s)]),
+                RowInsert(objectID: t, values: [.string("fantasy")], relationships: [.toMany([b1])]),
+                RowInsert(objectID: s, values: [.string("Top")], relationships: [.toMany([b2, b1])]),
+            ])
         let ids = zip([author, book, book, tag, shelf], keys).map { ObjectID(store: store.identity, entity: $0, primaryKey: $1) }
         let (authorID, book1, book2, tagID, shelfID) = (ids[0], ids[1], ids[2], ids[3], ids[4])
 
@@ -61,8 +67,9 @@ import Testing
         var update = StoreWrite()
         update.updates = [
             RowUpdate(objectID: shelfID, expectedVersion: 1, changes: [], relationshipChanges: [(0, .toMany([book1, book2]))]),
-            RowUpdate(objectID: book2, expectedVersion: 1, changes: [(0, .string("The Lathe of Heaven"))],
-                      relationshipChanges: [(1, .toMany([tagID]))]),
+            RowUpdate(
+                objectID: book2, expectedVersion: 1, changes: [(0, .string("The Lathe of Heaven"))],
+                relationshipChanges: [(1, .toMany([tagID]))]),
             RowUpdate(objectID: tagID, expectedVersion: 1, changes: [], relationshipChanges: [(0, .toMany([book1, book2]))]),
         ]
         _ = try store.write(update) { () }
@@ -84,8 +91,15 @@ import Testing
         let store = try store(stack)
         let book = try entity(stack, "Book")
         let values = book.defaultValues.enumerated().map { $0.offset == 0 ? AttributeValue.string("Dune") : $0.element }
-        let key = try #require(try insert(store, [RowInsert(objectID: .temporary(store: store.identity, entity: book),
-                                                            values: values, relationships: [])]).first)
+        let key = try #require(
+            try insert(
+                store,
+                [
+                    RowInsert(
+                        objectID: .temporary(store: store.identity, entity: book),
+                        values: values, relationships: [])
+                ]
+            ).first)
         let id = ObjectID(store: store.identity, entity: book, primaryKey: key)
         var write = StoreWrite()
         write.updates = [RowUpdate(objectID: id, expectedVersion: 7, changes: [(0, .string("Emma"))], relationshipChanges: [])]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// A stack whose default store lives in a folder of its own choosing, as an app sharing its store
@@ -18,8 +19,10 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
     // MARK: Helpers
 
     /// A stack over `url`, loaded with the throwing form.
-    private func load(_ url: URL, model: ObjectModel = Fixtures.model(),
-                      configure: (inout StoreDescription) -> Void = { _ in }) throws(SkerryError) -> PersistentStack {
+    private func load(
+        _ url: URL, model: ObjectModel = Fixtures.model(),
+        configure: (inout StoreDescription) -> Void = { _ in }
+    ) throws(SkerryError) -> PersistentStack {
         var description = StoreDescription(url: url)
         configure(&description)
         let stack = PersistentStack(name: "Test", model: model)
@@ -29,9 +32,11 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
     }
 
     /// Expects loading `url` with `model` to fail with `code`; returns the error.
-    private func expectLoadFailure(_ url: URL, model: ObjectModel = Fixtures.model(), code: SkerryError.Code,
-                                   configure: (inout StoreDescription) -> Void = { _ in },
-                                   sourceLocation: SourceLocation = #_sourceLocation) -> SkerryError? {
+    private func expectLoadFailure(
+        _ url: URL, model: ObjectModel = Fixtures.model(), code: SkerryError.Code,
+        configure: (inout StoreDescription) -> Void = { _ in },
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> SkerryError? {
         let error = #expect(throws: SkerryError.self, sourceLocation: sourceLocation) {
             _ = try load(url, model: model, configure: configure)
         }
@@ -80,8 +85,9 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
 
     private func diskState(_ url: URL) -> DiskState {
         func read(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
-        return DiskState(main: read(url.path), wal: read(url.path + "-wal"), shm: read(url.path + "-shm"),
-                         journal: read(url.path + "-journal"))
+        return DiskState(
+            main: read(url.path), wal: read(url.path + "-wal"), shm: read(url.path + "-shm"),
+            journal: read(url.path + "-journal"))
     }
 
     /// Everything Skerry keeps in a fixture store, as text, via a separate raw connection.
@@ -159,7 +165,8 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
         #expect(try entityTables(url) == ["Author", "Book"])
         #expect(try rawSQL(url, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '_skerry_metadata'") == [["1"]])
         // The uniqueness constraint and the index of the model exist.
-        let indexes = try rawSQL(url, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Book' AND sql IS NOT NULL ORDER BY name")
+        let indexes = try rawSQL(
+            url, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Book' AND sql IS NOT NULL ORDER BY name")
         #expect(indexes.count == 2)
     }
 
@@ -402,13 +409,16 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
             AttributeDescription("addedOn", .date, defaultValue: Self.addedDate),
             AttributeDescription("language", .string, defaultValue: "en"),
         ])
-        let book = EntityDescription(name: "Book", attributes: base.attributes,
-                                     uniquenessConstraints: base.uniquenessConstraints,
-                                     indexes: base.indexes + [IndexDescription(["edition"])])
-        let publisher = EntityDescription(name: "Publisher", attributes: [
-            AttributeDescription("name", .string),
-            AttributeDescription("founded", .integer16, isOptional: true),
-        ], uniquenessConstraints: [["name"]])
+        let book = EntityDescription(
+            name: "Book", attributes: base.attributes,
+            uniquenessConstraints: base.uniquenessConstraints,
+            indexes: base.indexes + [IndexDescription(["edition"])])
+        let publisher = EntityDescription(
+            name: "Publisher",
+            attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("founded", .integer16, isOptional: true),
+            ], uniquenessConstraints: [["name"]])
         return try ObjectModel(entities: [book, Fixtures.authorEntity(), publisher])
     }
 
@@ -476,18 +486,22 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
     /// The fixture model with Book's indexes replaced by `indexes`.
     private func reindexedModel(_ indexes: [IndexDescription]) throws -> ObjectModel {
         let base = Fixtures.bookEntity()
-        let book = EntityDescription(name: "Book", attributes: base.attributes,
-                                     uniquenessConstraints: base.uniquenessConstraints, indexes: indexes)
+        let book = EntityDescription(
+            name: "Book", attributes: base.attributes,
+            uniquenessConstraints: base.uniquenessConstraints, indexes: indexes)
         return try ObjectModel(entities: [book, Fixtures.authorEntity()])
     }
 
     /// The indexes of a table, as "unique a,b" / "index a", sorted.
     private func indexes(_ url: URL, table: String = "Book") throws -> [String] {
-        try rawSQL(url, """
+        try rawSQL(
+            url,
+            """
             SELECT CASE WHEN l."unique" THEN 'unique ' ELSE 'index ' END || \
             (SELECT group_concat(name, ',') FROM (SELECT i.name FROM pragma_index_info(l.name) i ORDER BY i.seqno)) \
             FROM pragma_index_list('\(table)') l WHERE l.origin = 'c' ORDER BY 1
-            """).map { $0[0] }
+            """
+        ).map { $0[0] }
     }
 
     @Test func addedIndexIsCreatedOnLoad() throws {
@@ -518,7 +532,7 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
     /// migrates on load with every row that the new model can hold.
     enum LightweightChange: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case removedAttribute, removedAttributeOfOtherEntity, widenedInteger, optionalToRequiredWithDefault,
-             removedEntity, uniquenessChanged, uniquenessRemoved, uniquenessAdded
+            removedEntity, uniquenessChanged, uniquenessRemoved, uniquenessAdded
 
         var testDescription: String { rawValue }
 
@@ -537,9 +551,13 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
             case .removedAttributeOfOtherEntity:
                 entities = [book, EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)])]
             case .widenedInteger:
-                entities = [bookWith(replacing("year", with: AttributeDescription("year", .integer64, isOptional: true))), Fixtures.authorEntity()]
+                entities = [
+                    bookWith(replacing("year", with: AttributeDescription("year", .integer64, isOptional: true))), Fixtures.authorEntity(),
+                ]
             case .optionalToRequiredWithDefault:
-                entities = [bookWith(replacing("isbn", with: AttributeDescription("isbn", .string, defaultValue: "none"))), Fixtures.authorEntity()]
+                entities = [
+                    bookWith(replacing("isbn", with: AttributeDescription("isbn", .string, defaultValue: "none"))), Fixtures.authorEntity(),
+                ]
             case .removedEntity:
                 entities = [book]
             case .uniquenessChanged:
@@ -568,7 +586,10 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
             let isbns = try books.map { try $0.value(forKey: "isbn", as: String?.self) }
             #expect(isbns == (change == .optionalToRequiredWithDefault ? ["978-0441013593", "none"] : ["978-0441013593", nil]))
             if change != .removedEntity {
-                #expect(try context.fetch(FetchRequest(entityName: "Author")).map { try $0.value(forKey: "name", as: String.self) } == ["Frank Herbert"])
+                #expect(
+                    try context.fetch(FetchRequest(entityName: "Author")).map { try $0.value(forKey: "name", as: String.self) } == [
+                        "Frank Herbert"
+                    ])
             }
             // The store keeps working: a new object gets a key no row had.
             let added = try context.insertBook("Ubik", year: 1969, isbn: "0-394-71830-1")
@@ -599,7 +620,9 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
             let entities: [EntityDescription]
             switch self {
             case .typeChanged:
-                entities = [bookWith(replacing("year", with: AttributeDescription("year", .string, isOptional: true))), Fixtures.authorEntity()]
+                entities = [
+                    bookWith(replacing("year", with: AttributeDescription("year", .string, isOptional: true))), Fixtures.authorEntity(),
+                ]
             case .requiredWithoutDefault:
                 entities = [Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string)]), Fixtures.authorEntity()]
             case .optionalToRequiredWithoutDefault:
@@ -673,9 +696,11 @@ final class RelocatedStack: PersistentStack, @unchecked Sendable {
 
     // MARK: Files that are not Skerry stores
 
-    @Test(arguments: [Data("This is a plain text file, not a database.\n".utf8),
-                      Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }),
-                      Data("SQLite format 3\u{0}".utf8) + Data(repeating: 0xFF, count: 4080)])
+    @Test(arguments: [
+        Data("This is a plain text file, not a database.\n".utf8),
+        Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }),
+        Data("SQLite format 3\u{0}".utf8) + Data(repeating: 0xFF, count: 4080),
+    ])
     func fileThatIsNotADatabaseIsRefusedAndUnchanged(junk: Data) throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Junk.sqlite")

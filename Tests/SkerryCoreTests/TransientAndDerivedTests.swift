@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Transient attributes (in memory only) and derived attributes (computed at save), from the
@@ -22,11 +23,11 @@ import Testing
         try context.performAndWait {
             let object = try context.insert(entityName: "Manga")
             try object.setValue("Blame!", forKey: "title")
-            #expect(try object.value(forKey: "isSelected", as: Bool.self) == false)      // its default
+            #expect(try object.value(forKey: "isSelected", as: Bool.self) == false) // its default
             try object.setValue(true, forKey: "isSelected")
             try object.setValue(Data([1, 2]), forKey: "scratch")
             try context.save()
-            #expect(try object.value(forKey: "isSelected", as: Bool.self) == true)       // kept in memory
+            #expect(try object.value(forKey: "isSelected", as: Bool.self) == true) // kept in memory
             // A transient-only change saves without writing it.
             try object.setValue(Data([3]), forKey: "scratch")
             try context.save()
@@ -66,7 +67,7 @@ import Testing
                 try chapter.setValue(title, forKey: "title")
                 try chapter.setRelatedObject(manga, forKey: "manga")
             }
-            #expect(try manga.value(forKey: "chapterCount", as: Int64?.self) == nil)      // computed at save
+            #expect(try manga.value(forKey: "chapterCount", as: Int64?.self) == nil) // computed at save
             try context.save()
             #expect(try manga.value(forKey: "chapterCount", as: Int64.self) == 2)
             #expect(try manga.value(forKey: "searchTitle", as: String.self) == "okami cafe")
@@ -89,7 +90,8 @@ import Testing
 
     @Test func derivationsParseAsXcodeWritesThem() {
         #expect(AttributeDerivation(expression: "chapters.@count") == .count(relationship: "chapters"))
-        #expect(AttributeDerivation(expression: "items.@sum.price") == .aggregate(function: "sum", relationship: "items", attribute: "price"))
+        #expect(
+            AttributeDerivation(expression: "items.@sum.price") == .aggregate(function: "sum", relationship: "items", attribute: "price"))
         #expect(AttributeDerivation(expression: "canonical:(name)") == .function(name: "canonical", keyPath: "name"))
         #expect(AttributeDerivation(expression: "now()") == .now)
         #expect(AttributeDerivation(expression: "author.name") == .keyPath("author.name"))
@@ -105,14 +107,14 @@ extension TransientAndDerivedTests {
         let folder = directory.file("Undefined.xcdatamodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try """
-            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
-                <entity name="Note" representedClassName="Note" syncable="YES">
-                    <attribute name="cache" optional="YES" transient="YES"/>
-                    <attribute name="text" attributeType="String"/>
-                </entity>
-            </model>
-            """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Note" representedClassName="Note" syncable="YES">
+                <attribute name="cache" optional="YES" transient="YES"/>
+                <attribute name="text" attributeType="String"/>
+            </entity>
+        </model>
+        """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
         let note = try #require(try XcodeModel(contentsOf: folder).loadCurrentVersion().model.entity(named: "Note"))
         #expect(note.attribute(named: "cache") == AttributeDescription("cache", .binary, isOptional: true, isTransient: true))
     }
@@ -135,12 +137,12 @@ extension TransientAndDerivedTests {
             try chapter.setValue("Log 1", forKey: "title")
             try chapter.setRelatedObject(series, forKey: "manga")
             try chapter.setRelatedObject(series, forKey: "readingIn")
-            #expect(try series.relatedObjects(forKey: "reading") == [chapter])      // the inverse, in memory
+            #expect(try series.relatedObjects(forKey: "reading") == [chapter]) // the inverse, in memory
             try context.save()
-            #expect(try series.relatedObjects(forKey: "reading") == [chapter])      // kept by the context
+            #expect(try series.relatedObjects(forKey: "reading") == [chapter]) // kept by the context
             try context.refresh(series, mergeChanges: false)
-            #expect(try series.relatedObjects(forKey: "reading") == [])             // dropped by refresh
-            #expect(try series.relatedObjects(forKey: "chapters") == [chapter])      // the stored one stays
+            #expect(try series.relatedObjects(forKey: "reading") == []) // dropped by refresh
+            #expect(try series.relatedObjects(forKey: "chapters") == [chapter]) // the stored one stays
             let id = chapter.objectID
             context.reset()
             #expect(try context.existingObject(with: id).relatedObject(forKey: "readingIn") == nil)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Element kinds of modern Xcode model files beyond entities, attributes and relationships:
@@ -24,9 +25,10 @@ import Testing
 
     @Test func fetchIndexesOnToOneRelationshipsIndexTheForeignKey() throws {
         let model = try load("Indexes.xcdatamodel").model
-        #expect(model.entity(named: "Book")?.indexes == [
-            IndexDescription(["author"]), IndexDescription(["author", "year"]), IndexDescription(["author", "year"]),
-        ])
+        #expect(
+            model.entity(named: "Book")?.indexes == [
+                IndexDescription(["author"]), IndexDescription(["author", "year"]), IndexDescription(["author", "year"]),
+            ])
         let directory = TemporaryDirectory()
         let url = directory.file("Indexes.sqlite")
         let stack = PersistentStack(name: "Indexes", model: model)
@@ -58,16 +60,22 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("Migrated.sqlite")
         func entities(_ indexes: [IndexDescription]) -> [EntityDescription] {
-            [EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)],
-                               relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)]),
-             EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string), AttributeDescription("year", .integer32)],
-                               relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
-                               indexes: indexes)]
+            [
+                EntityDescription(
+                    name: "Author", attributes: [AttributeDescription("name", .string)],
+                    relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)]),
+                EntityDescription(
+                    name: "Book", attributes: [AttributeDescription("title", .string), AttributeDescription("year", .integer32)],
+                    relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
+                    indexes: indexes),
+            ]
         }
         for (indexes, expected) in [
             ([IndexDescription(["title"])], ["author", "title"]),
-            ([IndexDescription(["author", "year"]), IndexDescription(["year", "author"]), IndexDescription(["author"])],
-             ["author", "author,year", "year,author"]),
+            (
+                [IndexDescription(["author", "year"]), IndexDescription(["year", "author"]), IndexDescription(["author"])],
+                ["author", "author,year", "year,author"]
+            ),
             ([], ["author"]),
         ] {
             let stack = PersistentStack(name: "Migrated", model: try ObjectModel(entities: entities(indexes)))
@@ -79,17 +87,19 @@ import Testing
 
     @Test func anIndexOnAToManyRelationshipIsLeftOut() throws {
         // Shipping models have them (Core Data accepts and ignores them): nothing to index.
-        let entity = EntityDescription(name: "Forecast", attributes: [AttributeDescription("date", .date)],
-                                       relationships: [RelationshipDescription("values", destination: "Forecast", toMany: true)],
-                                       indexes: [IndexDescription(["values"]), IndexDescription(["values", "date"])])
+        let entity = EntityDescription(
+            name: "Forecast", attributes: [AttributeDescription("date", .date)],
+            relationships: [RelationshipDescription("values", destination: "Forecast", toMany: true)],
+            indexes: [IndexDescription(["values"]), IndexDescription(["values", "date"])])
         let directory = TemporaryDirectory()
         let url = directory.file("Forecast.sqlite")
         let stack = PersistentStack(name: "Forecast", model: try ObjectModel(entities: [entity]))
         stack.persistentStoreDescriptions = [StoreDescription(url: url)]
         try stack.loadPersistentStores()
         #expect(try indexColumns(url, "Forecast") == ["date"])
-        let unknown = EntityDescription(name: "Forecast", attributes: [AttributeDescription("date", .date)],
-                                        indexes: [IndexDescription(["nothing"])])
+        let unknown = EntityDescription(
+            name: "Forecast", attributes: [AttributeDescription("date", .date)],
+            indexes: [IndexDescription(["nothing"])])
         let error = expectError(.invalidModel) { _ = try ObjectModel(entities: [unknown]) }
         #expect(error?.message.contains("'nothing', which is neither one of its attributes nor one of its relationships") == true)
     }
@@ -116,15 +126,16 @@ extension XcodeModelElementsTests {
     @Test func compositeAttributesAreStoredAsTheirElements() throws {
         let model = try load("Composite.xcdatamodel").model
         let place = try #require(model.entity(named: "Place"))
-        #expect(place.attributes == [
-            AttributeDescription("area.height", .double, defaultValue: 0.0),
-            AttributeDescription("area.unit", .string, defaultValue: "m"),
-            AttributeDescription("area.width", .double, defaultValue: 0.0),
-            AttributeDescription("location.latitude", .double, isOptional: true, defaultValue: 0.0),
-            AttributeDescription("location.longitude", .double, isOptional: true, defaultValue: 0.0),
-            AttributeDescription("location.note", .string, isOptional: true),
-            AttributeDescription("name", .string),
-        ])
+        #expect(
+            place.attributes == [
+                AttributeDescription("area.height", .double, defaultValue: 0.0),
+                AttributeDescription("area.unit", .string, defaultValue: "m"),
+                AttributeDescription("area.width", .double, defaultValue: 0.0),
+                AttributeDescription("location.latitude", .double, isOptional: true, defaultValue: 0.0),
+                AttributeDescription("location.longitude", .double, isOptional: true, defaultValue: 0.0),
+                AttributeDescription("location.note", .string, isOptional: true),
+                AttributeDescription("name", .string),
+            ])
         let directory = TemporaryDirectory()
         let url = directory.file("Places.sqlite")
         for pass in 0..<2 {
@@ -159,14 +170,20 @@ extension XcodeModelElementsTests {
     @Test func fetchRequestTemplatesAndFetchedPropertiesAreRead() throws {
         let model = try load("Templates.xcdatamodel").model
         #expect(model.fetchRequestTemplate(named: "allChapters") == FetchRequestTemplate(name: "allChapters", entityName: "Chapter"))
-        #expect(model.fetchRequestTemplate(named: "chaptersOfManga")
-                == FetchRequestTemplate(name: "chaptersOfManga", entityName: "Chapter", predicateFormat: "mangaId == $MANGA_ID", fetchLimit: 10))
+        #expect(
+            model.fetchRequestTemplate(named: "chaptersOfManga")
+                == FetchRequestTemplate(
+                    name: "chaptersOfManga", entityName: "Chapter", predicateFormat: "mangaId == $MANGA_ID", fetchLimit: 10))
         #expect(model.fetchRequestTemplate(named: "nothing") == nil)
-        #expect(model.entity(named: "Manga")?.fetchedProperties == [
-            FetchedPropertyDescription("unreadChapters", fetchRequest: FetchRequestTemplate(
-                name: "fetchedPropertyFetchRequest", entityName: "Chapter", predicateFormat: "mangaId == $FETCH_SOURCE.id AND read == NO")),
-        ])
-        #expect(model.entity(named: "Manga")?.attributes.map(\.name) == ["id", "title"])   // not stored
+        #expect(
+            model.entity(named: "Manga")?.fetchedProperties == [
+                FetchedPropertyDescription(
+                    "unreadChapters",
+                    fetchRequest: FetchRequestTemplate(
+                        name: "fetchedPropertyFetchRequest", entityName: "Chapter",
+                        predicateFormat: "mangaId == $FETCH_SOURCE.id AND read == NO"))
+            ])
+        #expect(model.entity(named: "Manga")?.attributes.map(\.name) == ["id", "title"]) // not stored
     }
 
     /// Configurations place entities in stores, as Core Data's store descriptions do.
@@ -190,7 +207,11 @@ extension XcodeModelElementsTests {
             try manga.setValue("Blame!", forKey: "title")
             try context.save()
         }
-        let tables = { (url: URL) in try rawSQL(url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name").map { $0[0] } }
+        let tables = { (url: URL) in
+            try rawSQL(url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name").map {
+                $0[0]
+            }
+        }
         #expect(try tables(cloudURL) == ["Chapter", "Manga"])
         #expect(try tables(localURL) == ["Draft"])
         #expect(try rawSQL(localURL, "SELECT text FROM Draft") == [["idea"]])
@@ -230,10 +251,13 @@ extension XcodeModelElementsTests {
             #expect(try context.fetch(request).map { try $0.value(forKey: "title", as: String.self) } == ["Log 1", "Log 2", "Log 3"])
             #expect(try context.count(for: try model.fetchRequest(fromTemplate: "allChapters")) == 4)
             expectError(.invalidArgument) { _ = try model.fetchRequest(fromTemplate: "missing") }
-            expectError(.invalidPredicateFormat) { _ = try model.fetchRequest(fromTemplate: "chaptersOfManga") }   // no $MANGA_ID
+            expectError(.invalidPredicateFormat) { _ = try model.fetchRequest(fromTemplate: "chaptersOfManga") } // no $MANGA_ID
 
             let blame = try #require(try context.fetch(FetchRequest(entityName: "Manga", predicate: AttributeKey("id") == "m1")).first)
-            #expect(Set(try blame.fetchedObjects(forKey: "unreadChapters").map { try $0.value(forKey: "title", as: String.self) }) == ["Log 2", "Log 3"])
+            #expect(
+                Set(try blame.fetchedObjects(forKey: "unreadChapters").map { try $0.value(forKey: "title", as: String.self) }) == [
+                    "Log 2", "Log 3",
+                ])
             expectError(.unknownAttribute) { _ = try blame.fetchedObjects(forKey: "title") }
         }
     }

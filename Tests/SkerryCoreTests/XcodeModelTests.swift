@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SkerryCore
 
 /// Loading Xcode data models (`.xcdatamodeld` packages and `.xcdatamodel` versions) from the
@@ -49,14 +50,17 @@ import Testing
     /// Expects loading the current version at `url` to fail with an invalid-model error whose
     /// message contains every fragment; returns the error.
     @discardableResult
-    private func expectInvalid(_ url: URL, _ fragments: [String], entity: String? = nil, key: String? = nil,
-                               sourceLocation: SourceLocation = #_sourceLocation) -> SkerryError? {
+    private func expectInvalid(
+        _ url: URL, _ fragments: [String], entity: String? = nil, key: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> SkerryError? {
         let error = expectError(.invalidModel, sourceLocation: sourceLocation) {
             _ = try XcodeModel(contentsOf: url).loadCurrentVersion()
         }
         for fragment in fragments {
-            #expect(error?.message.contains(fragment) == true, "'\(fragment)' not in: \(error?.message ?? "-")",
-                    sourceLocation: sourceLocation)
+            #expect(
+                error?.message.contains(fragment) == true, "'\(fragment)' not in: \(error?.message ?? "-")",
+                sourceLocation: sourceLocation)
         }
         if let entity { #expect(error?.entityName == entity, sourceLocation: sourceLocation) }
         if let key { #expect(error?.key == key, sourceLocation: sourceLocation) }
@@ -65,30 +69,39 @@ import Testing
 
     /// Expects the model `body` to be rejected with a message containing every fragment.
     @discardableResult
-    private func expectInvalidBody(_ body: String, _ fragments: [String], entity: String? = nil, key: String? = nil,
-                                   sourceLocation: SourceLocation = #_sourceLocation) -> SkerryError? {
+    private func expectInvalidBody(
+        _ body: String, _ fragments: [String], entity: String? = nil, key: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> SkerryError? {
         let (directory, url) = temporaryModel(body)
         defer { withExtendedLifetime(directory) {} }
-        return expectInvalid(url, [url.appendingPathComponent("contents").path] + fragments, entity: entity, key: key,
-                             sourceLocation: sourceLocation)
+        return expectInvalid(
+            url, [url.appendingPathComponent("contents").path] + fragments, entity: entity, key: key,
+            sourceLocation: sourceLocation)
     }
 
     /// Library 4 written in code, as the fixture describes it (Xcode sorts properties by name).
     private func libraryCodeModel() throws -> ObjectModel {
-        try ObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true),
-            ]),
-            EntityDescription(name: "Book", attributes: [
-                AttributeDescription("isbn", .string, isOptional: true),
-                AttributeDescription("price", .double, defaultValue: 0.0),
-                AttributeDescription("title", .string),
-                AttributeDescription("year", .string),
-            ], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "books"),
-            ], uniquenessConstraints: [["isbn"]]),
-            EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)]),
-        ], versionHashModifier: "Book.price=euros")   // the fixture's versionHashModifier on Book.price
+        try ObjectModel(
+            entities: [
+                EntityDescription(
+                    name: "Author", attributes: [AttributeDescription("name", .string)],
+                    relationships: [
+                        RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)
+                    ]),
+                EntityDescription(
+                    name: "Book",
+                    attributes: [
+                        AttributeDescription("isbn", .string, isOptional: true),
+                        AttributeDescription("price", .double, defaultValue: 0.0),
+                        AttributeDescription("title", .string),
+                        AttributeDescription("year", .string),
+                    ],
+                    relationships: [
+                        RelationshipDescription("author", destination: "Author", inverse: "books")
+                    ], uniquenessConstraints: [["isbn"]]),
+                EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)]),
+            ], versionHashModifier: "Book.price=euros") // the fixture's versionHashModifier on Book.price
     }
 
     // MARK: Packages and versions
@@ -128,12 +141,13 @@ import Testing
         let model = version.model
         #expect(model.entities.map(\.name) == ["Author", "Book"])
         let book = try #require(model.entity(named: "Book"))
-        #expect(book.attributes == [
-            AttributeDescription("isbn", .string, isOptional: true),
-            AttributeDescription("price", .double, defaultValue: 0.0),
-            AttributeDescription("title", .string),
-            AttributeDescription("year", .integer16, defaultValue: Int16(0)),
-        ])
+        #expect(
+            book.attributes == [
+                AttributeDescription("isbn", .string, isOptional: true),
+                AttributeDescription("price", .double, defaultValue: 0.0),
+                AttributeDescription("title", .string),
+                AttributeDescription("year", .integer16, defaultValue: Int16(0)),
+            ])
         #expect(book.relationships == [RelationshipDescription("author", destination: "Author", inverse: "books")])
         #expect(book.uniquenessConstraints == [["isbn"]])
         #expect(book.indexes.isEmpty)
@@ -153,7 +167,8 @@ import Testing
         #expect(versions[1].model.versionHash != versions[2].model.versionHash)
         #expect(versions[1].versionHashModifiers.isEmpty)
         #expect(versions[2].versionHashModifiers == ["Book.price": "euros"])
-        #expect(versions[2].model.entity(named: "Book")?.attribute(named: "price") == AttributeDescription("price", .double, defaultValue: 0.0))
+        #expect(
+            versions[2].model.entity(named: "Book")?.attribute(named: "price") == AttributeDescription("price", .double, defaultValue: 0.0))
         // Version 4 adds Publisher.
         #expect(versions[2].model.entity(named: "Publisher") == nil)
         #expect(versions[3].model.entity(named: "Publisher")?.attributes == [AttributeDescription("name", .string)])
@@ -172,11 +187,17 @@ import Testing
             #expect(loaded.indexes == entity.indexes)
         }
         // A difference the store cares about changes the hash.
-        let optionalTitle = try ObjectModel(entities: codeModel.entities.map { entity in
-            entity.name != "Book" ? entity : EntityDescription(
-                name: "Book", attributes: entity.attributes.map { $0.name == "title" ? AttributeDescription("title", .string, isOptional: true) : $0 },
-                relationships: entity.relationships, uniquenessConstraints: entity.uniquenessConstraints)
-        })
+        let optionalTitle = try ObjectModel(
+            entities: codeModel.entities.map { entity in
+                entity.name != "Book"
+                    ? entity
+                    : EntityDescription(
+                        name: "Book",
+                        attributes: entity.attributes.map {
+                            $0.name == "title" ? AttributeDescription("title", .string, isOptional: true) : $0
+                        },
+                        relationships: entity.relationships, uniquenessConstraints: entity.uniquenessConstraints)
+            })
         #expect(optionalTitle.versionHash != fileModel.versionHash)
     }
 
@@ -203,8 +224,9 @@ import Testing
         #expect(version.versionNames == ["Library 1"])
         let plain = directory.file("Plain")
         try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: package.appendingPathComponent("Library 2.xcdatamodel/contents"),
-                                         to: plain.appendingPathComponent("contents"))
+        try FileManager.default.copyItem(
+            at: package.appendingPathComponent("Library 2.xcdatamodel/contents"),
+            to: plain.appendingPathComponent("contents"))
         let single = try XcodeModel(contentsOf: plain)
         #expect(single.versionNames == ["Plain"])
         #expect(try single.loadCurrentVersion().model.entity(named: "Book")?.attribute(named: "year")?.type == .string)
@@ -218,8 +240,9 @@ import Testing
             try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: source, to: package.appendingPathComponent("\(name).xcdatamodel"))
         }
-        try FileManager.default.copyItem(at: fixture("BadWrongCurrentVersion.xcdatamodeld/.xccurrentversion"),
-                                         to: package.appendingPathComponent(".xccurrentversion"))
+        try FileManager.default.copyItem(
+            at: fixture("BadWrongCurrentVersion.xcdatamodeld/.xccurrentversion"),
+            to: package.appendingPathComponent(".xccurrentversion"))
         let xcodeModel = try XcodeModel(contentsOf: package)
         #expect(xcodeModel.versionNames == ["Shop", "Shop 1", "Shop 1b", "Shop 2", "Shop 02", "Shop 10"])
         #expect(xcodeModel.currentVersionName == "Shop 2")
@@ -246,14 +269,15 @@ import Testing
             AttributeDescription("noDefault", .string, isOptional: true),
             AttributeDescription("stringValue", .string, defaultValue: "Untitled"),
             AttributeDescription("urlValue", .url, isOptional: true, defaultValue: URL(string: "https://example.com/books?page=1")!),
-            AttributeDescription("uuidValue", .uuid, isOptional: true, defaultValue: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+            AttributeDescription(
+                "uuidValue", .uuid, isOptional: true, defaultValue: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
         ]
         #expect(sample.attributes.count == expected.count)
         for (loaded, wanted) in zip(sample.attributes, expected) {
             #expect(loaded == wanted)
         }
         #expect(sample.attribute(named: "dateValue")?.defaultValue == .date(ISO8601DateFormatter().date(from: "2023-01-01T00:00:00Z")!))
-        #expect(sample.relationships.isEmpty)   // the fetched property is ignored
+        #expect(sample.relationships.isEmpty) // the fetched property is ignored
         #expect(version.model.entities.map(\.name) == ["Sample"])
         #expect(version.configurations == ["Cloud": ["Sample"]])
     }
@@ -268,7 +292,8 @@ import Testing
         ("URI", "file:///tmp/x", .url(URL(string: "file:///tmp/x")!)),
     ])
     func defaultValuesAreParsedPerType(type: String, text: String, value: AttributeValue) throws {
-        let (directory, url) = temporaryModel("""
+        let (directory, url) = temporaryModel(
+            """
             <entity name="Thing" representedClassName="Thing" syncable="YES">
                 <attribute name="value" attributeType="\(type)" defaultValueString="\(text)"/>
             </entity>
@@ -295,7 +320,8 @@ import Testing
         ("UUID", "empy", .null), ("URI", "", .null), ("String", " padded ", .string(" padded ")),
     ])
     func defaultValuesAreReadLenientlyAsCoreDataDoes(type: String, text: String, value: AttributeValue) throws {
-        let (directory, url) = temporaryModel("""
+        let (directory, url) = temporaryModel(
+            """
             <entity name="Thing" representedClassName="Thing" syncable="YES">
                 <attribute name="value" optional="YES" attributeType="\(type)" defaultValueString="\(text)"/>
             </entity>
@@ -306,7 +332,8 @@ import Testing
     }
 
     @Test func dateDefaultMayBeWrittenAsDefaultValueString() throws {
-        let (directory, url) = temporaryModel("""
+        let (directory, url) = temporaryModel(
+            """
             <entity name="Thing" representedClassName="Thing" syncable="YES">
                 <attribute name="when" attributeType="Date" defaultValueString="-86400.5" usesScalarValueType="NO"/>
             </entity>
@@ -319,44 +346,58 @@ import Testing
     @Test func relationshipsKeepEveryOption() throws {
         let model = try load("Relationships.xcdatamodel").model
         #expect(model.entities.map(\.name) == ["Book", "Library", "Shelf", "Tag"])
-        #expect(model.entity(named: "Book")?.relationships == [
-            RelationshipDescription("sequel", destination: "Book"),
-            RelationshipDescription("shelf", destination: "Shelf", inverse: "books", deleteRule: .noAction),
-            RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
-        ])
-        #expect(model.entity(named: "Library")?.relationships == [
-            RelationshipDescription("shelves", destination: "Shelf", inverse: "library", toMany: true, ordered: true,
-                                    isOptional: false, deleteRule: .cascade, minCount: 1, maxCount: 10),
-        ])
-        #expect(model.entity(named: "Shelf")?.relationships == [
-            RelationshipDescription("books", destination: "Book", inverse: "shelf", toMany: true, deleteRule: .deny),
-            RelationshipDescription("library", destination: "Library", inverse: "shelves", isOptional: false),
-        ])
-        #expect(model.entity(named: "Tag")?.relationships == [
-            RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true, ordered: true, maxCount: 50),
-        ])
+        #expect(
+            model.entity(named: "Book")?.relationships == [
+                RelationshipDescription("sequel", destination: "Book"),
+                RelationshipDescription("shelf", destination: "Shelf", inverse: "books", deleteRule: .noAction),
+                RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
+            ])
+        #expect(
+            model.entity(named: "Library")?.relationships == [
+                RelationshipDescription(
+                    "shelves", destination: "Shelf", inverse: "library", toMany: true, ordered: true,
+                    isOptional: false, deleteRule: .cascade, minCount: 1, maxCount: 10)
+            ])
+        #expect(
+            model.entity(named: "Shelf")?.relationships == [
+                RelationshipDescription("books", destination: "Book", inverse: "shelf", toMany: true, deleteRule: .deny),
+                RelationshipDescription("library", destination: "Library", inverse: "shelves", isOptional: false),
+            ])
+        #expect(
+            model.entity(named: "Tag")?.relationships == [
+                RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true, ordered: true, maxCount: 50)
+            ])
         #expect(Set(model.entities.flatMap(\.relationships).map(\.deleteRule)) == [.nullify, .cascade, .deny, .noAction])
     }
 
     @Test func relationshipsFixtureEqualsItsCodeModel() throws {
         let fileModel = try load("Relationships.xcdatamodel").model
         let codeModel = try ObjectModel(entities: [
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("sequel", destination: "Book"),
-                RelationshipDescription("shelf", destination: "Shelf", inverse: "books", deleteRule: .noAction),
-                RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
-            ]),
-            EntityDescription(name: "Library", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("shelves", destination: "Shelf", inverse: "library", toMany: true, ordered: true,
-                                        isOptional: false, deleteRule: .cascade, minCount: 1, maxCount: 10),
-            ]),
-            EntityDescription(name: "Shelf", attributes: [AttributeDescription("label", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "shelf", toMany: true, deleteRule: .deny),
-                RelationshipDescription("library", destination: "Library", inverse: "shelves", isOptional: false),
-            ]),
-            EntityDescription(name: "Tag", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true, ordered: true, maxCount: 50),
-            ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("sequel", destination: "Book"),
+                    RelationshipDescription("shelf", destination: "Shelf", inverse: "books", deleteRule: .noAction),
+                    RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
+                ]),
+            EntityDescription(
+                name: "Library", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription(
+                        "shelves", destination: "Shelf", inverse: "library", toMany: true, ordered: true,
+                        isOptional: false, deleteRule: .cascade, minCount: 1, maxCount: 10)
+                ]),
+            EntityDescription(
+                name: "Shelf", attributes: [AttributeDescription("label", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "shelf", toMany: true, deleteRule: .deny),
+                    RelationshipDescription("library", destination: "Library", inverse: "shelves", isOptional: false),
+                ]),
+            EntityDescription(
+                name: "Tag", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true, ordered: true, maxCount: 50)
+                ]),
         ])
         #expect(fileModel.versionHash == codeModel.versionHash)
     }
@@ -376,10 +417,11 @@ import Testing
 
     @Test func renamingIdentifiersAndHashModifiersAreReturned() throws {
         let version = try load("Renaming.xcdatamodel")
-        #expect(version.renamingIdentifiers == [
-            "Volume": "Book", "Volume.heading": "title", "Volume.writer": "author",
-            "Writer": "Author", "Writer.volumes": "books",
-        ])
+        #expect(
+            version.renamingIdentifiers == [
+                "Volume": "Book", "Volume.heading": "title", "Volume.writer": "author",
+                "Writer": "Author", "Writer.volumes": "books",
+            ])
         #expect(version.versionHashModifiers == ["Volume.pages": "counted-with-covers", "Writer": "2"])
         #expect(version.model.entity(named: "Volume")?.attributes.map(\.name) == ["heading", "pages"])
         #expect(version.model.entity(named: "Volume")?.relationship(named: "writer")?.inverseName == "volumes")
@@ -402,10 +444,11 @@ import Testing
         #expect(document.uniquenessConstraints == [["name"]])
         #expect(document.indexes == [IndexDescription(["created"])])
         let spreadsheet = try #require(model.entity(named: "Spreadsheet"))
-        #expect(spreadsheet.attributes == inherited + [
-            AttributeDescription("body", .string, isOptional: true),
-            AttributeDescription("rows", .integer32, defaultValue: Int32(0)),
-        ])
+        #expect(
+            spreadsheet.attributes == inherited + [
+                AttributeDescription("body", .string, isOptional: true),
+                AttributeDescription("rows", .integer32, defaultValue: Int32(0)),
+            ])
         #expect(spreadsheet.relationships == document.relationships)
         #expect(spreadsheet.uniquenessConstraints == [["name"]])
         #expect(spreadsheet.indexes == [IndexDescription(["created"])])
@@ -415,7 +458,8 @@ import Testing
 
     @Test func registeredTransformerGivesTheStorageType() throws {
         let name = "SkerryTestsTransformer-\(UUID().uuidString)"
-        let (directory, url) = temporaryModel("""
+        let (directory, url) = temporaryModel(
+            """
             <entity name="Thing" representedClassName="Thing" syncable="YES">
                 <attribute name="payload" optional="YES" attributeType="Transformable" valueTransformerName="\(name)" customClassName="[String]"/>
             </entity>
@@ -439,11 +483,14 @@ import Testing
     @Test func transformableAttributesAreBinaryUnlessRegistered() throws {
         let book = try #require(try load("Transformables.xcdatamodel").model.entity(named: "Book"))
         #expect(book.attributes.map(\.type) == [.binary, .binary, .binary, .binary, .string])
-        #expect(book.attributes.map(\.valueTransformerName) == ["ColorsTransformer", "SkerryTestsUnregisteredTransformer", nil,
-                                                                "NSSecureUnarchiveFromData", nil])
+        #expect(
+            book.attributes.map(\.valueTransformerName) == [
+                "ColorsTransformer", "SkerryTestsUnregisteredTransformer", nil,
+                "NSSecureUnarchiveFromData", nil,
+            ])
         let stack = try makeMemoryStack(model: try load("Transformables.xcdatamodel").model)
         let context = stack.newBackgroundContext()
-        let archived = Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74])   // what the app's transformer produced
+        let archived = Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74]) // what the app's transformer produced
         try context.performAndWait {
             let object = try context.insert(entityName: "Book")
             try object.setValue("Dune", forKey: "title")
@@ -466,11 +513,21 @@ import Testing
     }
 
     static let badFixtures: [BadFixture] = [
-        BadFixture(folder: "BadMalformed.xcdatamodel", fragments: ["not well-formed XML", "line 5", "entity 'Book'"], entity: nil, key: nil),
-        BadFixture(folder: "BadUnknownType.xcdatamodel", fragments: ["line 4", "entity 'Book', attribute 'pages'", "'Integer 8' is unknown"], entity: "Book", key: "pages"),
-        BadFixture(folder: "BadMissingDestination.xcdatamodel", fragments: ["line 5", "entity 'Book', relationship 'author'", "'Writer' is not defined"], entity: "Book", key: "author"),
-        BadFixture(folder: "BadMissingInverse.xcdatamodel", fragments: ["line 9", "entity 'Book', relationship 'author'", "inverse relationship 'works' is not defined", "'Author'"], entity: "Book", key: "author"),
-        BadFixture(folder: "BadDuplicateAttribute.xcdatamodel", fragments: ["line 5", "entity 'Book', attribute 'title'", "declared twice"], entity: "Book", key: "title"),
+        BadFixture(
+            folder: "BadMalformed.xcdatamodel", fragments: ["not well-formed XML", "line 5", "entity 'Book'"], entity: nil, key: nil),
+        BadFixture(
+            folder: "BadUnknownType.xcdatamodel", fragments: ["line 4", "entity 'Book', attribute 'pages'", "'Integer 8' is unknown"],
+            entity: "Book", key: "pages"),
+        BadFixture(
+            folder: "BadMissingDestination.xcdatamodel",
+            fragments: ["line 5", "entity 'Book', relationship 'author'", "'Writer' is not defined"], entity: "Book", key: "author"),
+        BadFixture(
+            folder: "BadMissingInverse.xcdatamodel",
+            fragments: ["line 9", "entity 'Book', relationship 'author'", "inverse relationship 'works' is not defined", "'Author'"],
+            entity: "Book", key: "author"),
+        BadFixture(
+            folder: "BadDuplicateAttribute.xcdatamodel", fragments: ["line 5", "entity 'Book', attribute 'title'", "declared twice"],
+            entity: "Book", key: "title"),
     ]
 
     @Test(arguments: badFixtures)
@@ -496,8 +553,9 @@ import Testing
     private func expectInvalidFolder(_ url: URL, _ fragments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         let error = expectError(.invalidModel, sourceLocation: sourceLocation) { _ = try XcodeModel(contentsOf: url) }
         for fragment in fragments {
-            #expect(error?.message.contains(fragment) == true, "'\(fragment)' not in: \(error?.message ?? "-")",
-                    sourceLocation: sourceLocation)
+            #expect(
+                error?.message.contains(fragment) == true, "'\(fragment)' not in: \(error?.message ?? "-")",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -513,10 +571,16 @@ import Testing
         #expect(product.attribute(named: "onSale")?.defaultValue == .bool(false))
         // An empty file, or one that names no version, is the same as none.
         let directory = TemporaryDirectory()
-        for (name, text) in [("Empty", ""), ("Blank", "\n  \n"), ("NoName", """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string></string></dict></plist>
-            """)] {
+        for (name, text) in [
+            ("Empty", ""), ("Blank", "\n  \n"),
+            (
+                "NoName",
+                """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string></string></dict></plist>
+                """
+            ),
+        ] {
             let package = directory.file("\(name).xcdatamodeld")
             try FileManager.default.copyItem(at: unversioned, to: package)
             try text.write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
@@ -529,26 +593,35 @@ import Testing
         let package = directory.file("Shop.xcdatamodeld")
         try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
         for name in ["Shop", "Shop 2"] {
-            try FileManager.default.copyItem(at: fixture("Unversioned.xcdatamodeld/Shop.xcdatamodel"),
-                                             to: package.appendingPathComponent("\(name).xcdatamodel"))
+            try FileManager.default.copyItem(
+                at: fixture("Unversioned.xcdatamodeld/Shop.xcdatamodel"),
+                to: package.appendingPathComponent("\(name).xcdatamodel"))
         }
-        expectInvalidFolder(package, [package.appendingPathComponent(".xccurrentversion").path, "the file is missing",
-                                      "no current version", "2 versions", "'Shop', 'Shop 2'"])
+        expectInvalidFolder(
+            package,
+            [
+                package.appendingPathComponent(".xccurrentversion").path, "the file is missing",
+                "no current version", "2 versions", "'Shop', 'Shop 2'",
+            ])
         try "".write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
         expectInvalidFolder(package, ["the file is empty", "'Shop', 'Shop 2'"])
         try "not a plist".write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
         expectInvalidFolder(package, ["not a property list", "'Shop', 'Shop 2'"])
         try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>Other</key><string>Shop.xcdatamodel</string></dict></plist>
-            """.write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict><key>Other</key><string>Shop.xcdatamodel</string></dict></plist>
+        """.write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
         expectInvalidFolder(package, ["'_XCCurrentVersionName'", "'Shop', 'Shop 2'"])
     }
 
     @Test func currentVersionNotInThePackageIsAnError() throws {
         let wrong = fixture("BadWrongCurrentVersion.xcdatamodeld")
-        expectInvalidFolder(wrong, [wrong.appendingPathComponent(".xccurrentversion").path,
-                                    "'Shop 2.xcdatamodel' is not in the package", "'Shop'"])
+        expectInvalidFolder(
+            wrong,
+            [
+                wrong.appendingPathComponent(".xccurrentversion").path,
+                "'Shop 2.xcdatamodel' is not in the package", "'Shop'",
+            ])
     }
 
     @Test func foldersThatAreNotModelsAreErrors() throws {
@@ -578,7 +651,8 @@ import Testing
     static let entityAuthor = #"<entity name="Author" representedClassName="Author" syncable="YES">"#
 
     @Test func inverseThatDoesNotPointBackIsAnError() {
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityAuthor)
                 <attribute name="name" attributeType="String"/>
                 <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="editor" inverseEntity="Book"/>
@@ -591,7 +665,8 @@ import Testing
     }
 
     @Test func inverseEntityOtherThanTheDestinationIsAnError() {
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityAuthor)
                 <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Shelf"/>
             </entity>
@@ -602,7 +677,8 @@ import Testing
     }
 
     @Test func duplicateEntitiesAndPropertiesAreErrors() {
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityBook)
                 <attribute name="title" attributeType="String"/>
             </entity>
@@ -610,13 +686,15 @@ import Testing
                 <attribute name="title" attributeType="String"/>
             </entity>
             """, ["line 6", "entity 'BOOK'", "entity name is used twice (first on line 3)"], entity: "BOOK")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityBook)
                 <attribute name="title" attributeType="String"/>
                 <relationship name="Title" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Book"/>
             </entity>
             """, ["line 5", "entity 'Book', relationship 'Title'", "declared twice"], entity: "Book", key: "Title")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             <entity name="Item" representedClassName="Item" isAbstract="YES" syncable="YES">
                 <attribute name="name" attributeType="String"/>
             </entity>
@@ -627,22 +705,26 @@ import Testing
     }
 
     @Test func inheritanceProblemsAreErrors() {
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             <entity name="Note" representedClassName="Note" parentEntity="Item" syncable="YES">
                 <attribute name="text" attributeType="String"/>
             </entity>
             """, ["line 3", "entity 'Note', parent entity 'Item'", "not defined"], entity: "Note", key: "Item")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             <entity name="A" representedClassName="A" parentEntity="B" syncable="YES"/>
             <entity name="B" representedClassName="B" parentEntity="A" syncable="YES"/>
             """, ["entity 'B', parent entity 'A'", "cycle: A -> B -> A"], entity: "B")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             <entity name="A" representedClassName="A" parentEntity="A" syncable="YES"/>
             """, ["entity 'A', parent entity 'A'", "cycle: A -> A."], entity: "A")
     }
 
     @Test func constraintsAndCompoundIndexesThatListNoPropertyAreErrors() {
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityBook)
                 <attribute name="title" attributeType="String"/>
                 <uniquenessConstraints>
@@ -650,7 +732,8 @@ import Testing
                 </uniquenessConstraints>
             </entity>
             """, ["line 6", "entity 'Book'", "a uniqueness constraint lists no property"], entity: "Book")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityBook)
                 <attribute name="title" attributeType="String"/>
                 <compoundIndexes>
@@ -664,22 +747,34 @@ import Testing
         func attribute(_ text: String) -> String {
             "\(Self.entityBook)\n    \(text)\n</entity>"
         }
-        expectInvalidBody(attribute(#"<attribute name="draft" optional="YES" attributeType="Undefined"/>"#),
-                          ["line 4", "attribute 'draft'", "attributes of type 'Undefined' are not supported"], entity: "Book", key: "draft")
-        expectInvalidBody(attribute(#"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="FUNCTION(self, 'pages')"/>"#),
-                          ["attribute 'count'", "the derivation 'FUNCTION(self, 'pages')' is not one Skerry computes"], key: "count")
-        expectInvalidBody(attribute(#"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@count"/>"#),
-                          ["'Book.count'", "needs 'pages' to be a to-many relationship of 'Book'"], key: "count")
-        expectInvalidBody(attribute(#"<attribute name="size" optional="YES" attributeType="Composite" composite="Size"/>"#),
-                          ["attribute 'size'", "the composite 'Size' it names is not defined"], key: "size")
+        expectInvalidBody(
+            attribute(#"<attribute name="draft" optional="YES" attributeType="Undefined"/>"#),
+            ["line 4", "attribute 'draft'", "attributes of type 'Undefined' are not supported"], entity: "Book", key: "draft")
+        expectInvalidBody(
+            attribute(
+                #"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="FUNCTION(self, 'pages')"/>"#
+            ),
+            ["attribute 'count'", "the derivation 'FUNCTION(self, 'pages')' is not one Skerry computes"], key: "count")
+        expectInvalidBody(
+            attribute(
+                #"<attribute name="count" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@count"/>"#),
+            ["'Book.count'", "needs 'pages' to be a to-many relationship of 'Book'"], key: "count")
+        expectInvalidBody(
+            attribute(#"<attribute name="size" optional="YES" attributeType="Composite" composite="Size"/>"#),
+            ["attribute 'size'", "the composite 'Size' it names is not defined"], key: "size")
         expectInvalidBody(attribute(#"<attribute name="title"/>"#), ["attribute 'title'", "no attributeType"], key: "title")
-        expectInvalidBody(attribute(#"<attribute attributeType="String"/>"#), ["entity 'Book'", "an attribute has no name"], entity: "Book")
-        expectInvalidBody(attribute(#"<relationship name="r" optional="YES" maxCount="1" deletionRule="Delete" destinationEntity="Book"/>"#),
-                          ["relationship 'r'", "deletion rule 'Delete' is unknown"], key: "r")
-        expectInvalidBody(attribute(#"<relationship name="r" optional="YES" toMany="YES" minCount="-1" deletionRule="Nullify" destinationEntity="Book"/>"#),
-                          ["relationship 'r'", "minCount '-1' is not a count"], key: "r")
-        expectInvalidBody(attribute(#"<relationship name="r" optional="YES" maxCount="1" deletionRule="Nullify"/>"#),
-                          ["relationship 'r'", "no destination entity"], key: "r")
+        expectInvalidBody(
+            attribute(#"<attribute attributeType="String"/>"#), ["entity 'Book'", "an attribute has no name"], entity: "Book")
+        expectInvalidBody(
+            attribute(#"<relationship name="r" optional="YES" maxCount="1" deletionRule="Delete" destinationEntity="Book"/>"#),
+            ["relationship 'r'", "deletion rule 'Delete' is unknown"], key: "r")
+        expectInvalidBody(
+            attribute(
+                #"<relationship name="r" optional="YES" toMany="YES" minCount="-1" deletionRule="Nullify" destinationEntity="Book"/>"#),
+            ["relationship 'r'", "minCount '-1' is not a count"], key: "r")
+        expectInvalidBody(
+            attribute(#"<relationship name="r" optional="YES" maxCount="1" deletionRule="Nullify"/>"#),
+            ["relationship 'r'", "no destination entity"], key: "r")
     }
 
     /// Text that is no value of the type never fails a load: Core Data's compiler reads the
@@ -693,7 +788,8 @@ import Testing
     ])
     func defaultTextThatIsNoValueLoads(type: String, text: String, value: AttributeValue) throws {
         let key = type == "Date" ? "defaultDateTimeInterval" : "defaultValueString"
-        let (directory, url) = temporaryModel("""
+        let (directory, url) = temporaryModel(
+            """
             \(Self.entityBook)
                 <attribute name="value" optional="YES" attributeType="\(type)" \(key)="\(text)"/>
             </entity>
@@ -704,7 +800,8 @@ import Testing
     }
 
     @Test func rTreeIndexesAreOrdinaryAndExpressionIndexesLeftOut() throws {
-        let (directory, url) = temporaryModel("""
+        let (directory, url) = temporaryModel(
+            """
             \(Self.entityBook)
                 <attribute name="place" attributeType="String"/>
                 <fetchIndex name="byPlace">
@@ -721,7 +818,8 @@ import Testing
     }
 
     @Test func problemsFoundByModelValidationNameTheFile() {
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             \(Self.entityBook)
                 <attribute name="title" attributeType="String"/>
                 <uniquenessConstraints>
@@ -731,10 +829,12 @@ import Testing
                 </uniquenessConstraints>
             </entity>
             """, ["line 3", "'isbn'", "not one of its stored attributes"], entity: "Book", key: "isbn")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             <entity name="Book-Entity" representedClassName="Book" syncable="YES"/>
             """, ["'Book-Entity' is not a valid entity name"], entity: "Book-Entity")
-        expectInvalidBody("""
+        expectInvalidBody(
+            """
             <entity name="Book" representedClassName="Book" syncable="YES"/>
             <configuration name="Cloud">
                 <memberEntity name="Missing"/>
@@ -769,7 +869,7 @@ import Testing
             let book = try #require(books.first)
             #expect(try book.value(forKey: "title", as: String.self) == "The Dispossessed")
             #expect(try book.value(forKey: "year", as: String.self) == "1974")
-            #expect(try book.value(forKey: "price", as: Double.self) == 0)  // the file's default
+            #expect(try book.value(forKey: "price", as: Double.self) == 0) // the file's default
             let author = try #require(try book.relatedObject(forKey: "author"))
             #expect(try author.value(forKey: "name", as: String.self) == "Ursula K. Le Guin")
             #expect(try author.relatedObjects(forKey: "books").count == 1)

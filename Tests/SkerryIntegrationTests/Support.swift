@@ -6,9 +6,11 @@ import SkerryCore
 /// A model with one entity, for the integrations' tests.
 func bookModel() throws -> ObjectModel {
     try ObjectModel(entities: [
-        EntityDescription(name: "Book", attributes: [
-            AttributeDescription("title", .string),
-            AttributeDescription("year", .integer32, isOptional: true),
-        ]),
+        EntityDescription(
+            name: "Book",
+            attributes: [
+                AttributeDescription("title", .string),
+                AttributeDescription("year", .integer32, isOptional: true),
+            ])
     ])
 }

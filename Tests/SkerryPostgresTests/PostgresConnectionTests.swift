@@ -1,6 +1,7 @@
 import Foundation
 import SkerryCore
 import Testing
+
 @testable import SkerryPostgres
 
 /// The libpq binding against a real server: connection strings, TLS, typed errors, prepared
@@ -112,13 +113,28 @@ import Testing
             ("smallint", .integer16, [.int(Int64(Int16.min)), .int(Int64(Int16.max)), .int(0)]),
             ("integer", .integer32, [.int(Int64(Int32.min)), .int(Int64(Int32.max))]),
             ("bigint", .integer64, [.int(.min), .int(.max), .int(-1)]),
-            ("double precision", .double, [.double(0.1), .double(-1e300), .double(.infinity), .double(-.infinity),
-                                           .double(.leastNonzeroMagnitude), .double(-0.0)]),
+            (
+                "double precision", .double,
+                [
+                    .double(0.1), .double(-1e300), .double(.infinity), .double(-.infinity),
+                    .double(.leastNonzeroMagnitude), .double(-0.0),
+                ]
+            ),
             ("double precision", .float, [.double(Double(Float(0.1)))]),
-            ("numeric", .decimal, [.decimal(Decimal(string: "12345678901234567890.0123456789")!), .decimal(Decimal(string: "-0.00001")!),
-                                   .decimal(0), .decimal(Decimal(string: "10000")!), .decimal(Decimal(string: "-99990000.5")!)]),
-            ("timestamptz", .date, [.date(Date(timeIntervalSinceReferenceDate: 0)), .date(Date(timeIntervalSinceReferenceDate: -1_000_000_000.25)),
-                                    .date(Date(timeIntervalSinceReferenceDate: 790_000_000.123456))]),
+            (
+                "numeric", .decimal,
+                [
+                    .decimal(Decimal(string: "12345678901234567890.0123456789")!), .decimal(Decimal(string: "-0.00001")!),
+                    .decimal(0), .decimal(Decimal(string: "10000")!), .decimal(Decimal(string: "-99990000.5")!),
+                ]
+            ),
+            (
+                "timestamptz", .date,
+                [
+                    .date(Date(timeIntervalSinceReferenceDate: 0)), .date(Date(timeIntervalSinceReferenceDate: -1_000_000_000.25)),
+                    .date(Date(timeIntervalSinceReferenceDate: 790_000_000.123456)),
+                ]
+            ),
             ("text", .string, [.string(""), .string("Ünïcödé ✓ \u{1F600}"), .string(String(repeating: "x", count: 100_000))]),
             ("text", .url, [.url(URL(string: "https://example.com/a?b=c#d")!)]),
             ("bytea", .binary, [.data(Data()), .data(Data([0, 1, 2, 255, 0])), .data(Data(repeating: 7, count: 1 << 20))]),
@@ -136,8 +152,9 @@ import Testing
                 let read = result.value(Int32(row), 0, as: type)
                 if case .date(let written) = value, case .date(let stored)? = read {
                     // timestamptz keeps microseconds: a date comes back within half of one.
-                    #expect(abs(written.timeIntervalSince(stored)) <= 0.000_000_5 + 1e-9 * abs(written.timeIntervalSinceReferenceDate),
-                            "wrote \(written.timeIntervalSinceReferenceDate), read \(stored.timeIntervalSinceReferenceDate)")
+                    #expect(
+                        abs(written.timeIntervalSince(stored)) <= 0.000_000_5 + 1e-9 * abs(written.timeIntervalSinceReferenceDate),
+                        "wrote \(written.timeIntervalSinceReferenceDate), read \(stored.timeIntervalSinceReferenceDate)")
                 } else {
                     #expect(read == value, "\(column) as \(type): wrote \(value), read \(String(describing: read))")
                 }
@@ -169,8 +186,10 @@ import Testing
     @Test func statementsArePreparedOnceAndTheCacheIsBounded() throws {
         let connection = try PostgresTestServer.connect()
         for value in 0..<5 { _ = try connection.query("SELECT $1::int8 + 1", [.int(Int64(value))]) }
-        #expect(try connection.scalarInt64("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1",
-                                           [.string("SELECT $1::int8 + 1")]) == 1)
+        #expect(
+            try connection.scalarInt64(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1",
+                [.string("SELECT $1::int8 + 1")]) == 1)
         for value in 0...PostgresConnection.statementCacheLimit {
             _ = try connection.query("SELECT \(value)::int8")
         }
@@ -229,7 +248,9 @@ import Testing
             do {
                 try pool.withConnection { connection in
                     try connection.execute("SET application_name = '\(marker)'")
-                    let open = try connection.scalarInt64("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [.string(marker)]) ?? 0
+                    let open =
+                        try connection.scalarInt64("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [.string(marker)])
+                        ?? 0
                     peak.update { $0 = max($0, Int(open)) }
                     try connection.execute("SELECT pg_sleep(0.01)")
                 }

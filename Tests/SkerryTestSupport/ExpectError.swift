@@ -1,10 +1,12 @@
-import Testing
 import SkerryCore
+import Testing
 
 /// Expects `body` to throw a `SkerryError` with `code`; returns the error for further checks.
 @discardableResult
-public func expectError(_ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                        _ body: () throws -> Void) -> SkerryError? {
+public func expectError(
+    _ code: SkerryError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) -> SkerryError? {
     do {
         try body()
         Issue.record("Expected SkerryError.\(code), but nothing was thrown", sourceLocation: sourceLocation)

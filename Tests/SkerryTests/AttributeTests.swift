@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 /// Properties of `Book` that are not declared as attributes: the typed layer must refuse them.
 private extension Book {
@@ -114,16 +114,19 @@ enum AllTypesSample: String, CaseIterable, Sendable, CustomTestStringConvertible
     @Test func enumJSONAndConvertedValuesRoundTripInTheirStoredForms() throws {
         let stack = try makeStack()
         let container = container(stack)
-        let book = Book(title: "Leaves of Grass", year: 1855, isbn: "978-0140421996", genre: .poetry,
-                        dimensions: Dimensions(width: 12.5, height: 19.75), price: Money(cents: 1999), inPrint: false)
+        let book = Book(
+            title: "Leaves of Grass", year: 1855, isbn: "978-0140421996", genre: .poetry,
+            dimensions: Dimensions(width: 12.5, height: 19.75), price: Money(cents: 1999), inPrint: false)
         try container.perform { try $0.insert(book) }
 
         let (stored, genre, dimensions, price) = try container.perform { context in
             let object = try #require(try context.fetchOne(Book.all))
-            return (try object.decode(),
-                    try object.instance.value(forKey: "genre", as: String.self),
-                    try object.instance.value(forKey: "dimensions", as: Data.self),
-                    try object.instance.value(forKey: "price", as: Int64.self))
+            return (
+                try object.decode(),
+                try object.instance.value(forKey: "genre", as: String.self),
+                try object.instance.value(forKey: "dimensions", as: Data.self),
+                try object.instance.value(forKey: "price", as: Int64.self)
+            )
         }
         #expect(stored == book)
         #expect(genre == "poetry")
@@ -288,23 +291,36 @@ enum AllTypesSample: String, CaseIterable, Sendable, CustomTestStringConvertible
             static let relations: Void = ()
         }
         func stack(_ attributes: [AttributeDescription]) throws -> PersistentStack {
-            let stack = PersistentStack(name: "Pairs", model: try ObjectModel(entities: [EntityDescription(name: "Pair", attributes: attributes)]))
+            let stack = PersistentStack(
+                name: "Pairs", model: try ObjectModel(entities: [EntityDescription(name: "Pair", attributes: attributes)]))
             stack.persistentStoreDescriptions = [.inMemory()]
             try stack.loadPersistentStores()
             return stack
         }
-        let nameFirst = PersistentContainer(managedObjectContext: { [stack = try stack([
-            AttributeDescription("name", .string), AttributeDescription("rank", .integer64)])] in stack.newBackgroundContext() })
-        let rankFirst = PersistentContainer(managedObjectContext: { [stack = try stack([
-            AttributeDescription("note", .string, isOptional: true), AttributeDescription("rank", .integer64),
-            AttributeDescription("name", .string)])] in stack.newBackgroundContext() })
+        let nameFirst = PersistentContainer(managedObjectContext: {
+            [
+                stack = try stack([
+                    AttributeDescription("name", .string), AttributeDescription("rank", .integer64),
+                ])
+            ] in stack.newBackgroundContext()
+        })
+        let rankFirst = PersistentContainer(managedObjectContext: {
+            [
+                stack = try stack([
+                    AttributeDescription("note", .string, isOptional: true), AttributeDescription("rank", .integer64),
+                    AttributeDescription("name", .string),
+                ])
+            ] in stack.newBackgroundContext()
+        })
         for round in 0..<3 {
             try nameFirst.perform { try $0.insert(Pair(name: "first \(round)", rank: round)) }
             try rankFirst.perform { try $0.insert(Pair(name: "second \(round)", rank: 10 + round)) }
         }
-        #expect(try nameFirst.perform { try $0.fetch(Pair.all.sort(\Pair.rank)).map { try $0.decode() } }
+        #expect(
+            try nameFirst.perform { try $0.fetch(Pair.all.sort(\Pair.rank)).map { try $0.decode() } }
                 == (0..<3).map { Pair(name: "first \($0)", rank: $0) })
-        #expect(try rankFirst.perform { try $0.fetch(Pair.all.sort(\Pair.rank)).map { try $0.decode() } }
+        #expect(
+            try rankFirst.perform { try $0.fetch(Pair.all.sort(\Pair.rank)).map { try $0.decode() } }
                 == (0..<3).map { Pair(name: "second \($0)", rank: 10 + $0) })
     }
 
@@ -336,7 +352,7 @@ enum AllTypesSample: String, CaseIterable, Sendable, CustomTestStringConvertible
             let object = try #require(try context.fetchOne(Book.all))
             let inDecode = #expect(throws: SkerryError.self) { try object.decode(\.shoutedTitle) }
             #expect(inDecode?.code == .unknownAttribute)
-            object.encode(\.titleAlias, "Other")            // cannot throw: the error is recorded
+            object.encode(\.titleAlias, "Other") // cannot throw: the error is recorded
             #expect((context.instance.takeRecordedError() as? SkerryError)?.code == .unknownAttribute)
             #expect(try object.decode(\.title) == "Dune")
 
@@ -367,9 +383,11 @@ enum AllTypesSample: String, CaseIterable, Sendable, CustomTestStringConvertible
             #expect(try book.decode(\.price) == Money(cents: 995))
             #expect(try book.decode(\.isbn) == nil)
         }
-        #expect(try container.perform { try #require(try $0.fetchOne(Book.all)).decode() }
-                == Book(title: "Dune", year: 1965, genre: .essay, dimensions: Dimensions(width: 1, height: 2),
-                        price: Money(cents: 995)))
+        #expect(
+            try container.perform { try #require(try $0.fetchOne(Book.all)).decode() }
+                == Book(
+                    title: "Dune", year: 1965, genre: .essay, dimensions: Dimensions(width: 1, height: 2),
+                    price: Money(cents: 995)))
 
         // nil clears an optional attribute; a whole value replaces every attribute.
         try container.perform { context in

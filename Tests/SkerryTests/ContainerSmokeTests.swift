@@ -1,13 +1,14 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 @Suite struct ContainerSmokeTests {
     @Test func theDesignDocumentsExampleRuns() throws {
         let stack = try makeStack()
-        let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() },
-                                            logError: { _ in }, cleanUpAfterExecution: true)
+        let container = PersistentContainer(
+            managedObjectContext: { stack.newBackgroundContext() },
+            logError: { _ in }, cleanUpAfterExecution: true)
         let titles = try container.perform { context in
             try context.insert(Book(title: "Dune", year: 1965))
             try context.insert(Book(title: "Neuromancer", year: 1984))

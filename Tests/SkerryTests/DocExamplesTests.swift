@@ -1,9 +1,9 @@
 // The examples of docs/typed-layer.md, verbatim between the `// doc:` markers (the check lives in
 // SkerryCoreTests/DocExamplesTests.swift, which reads this file too).
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 // doc: typed-model
 struct Novel: ManagedObjectConvertible {
@@ -69,7 +69,7 @@ struct Novel: ManagedObjectConvertible {
                 .sort(\Novel.year, ascending: false)
             let newest = try context.fetchOne(sixties)?.decode()
             let counted = try context.count(of: Novel.all.where(\Novel.title === ["Emma", "Dune"]))
-            try context.delete(Novel.all.where(\Novel.year < 1900))     // deleted when the perform saves
+            try context.delete(Novel.all.where(\Novel.year < 1900)) // deleted when the perform saves
             return (newest?.title, counted)
         }
         // result == ("Dune Messiah", 2), and Emma is gone from the store.
@@ -84,16 +84,17 @@ struct Novel: ManagedObjectConvertible {
         try stack.loadPersistentStores()
         // doc: typed-cache
         let cachedContext = stack.newBackgroundContext()
-        let caching = PersistentContainer(managedObjectContext: { cachedContext },
-                                          cleanUpAfterExecution: false)
+        let caching = PersistentContainer(
+            managedObjectContext: { cachedContext },
+            cleanUpAfterExecution: false)
         try caching.perform { context in
             try context.insert(Novel(title: "Dune", year: 1965))
         }
         let title = try caching.perform { context in
-            try context.fetchOne(Novel.all)?.decode(\.title)     // "Dune"
+            try context.fetchOne(Novel.all)?.decode(\.title) // "Dune"
         }
         let stillInMemory = try caching.perform { context in
-            context.instance.registeredObjects.count           // 1: kept as a cache, not reset
+            context.instance.registeredObjects.count // 1: kept as a cache, not reset
         }
         // doc: end
         #expect(title == "Dune")
@@ -110,9 +111,9 @@ struct Novel: ManagedObjectConvertible {
         }.writeSync { context in
             try context.insert(Novel(title: "Solaris"))
         }.read { context in
-            count = try Novel.count(in: context)            // 2: reads see every write at once
+            count = try Novel.count(in: context) // 2: reads see every write at once
         }
-        layer.saveOnShutdown()                              // SIGTERM / SIGINT save what main holds
+        layer.saveOnShutdown() // SIGTERM / SIGINT save what main holds
         // doc: end
         #expect(count == 2)
     }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 /// The typed layer's durable IDs: an ID obtained in the perform that inserts an object, and its
 /// URI or string, find the object after the store is opened again.
@@ -21,8 +21,10 @@ import SkerryCore
         let stack = try makeStack(in: folder.url)
         let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
         let (fromURI, fromString) = try container.perform { context in
-            (try context.existingObject(with: try context.objectID(forURIRepresentation: uri), as: Book.self).decode(),
-             try context.existingObject(with: try context.objectID(forStringRepresentation: string), as: Book.self).decode())
+            (
+                try context.existingObject(with: try context.objectID(forURIRepresentation: uri), as: Book.self).decode(),
+                try context.existingObject(with: try context.objectID(forStringRepresentation: string), as: Book.self).decode()
+            )
         }
         #expect(fromURI == Book(title: "Dune", year: 1965) && fromString == fromURI)
 

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 /// A perform inside another perform on the same context joins it: one unit of work that the
 /// outermost perform saves, or fails, as a whole.
@@ -20,8 +20,8 @@ import SkerryCore
         let title = try container.perform { context in
             let outer = try context.insert(Book(title: "Outer"))
             let inner = try container.perform { try $0.insert(Book(title: "Inner")).decode().title }
-            #expect(try storedTitles(in: stack).isEmpty)        // the nested perform saved nothing
-            return try outer.decode().title + "+" + inner     // and reset nothing
+            #expect(try storedTitles(in: stack).isEmpty) // the nested perform saved nothing
+            return try outer.decode().title + "+" + inner // and reset nothing
         }
         #expect(title == "Outer+Inner")
         #expect(try storedTitles(in: stack) == ["Inner", "Outer"])
@@ -55,14 +55,14 @@ import SkerryCore
                         throw SampleFailure(reason: "inner")
                     }
                 } catch {
-                    caughtInside = true                  // the outer work goes on...
+                    caughtInside = true // the outer work goes on...
                 }
                 try context.insert(Book(title: "After"))
-            }                                            // ...but cannot save half of the inner work
+            } // ...but cannot save half of the inner work
         }
         #expect(caughtInside)
         #expect(try storedTitles(in: stack).isEmpty)
-        #expect(errors.all.count == 1)                   // logged once, by the outermost perform
+        #expect(errors.all.count == 1) // logged once, by the outermost perform
     }
 
     @Test func performsOfTwoContainersOverOneContextJoinToo() throws {
@@ -73,7 +73,7 @@ import SkerryCore
         try service.perform { context in
             let book = try context.insert(Book(title: "Service"))
             try repository.perform { try $0.insert(Book(title: "Repository")) }
-            _ = try book.decode()                        // still valid: nothing was reset
+            _ = try book.decode() // still valid: nothing was reset
         }
         #expect(try storedTitles(in: stack) == ["Repository", "Service"])
     }

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 @Suite struct PersistentContainerTests {
     // MARK: perform
@@ -89,8 +89,9 @@ import SkerryCore
     @Test func aFactoryErrorIsLoggedOnceAndRethrownWithoutRunningTheClosure() throws {
         let log = RecordedErrors()
         let ran = InvocationCounter()
-        let container = PersistentContainer(managedObjectContext: { throw SampleFailure(reason: "no context") },
-                                            logError: log.handler)
+        let container = PersistentContainer(
+            managedObjectContext: { throw SampleFailure(reason: "no context") },
+            logError: log.handler)
         #expect(throws: SampleFailure(reason: "no context")) {
             try container.perform { _ in ran.increment() }
         }
@@ -309,23 +310,26 @@ import SkerryCore
             let registered = try #require(managed.instance.registeredObject(for: objectID))
             let existing = try managed.instance.existingObject(with: objectID)
             #expect(existing === registered)
-            return (try registered.value(forKey: "title", as: String.self),
-                    try registered.value(forKey: "year", as: Int?.self),
-                    try existing.value(forKey: "title", as: String.self),
-                    try managed.count(of: Book.all))
+            return (
+                try registered.value(forKey: "title", as: String.self),
+                try registered.value(forKey: "year", as: Int?.self),
+                try existing.value(forKey: "title", as: String.self),
+                try managed.count(of: Book.all)
+            )
         }
         #expect(cached.0 == "Dune")
         #expect(cached.1 == 1965)
         #expect(cached.2 == "Dune")
-        #expect(cached.3 == 0)  // the store itself has no row any more
+        #expect(cached.3 == 0) // the store itself has no row any more
     }
 
     @Test func withoutCleanUpAFailedPerformLeavesNoPendingChangesBehind() throws {
         let stack = try makeStack()
         let context = stack.newBackgroundContext()
         let log = RecordedErrors()
-        let container = PersistentContainer(managedObjectContext: { context }, logError: log.handler,
-                                            cleanUpAfterExecution: false)
+        let container = PersistentContainer(
+            managedObjectContext: { context }, logError: log.handler,
+            cleanUpAfterExecution: false)
 
         #expect(throws: SampleFailure(reason: "abandon")) {
             try container.perform { managed in
@@ -344,8 +348,9 @@ import SkerryCore
         let stack = try makeStack()
         let context = stack.newBackgroundContext()
         let log = RecordedErrors()
-        let container = PersistentContainer(managedObjectContext: { context }, logError: log.handler,
-                                            cleanUpAfterExecution: false)
+        let container = PersistentContainer(
+            managedObjectContext: { context }, logError: log.handler,
+            cleanUpAfterExecution: false)
         try container.perform { try $0.insert(Book(title: "Dune", isbn: "X")) }
 
         let error = #expect(throws: SkerryError.self) {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 /// A layer that records its errors instead of printing them.
 final class RecordingLayer: DataAccessLayer, @unchecked Sendable {
@@ -19,7 +19,12 @@ final class Completion: @unchecked Sendable {
     // `@unchecked Sendable`: `error` is written once before `done` is signalled, read after.
     private let done = DispatchSemaphore(value: 0)
     private var error: (any Error)?
-    var handler: @Sendable ((any Error)?) -> Void { { self.error = $0; self.done.signal() } }
+    var handler: @Sendable ((any Error)?) -> Void {
+        {
+            self.error = $0
+            self.done.signal()
+        }
+    }
     func wait() -> (any Error)? {
         _ = done.wait(timeout: .now() + 10)
         return error
@@ -39,9 +44,11 @@ final class Completion: @unchecked Sendable {
         let layer = try RecordingLayer(inMemoryModel: try ObjectModel(types: [Book.self]))
         let completion = Completion()
         var titles: [String] = []
-        layer.writeSync({ context in
-            try context.insert(Book(title: "Dune", year: 1965))
-        }, completion: completion.handler).read { context in
+        layer.writeSync(
+            { context in
+                try context.insert(Book(title: "Dune", year: 1965))
+            }, completion: completion.handler
+        ).read { context in
             titles = try context.fetch(Book.all, \Book.title)
         }
         #expect(titles == ["Dune"])
@@ -53,9 +60,10 @@ final class Completion: @unchecked Sendable {
     @Test func writeAsyncReachesTheStoreBeforeItsCompletion() throws {
         let layer = try RecordingLayer(inMemoryModel: try ObjectModel(types: [Book.self]))
         let completion = Completion()
-        layer.writeAsync({ context in
-            try context.insert(Book(title: "Solaris"))
-        }, completion: completion.handler)
+        layer.writeAsync(
+            { context in
+                try context.insert(Book(title: "Solaris"))
+            }, completion: completion.handler)
         #expect(completion.wait() == nil)
         #expect(try storedTitles(layer) == ["Solaris"])
         var count = 0
@@ -81,10 +89,11 @@ final class Completion: @unchecked Sendable {
     @Test func everyErrorGoesToHandleErrorAndTheCompletionAndNothingIsSaved() throws {
         let layer = try RecordingLayer(inMemoryModel: try ObjectModel(types: [Book.self]))
         let completion = Completion()
-        layer.writeSync({ context in
-            try context.insert(Book(title: "Half-written"))
-            throw WriteFailed()
-        }, completion: completion.handler)
+        layer.writeSync(
+            { context in
+                try context.insert(Book(title: "Half-written"))
+                throw WriteFailed()
+            }, completion: completion.handler)
         #expect(completion.wait() is WriteFailed)
         #expect(layer.recordedErrors.count == 1)
         var count = -1
@@ -135,28 +144,28 @@ final class Completion: @unchecked Sendable {
 
     @Test func saveInFlightChangesWritesWhatMainHolds() throws {
         let layer = try RecordingLayer(inMemoryModel: try ObjectModel(types: [Book.self]))
-        layer.read { context in try context.insert(Book(title: "Unsaved in main")) }   // left unsaved in main
+        layer.read { context in try context.insert(Book(title: "Unsaved in main")) } // left unsaved in main
         #expect(try storedTitles(layer) == [])
         try layer.saveInFlightChanges()
         #expect(try storedTitles(layer) == ["Unsaved in main"])
     }
 
     #if !os(Windows)
-    @Test func aTerminationSignalSavesInFlightChangesFirst() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-shutdown-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: path) }
-        await #expect(processExitsWith: .signal(SIGTERM)) {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-shutdown-\(getppid())")
-            let layer = try DataAccessLayer(sqliteStack: "Library", model: try ObjectModel(types: [Book.self]), directory: folder)
-            layer.saveOnShutdown()
-            layer.read { context in try context.insert(Book(title: "Saved on SIGTERM")) }   // unsaved in main
-            kill(getpid(), SIGTERM)            // as a service manager stops a process
-            // Stay alive as a server would (a signal interrupts `sleep`); the handler saves, then
-            // ends the process by the signal. The deadline only guards against a hang.
-            for _ in 0..<100 { usleep(100_000) }
+        @Test func aTerminationSignalSavesInFlightChangesFirst() async throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-shutdown-\(getpid())")
+            defer { try? FileManager.default.removeItem(at: path) }
+            await #expect(processExitsWith: .signal(SIGTERM)) {
+                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-shutdown-\(getppid())")
+                let layer = try DataAccessLayer(sqliteStack: "Library", model: try ObjectModel(types: [Book.self]), directory: folder)
+                layer.saveOnShutdown()
+                layer.read { context in try context.insert(Book(title: "Saved on SIGTERM")) } // unsaved in main
+                kill(getpid(), SIGTERM) // as a service manager stops a process
+                // Stay alive as a server would (a signal interrupts `sleep`); the handler saves, then
+                // ends the process by the signal. The deadline only guards against a hang.
+                for _ in 0..<100 { usleep(100_000) }
+            }
+            let layer = try DataAccessLayer(sqliteStack: "Library", model: try ObjectModel(types: [Book.self]), directory: path)
+            #expect(try storedTitles(layer) == ["Saved on SIGTERM"])
         }
-        let layer = try DataAccessLayer(sqliteStack: "Library", model: try ObjectModel(types: [Book.self]), directory: path)
-        #expect(try storedTitles(layer) == ["Saved on SIGTERM"])
-    }
     #endif
 }

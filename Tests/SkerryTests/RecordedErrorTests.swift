@@ -1,14 +1,15 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 /// Calls whose signature cannot throw (a to-one relation's getter and setter, iterating a relation)
 /// record the error they meet on the context; the enclosing perform fails with it, logs it once,
 /// and saves nothing.
 @Suite struct RecordedErrorTests {
     private func stack() throws -> PersistentStack {
-        let stack = PersistentStack(name: "Recorded", model: try ObjectModel(types: [Writer.self, Work.self, Picture.self, Anthology.self]))
+        let stack = PersistentStack(
+            name: "Recorded", model: try ObjectModel(types: [Writer.self, Work.self, Picture.self, Anthology.self]))
         stack.persistentStoreDescriptions = [.inMemory()]
         try stack.loadPersistentStores()
         return stack
@@ -53,14 +54,14 @@ import SkerryCore
                 let work = try context.existingObject(with: ids.work, as: Work.self)
                 try context.insert(Work(title: "Not saved"))
                 try deleteBehindTheBack(stack, ids.work)
-                try context.instance.refresh(work.instance, mergeChanges: false)   // its row must be read again
-                writerSeen = work.writer != nil                                     // cannot throw: recorded
+                try context.instance.refresh(work.instance, mergeChanges: false) // its row must be read again
+                writerSeen = work.writer != nil // cannot throw: recorded
             }
         }
         #expect(writerSeen == false)
         #expect(errors.all.count == 1)
         #expect((errors.all.first as? SkerryError)?.code == .objectNotFound)
-        #expect(try storedWorks(stack) == 0)                 // the insert was not saved
+        #expect(try storedWorks(stack) == 0) // the insert was not saved
     }
 
     @Test func aToOneSetterThatFailsFailsThePerformAndSavesNothing() throws {
@@ -75,7 +76,7 @@ import SkerryCore
             try container.perform { context in
                 let work = try context.existingObject(with: ids.work, as: Work.self)
                 work.encode(Work(title: "Renamed, not saved"))
-                work.writer = foreign                             // cannot throw: recorded
+                work.writer = foreign // cannot throw: recorded
             }
         }
         #expect(errors.all.count == 1)
@@ -97,10 +98,10 @@ import SkerryCore
             try container.perform { context in
                 let writer = try context.existingObject(with: ids.writer, as: Writer.self)
                 try context.insert(Work(title: "Not saved"))
-                try deleteBehindTheBack(stack, ids.writer)        // cascades to its work
+                try deleteBehindTheBack(stack, ids.writer) // cascades to its work
                 try context.instance.refresh(writer.instance, mergeChanges: false)
                 iterated = 0
-                for _ in writer.works { iterated += 1 }           // cannot throw: recorded
+                for _ in writer.works { iterated += 1 } // cannot throw: recorded
             }
         }
         #expect(iterated == 0)

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 // doc: typed-relations
 struct Writer: ManagedObjectConvertible {
@@ -48,7 +48,8 @@ struct Anthology: ManagedObjectConvertible {
 
 @Suite struct RelationTests {
     private func stack(_ folder: TemporaryDirectory) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Relations", model: try ObjectModel(types: [Writer.self, Work.self, Picture.self, Anthology.self]))
+        let stack = PersistentStack(
+            name: "Relations", model: try ObjectModel(types: [Writer.self, Work.self, Picture.self, Anthology.self]))
         stack.persistentStoreDescriptions = [StoreDescription(url: folder.url.appendingPathComponent("Relations.sqlite"))]
         try stack.loadPersistentStores()
         return stack
@@ -70,7 +71,7 @@ struct Anthology: ManagedObjectConvertible {
             try container.perform { context in
                 let herbert = try context.insert(Writer(name: "Herbert"))
                 let dune = try context.insert(Work(title: "Dune"))
-                dune.writer = herbert                                    // Sworm's setter
+                dune.writer = herbert // Sworm's setter
                 herbert.works.add(try context.insert(Work(title: "Dune Messiah")))
                 try herbert.set(\.portrait, value: Picture(file: "herbert.jpg"), context: context)
                 let anthology = try context.insert(Anthology(name: "Best of"))
@@ -106,12 +107,12 @@ struct Anthology: ManagedObjectConvertible {
         }
         let counts = try container.perform { context in
             let writer = try #require(try context.fetchOne(Writer.all))
-            try writer.set(\.portrait, value: nil, context: context)     // deletes the picture
+            try writer.set(\.portrait, value: nil, context: context) // deletes the picture
             return try context.count(of: Picture.all)
         }
         #expect(counts == 0)
         let works = try container.perform { context in
-            context.delete(try #require(try context.fetchOne(Writer.all)))   // cascade
+            context.delete(try #require(try context.fetchOne(Writer.all))) // cascade
             return try context.count(of: Work.all)
         }
         #expect(works == 0)

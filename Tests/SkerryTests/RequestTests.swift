@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Skerry
 import SkerryCore
+import Testing
 
 /// A small library, saved, with a container over fresh background contexts.
 private struct Library {
@@ -51,16 +51,21 @@ private struct Library {
 
     @Test func sortAscendingDescendingAndOnSeveralKeys() throws {
         let library = try Library()
-        #expect(try library.titles(Book.all.sort(\Book.price).sort(\Book.title)) ==
-                ["Leaves of Grass", "The Waste Land", "Solaris", "Dune", "dune messiah", "Neuromancer"])
-        #expect(try library.titles(Book.all.sort(\Book.price, ascending: false).sort(\Book.title, ascending: false)) ==
-                ["Neuromancer", "dune messiah", "Dune", "Solaris", "The Waste Land", "Leaves of Grass"])
+        #expect(
+            try library.titles(Book.all.sort(\Book.price).sort(\Book.title)) == [
+                "Leaves of Grass", "The Waste Land", "Solaris", "Dune", "dune messiah", "Neuromancer",
+            ])
+        #expect(
+            try library.titles(Book.all.sort(\Book.price, ascending: false).sort(\Book.title, ascending: false)) == [
+                "Neuromancer", "dune messiah", "Dune", "Solaris", "The Waste Land", "Leaves of Grass",
+            ])
         // genre ascending, then price descending, then title.
-        #expect(try library.titles(Book.all.sort(\Book.genre).sort(\Book.price, ascending: false).sort(\Book.title)) ==
-                ["Solaris", "Neuromancer", "dune messiah", "Dune", "Leaves of Grass", "The Waste Land"])
+        #expect(
+            try library.titles(Book.all.sort(\Book.genre).sort(\Book.price, ascending: false).sort(\Book.title)) == [
+                "Solaris", "Neuromancer", "dune messiah", "Dune", "Leaves of Grass", "The Waste Land",
+            ])
         // Strings sort by their bytes: upper case first.
-        #expect(try library.titles(Book.all.where(Query.contains(\Book.title, "dune")).sort(\Book.title)) ==
-                ["Dune", "dune messiah"])
+        #expect(try library.titles(Book.all.where(Query.contains(\Book.title, "dune")).sort(\Book.title)) == ["Dune", "dune messiah"])
     }
 
     @Test func sortOnAnOptionalAttributePutsMissingValuesFirstWhenAscending() throws {
@@ -153,19 +158,18 @@ private struct Library {
     @Test func andOrNot() throws {
         let library = try Library()
         #expect(try library.titles(where: \Book.genre == .fiction && \Book.year > 1966) == ["dune messiah", "Neuromancer"])
-        #expect(try library.titles(where: \Book.genre == .poetry || \Book.year < 1962) ==
-                ["Leaves of Grass", "The Waste Land", "Solaris"])
+        #expect(try library.titles(where: \Book.genre == .poetry || \Book.year < 1962) == ["Leaves of Grass", "The Waste Land", "Solaris"])
         #expect(try library.titles(where: !(\Book.genre == .fiction)) == ["Solaris", "Leaves of Grass", "The Waste Land"])
-        #expect(try library.titles(where: !(\Book.year == nil) && \Book.inPrint == true) ==
-                ["Dune", "dune messiah", "Neuromancer", "The Waste Land"])
+        #expect(
+            try library.titles(where: !(\Book.year == nil) && \Book.inPrint == true) == [
+                "Dune", "dune messiah", "Neuromancer", "The Waste Land",
+            ])
         // && binds tighter than ||.
-        #expect(try library.titles(where: \Book.title == "Solaris" || \Book.genre == .fiction && \Book.year < 1966) ==
-                ["Solaris", "Dune"])
-        #expect(try library.titles(where: (\Book.title == "Solaris" || \Book.genre == .fiction) && \Book.year < 1966) ==
-                ["Solaris", "Dune"])
+        #expect(try library.titles(where: \Book.title == "Solaris" || \Book.genre == .fiction && \Book.year < 1966) == ["Solaris", "Dune"])
+        #expect(
+            try library.titles(where: (\Book.title == "Solaris" || \Book.genre == .fiction) && \Book.year < 1966) == ["Solaris", "Dune"])
         #expect(try library.titles(where: !(\Book.genre == .fiction || \Book.genre == .poetry)) == ["Solaris"])
-        #expect(try library.titles(where: Query.and(\Book.price == Money(cents: 500), Query.not(\Book.year == nil))) ==
-                ["The Waste Land"])
+        #expect(try library.titles(where: Query.and(\Book.price == Money(cents: 500), Query.not(\Book.year == nil))) == ["The Waste Land"])
         #expect(try library.titles(where: Query.or(\Book.year == 1922, \Book.year == 1984)) == ["The Waste Land", "Neuromancer"])
     }
 
@@ -207,11 +211,15 @@ private struct Library {
     @Test func fetchOneAttributesValues() throws {
         let library = try Library()
         try library.container.perform { context throws in
-            #expect(try context.fetch(Book.all.sort(\Book.title), \Book.title) ==
-                    ["Dune", "Leaves of Grass", "Neuromancer", "Solaris", "The Waste Land", "dune messiah"])
+            #expect(
+                try context.fetch(Book.all.sort(\Book.title), \Book.title) == [
+                    "Dune", "Leaves of Grass", "Neuromancer", "Solaris", "The Waste Land", "dune messiah",
+                ])
             #expect(try context.fetch(Book.all.where(\Book.genre == .poetry).sort(\Book.title), \Book.year) == [nil, 1922])
-            #expect(try context.fetch(Book.all.sort(\Book.price).limit(3), \Book.price) ==
-                    [Money(cents: 500), Money(cents: 500), Money(cents: 800)])
+            #expect(
+                try context.fetch(Book.all.sort(\Book.price).limit(3), \Book.price) == [
+                    Money(cents: 500), Money(cents: 500), Money(cents: 800),
+                ])
             #expect(try context.fetch(Book.all.sort(\Book.genre, ascending: false).limit(1), \Book.genre) == [.poetry])
             #expect(try context.fetch(Book.all.where(\Book.year > 3000), \Book.title).isEmpty)
         }
@@ -285,7 +293,7 @@ private struct Library {
     @Test func batchDeleteReturnsTheCountAndForgetsDeletedObjects() throws {
         let library = try Library()
         let (deleted, remaining, loaded) = try library.container.perform { context throws in
-            let loaded = try context.fetch(Book.all)  // registered before the batch delete
+            let loaded = try context.fetch(Book.all) // registered before the batch delete
             let deleted = try context.batchDelete(Book.all.where(\Book.genre == .poetry))
             let remaining = try context.fetch(Book.all, \Book.title)
             return (deleted, Set(remaining), loaded.count)
@@ -334,14 +342,18 @@ private struct Library {
         let late = Date(timeIntervalSinceReferenceDate: 100.5)
         let uuid = UUID()
         try container.perform { context in
-            try context.insert(AllTypes(bool: true, int: 1, int16: -5, int32: 70_000, int64: .max, float: 0.1, double: 2.5,
-                                        decimal: Decimal(string: "10.25")!, date: early, string: "a",
-                                        data: Data([1, 2]), uuid: uuid, url: URL(string: "https://a.example")!,
-                                        optionalDate: early, optionalUUID: uuid))
-            try context.insert(AllTypes(bool: false, int: 2, int16: 5, int32: -70_000, int64: .min, float: 0.2, double: -2.5,
-                                        decimal: Decimal(string: "9.75")!, date: late, string: "b",
-                                        data: Data([3]), url: URL(string: "https://b.example")!,
-                                        optionalDecimal: Decimal(1)))
+            try context.insert(
+                AllTypes(
+                    bool: true, int: 1, int16: -5, int32: 70_000, int64: .max, float: 0.1, double: 2.5,
+                    decimal: Decimal(string: "10.25")!, date: early, string: "a",
+                    data: Data([1, 2]), uuid: uuid, url: URL(string: "https://a.example")!,
+                    optionalDate: early, optionalUUID: uuid))
+            try context.insert(
+                AllTypes(
+                    bool: false, int: 2, int16: 5, int32: -70_000, int64: .min, float: 0.2, double: -2.5,
+                    decimal: Decimal(string: "9.75")!, date: late, string: "b",
+                    data: Data([3]), url: URL(string: "https://b.example")!,
+                    optionalDecimal: Decimal(1)))
         }
         func ints(_ predicate: Skerry.Predicate) throws -> [Int] {
             try container.perform { try $0.fetch(AllTypes.all.where(predicate).sort(\AllTypes.int), \AllTypes.int) }
@@ -372,8 +384,10 @@ private struct Library {
 
     @Test func negatedStringQueriesOnAnOptionalAttributeIncludeMissingValues() throws {
         let library = try Library()
-        #expect(try library.titles(where: !Query.contains(\Book.isbn, "0441")) ==
-                ["dune messiah", "Solaris", "Leaves of Grass", "The Waste Land"])
+        #expect(
+            try library.titles(where: !Query.contains(\Book.isbn, "0441")) == [
+                "dune messiah", "Solaris", "Leaves of Grass", "The Waste Land",
+            ])
         #expect(try library.titles(where: Query.contains(\Book.isbn, "")).count == 4)
     }
 
@@ -386,14 +400,16 @@ private struct Library {
             try context.insert(Book(title: "DUNE II", year: 2030))
             let dune = try #require(try context.fetchOne(Book.all.where(\Book.title == "Dune")))
             dune.encode(\.year, 1900)
-            return (old: Set(try context.fetch(Book.all.where(\Book.year < 1960), \Book.title)),
-                    dunes: Set(try context.fetch(Book.all.where(Query.contains(\Book.title, "dune")), \Book.title)),
-                    first: try context.fetchOne(Book.all.sort(\Book.price), \Book.title),
-                    count: try context.count(of: Book.all))
+            return (
+                old: Set(try context.fetch(Book.all.where(\Book.year < 1960), \Book.title)),
+                dunes: Set(try context.fetch(Book.all.where(Query.contains(\Book.title, "dune")), \Book.title)),
+                first: try context.fetchOne(Book.all.sort(\Book.price), \Book.title),
+                count: try context.count(of: Book.all)
+            )
         }
         #expect(found.old == ["Foundation", "The Waste Land", "Dune"])
         #expect(found.dunes == ["Dune", "dune messiah", "DUNE II"])
-        #expect(found.first == "DUNE II")  // price 0
+        #expect(found.first == "DUNE II") // price 0
         #expect(found.count == 8)
         #expect(try storedTitles(in: library.stack).count == 8)
     }

@@ -46,7 +46,8 @@ import Testing
         let request = Book.all.where(raw: "year BETWEEN {%d, %d} AND genre != %@", 1950, 1970, Genre.poetry)
         // doc: end
         #expect(try titles(request) == ["Dune", "Solaris"])
-        #expect(try titles(Book.all.where(raw: "genre IN %@", [Genre.essay, Genre.poetry])) == ["Leaves of Grass", "Solaris", "The Waste Land"])
+        #expect(
+            try titles(Book.all.where(raw: "genre IN %@", [Genre.essay, Genre.poetry])) == ["Leaves of Grass", "Solaris", "The Waste Land"])
         #expect(try titles(Book.all.where(Predicate(format: "%K < %@", "year", 1962))) == ["Solaris", "The Waste Land"])
         #expect(try titles(Book.all.where(sql: "year < ? -- the early ones", 1962)) == ["Solaris", "The Waste Land"])
     }
@@ -86,7 +87,8 @@ import Testing
         let saved = try container.perform { try $0.fetch(request, \Work.title) }
         #expect(unsaved == ["Anonymous", "Emma", "Persuasion", "Solaris"])
         #expect(saved == unsaved)
-        #expect(try container.perform { try $0.fetch(Work.all.sort(\.writer, \Writer.name, ascending: false).sort(\Work.title), \Work.title) }
+        #expect(
+            try container.perform { try $0.fetch(Work.all.sort(\.writer, \Writer.name, ascending: false).sort(\Work.title), \Work.title) }
                 == ["Solaris", "Emma", "Persuasion", "Anonymous"])
     }
 }

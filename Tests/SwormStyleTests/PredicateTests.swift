@@ -21,9 +21,7 @@ import Testing
 
             do {
                 let predicate: Predicate =
-                    (\Gauge.low == 1 || \Gauge.low == 2) &&
-                    (\Gauge.high == 3 || \Gauge.low == 4) &&
-                    !"label == nil"
+                    (\Gauge.low == 1 || \Gauge.low == 2) && (\Gauge.high == 3 || \Gauge.low == 4) && !"label == nil"
 
                 let lows = try pc.perform { ctx in
                     try ctx.fetch(Gauge.all.where(predicate).sort(\.low), \.low)
@@ -96,10 +94,11 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 30, high: 40),
-                    Gauge(low: 90, high: 100),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 30, high: 40),
+                        Gauge(low: 90, high: 100),
+                    ])
             }
 
             do {
@@ -109,9 +108,10 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 90, high: 100),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 90, high: 100)
+                    ])
             }
 
             do {
@@ -148,9 +148,10 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 70, high: 80, label: "bar"),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 70, high: 80, label: "bar")
+                    ])
             }
 
             do {
@@ -160,9 +161,10 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 10, high: 20, label: nil),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 10, high: 20, label: nil)
+                    ])
             }
         }
     }
@@ -189,10 +191,11 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 2, mood: .stormy),
-                    Gauge(low: 3, mood: .stormy),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 2, mood: .stormy),
+                        Gauge(low: 3, mood: .stormy),
+                    ])
             }
 
             do {
@@ -202,10 +205,11 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 1, mood: .calm),
-                    Gauge(low: 4, mood: nil),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 1, mood: .calm),
+                        Gauge(low: 4, mood: nil),
+                    ])
             }
         }
     }
@@ -269,10 +273,11 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 1, label: "a"),
-                    Gauge(low: 4, label: "d"),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 1, label: "a"),
+                        Gauge(low: 4, label: "d"),
+                    ])
             }
 
             do {
@@ -282,11 +287,12 @@ import Testing
                     try ctx.fetch(Gauge.all.where(query).sort(\.low)).map { try $0.decode() }
                 }
 
-                #expect(destinationEntries == [
-                    Gauge(low: 1, label: "a"),
-                    Gauge(low: 2, label: "b"),
-                    Gauge(low: 4, label: "d"),
-                ])
+                #expect(
+                    destinationEntries == [
+                        Gauge(low: 1, label: "a"),
+                        Gauge(low: 2, label: "b"),
+                        Gauge(low: 4, label: "d"),
+                    ])
             }
         }
     }
@@ -295,7 +301,7 @@ import Testing
         let N = 400
 
         try TestDB.perform(with: DataModels.predicates) { pc in
-            let sourceEntries = (0 ..< N).map { _ in
+            let sourceEntries = (0..<N).map { _ in
                 Locator(id: .init())
             }
 

@@ -92,7 +92,7 @@ import Testing
 
             try pc.perform { ctx in
                 guard let writer = try ctx.fetchOne(Shelf.Writer.all),
-                      let novel = Array(writer.novels).first
+                    let novel = Array(writer.novels).first
                 else {
                     return
                 }
@@ -193,7 +193,7 @@ import Testing
     @Test func requestSortLimitOffset() throws {
         try TestDB.perform(with: DataModels.shelf) { pc in
             try pc.perform(action: { context in
-                try (1 ... 10).reversed().forEach {
+                try (1...10).reversed().forEach {
                     try context.insert(
                         Shelf.Novel(
                             title: "\($0)",
@@ -259,14 +259,14 @@ import Testing
                 try ctx.fetch(Shelf.Novel.all.sort(\.year), \.year)
             }
 
-            #expect(years == Array(0 ..< 100))
+            #expect(years == Array(0..<100))
         }
     }
 
     @Test func multiTaskReadWrite() async throws {
         try await TestDB.schedule(with: DataModels.shelf) { pc in
             await withThrowingTaskGroup(of: Void.self) { group in
-                for number in 0 ..< 100 {
+                for number in 0..<100 {
                     group.addTask {
                         return try await pc.schedule { ctx in
                             try ctx.insert(Shelf.Novel(year: number))
@@ -279,13 +279,13 @@ import Testing
                 try ctx.fetch(Shelf.Novel.all.sort(\.year), \.year)
             }
 
-            #expect(years == Array(0 ..< 100))
+            #expect(years == Array(0..<100))
         }
     }
 
     /// 100 concurrent performs add to and delete from one relation; every one succeeds, every
     /// time (Core Data deletes an object another context deleted meanwhile without an error).
-    @Test(arguments: 1 ... 20)
+    @Test(arguments: 1...20)
     func multiThreadReadWriteRelationsStability(round: Int) throws {
         try TestDB.perform(with: DataModels.shelf, overwriteMergePolicy: true) { pc in
             try pc.perform { ctx in

@@ -1,3 +1,4 @@
+import BenchSupport
 // The comparative benchmarks in ordo-one/benchmark: wall clock, throughput, mallocs and peak
 // resident memory for every scenario x shape x implementation (the scenarios of `BenchSupport`,
 // the same as `skerry-bench`'s). Each iteration builds and fills a fresh in-memory database
@@ -11,7 +12,6 @@
 // Sizes come from the environment (see `Sizes.fromEnvironment()`); `SKERRY_BENCH_ITERATIONS`
 // sets the iterations per benchmark (default 5, after one warm-up).
 import Benchmark
-import BenchSupport
 import Foundation
 
 let benchmarks: @Sendable () -> Void = {

@@ -25,20 +25,22 @@ final class GRDBBench<Record: GRDBRecord> {
             }
         case .update:
             let column = Item.columns[Item.updatedColumnIndex].name
-            return Work({
-                let count = try grdb.dbQueue.write { db in
-                    let records = try Record.fetchAll(db)
-                    for var record in records {
-                        record.bump()
-                        try record.update(db, columns: [column])
+            return Work(
+                {
+                    let count = try grdb.dbQueue.write { db in
+                        let records = try Record.fetchAll(db)
+                        for var record in records {
+                            record.bump()
+                            try record.update(db, columns: [column])
+                        }
+                        return records.count
                     }
-                    return records.count
-                }
-                expect(count == sizes.update, "GRDB update")
-            }, verify: {
-                let sum = try grdb.dbQueue.read { db in try Int64.fetchOne(db, sql: "SELECT SUM(\(column)) FROM item") }
-                expect(sum == expectedSum(Item.self, sizes.update), "GRDB update sum")
-            })
+                    expect(count == sizes.update, "GRDB update")
+                },
+                verify: {
+                    let sum = try grdb.dbQueue.read { db in try Int64.fetchOne(db, sql: "SELECT SUM(\(column)) FROM item") }
+                    expect(sum == expectedSum(Item.self, sizes.update), "GRDB update sum")
+                })
         case .fetchByID:
             let all = try grdb.dbQueue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item") }
             let ids = randomSelection(all, count: sizes.fetchByID)
@@ -55,19 +57,21 @@ final class GRDBBench<Record: GRDBRecord> {
                 expect(records.count == ids.count, "GRDB fetch by ID")
             }
         case .deleteBatch:
-            return Work({
-                let count = try grdb.dbQueue.write { db in try Record.deleteAll(db) }
-                expect(count == sizes.delete, "GRDB batch delete")
-            }, verify: { try expect(grdb.count() == 0, "GRDB batch delete left rows") })
+            return Work(
+                {
+                    let count = try grdb.dbQueue.write { db in try Record.deleteAll(db) }
+                    expect(count == sizes.delete, "GRDB batch delete")
+                }, verify: { try expect(grdb.count() == 0, "GRDB batch delete left rows") })
         case .deleteEach:
-            return Work({
-                let count = try grdb.dbQueue.write { db in
-                    let records = try Record.fetchAll(db)
-                    for record in records { try record.delete(db) }
-                    return records.count
-                }
-                expect(count == sizes.delete, "GRDB delete each")
-            }, verify: { try expect(grdb.count() == 0, "GRDB delete each left rows") })
+            return Work(
+                {
+                    let count = try grdb.dbQueue.write { db in
+                        let records = try Record.fetchAll(db)
+                        for record in records { try record.delete(db) }
+                        return records.count
+                    }
+                    expect(count == sizes.delete, "GRDB delete each")
+                }, verify: { try expect(grdb.count() == 0, "GRDB delete each left rows") })
         }
     }
 

@@ -22,8 +22,16 @@ public struct GRDBIntCodable: GRDBRecord, Codable {
 
     public init(_ item: IntItem) {
         id = nil
-        i0 = item.i0; i1 = item.i1; i2 = item.i2; i3 = item.i3; i4 = item.i4
-        i5 = item.i5; i6 = item.i6; i7 = item.i7; i8 = item.i8; i9 = item.i9
+        i0 = item.i0
+        i1 = item.i1
+        i2 = item.i2
+        i3 = item.i3
+        i4 = item.i4
+        i5 = item.i5
+        i6 = item.i6
+        i7 = item.i7
+        i8 = item.i8
+        i9 = item.i9
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -39,20 +47,44 @@ public struct GRDBIntRow: GRDBRecord {
 
     public init(_ item: IntItem) {
         id = nil
-        i0 = item.i0; i1 = item.i1; i2 = item.i2; i3 = item.i3; i4 = item.i4
-        i5 = item.i5; i6 = item.i6; i7 = item.i7; i8 = item.i8; i9 = item.i9
+        i0 = item.i0
+        i1 = item.i1
+        i2 = item.i2
+        i3 = item.i3
+        i4 = item.i4
+        i5 = item.i5
+        i6 = item.i6
+        i7 = item.i7
+        i8 = item.i8
+        i9 = item.i9
     }
 
     public init(row: Row) {
         id = row[0]
-        i0 = row[1]; i1 = row[2]; i2 = row[3]; i3 = row[4]; i4 = row[5]
-        i5 = row[6]; i6 = row[7]; i7 = row[8]; i8 = row[9]; i9 = row[10]
+        i0 = row[1]
+        i1 = row[2]
+        i2 = row[3]
+        i3 = row[4]
+        i4 = row[5]
+        i5 = row[6]
+        i6 = row[7]
+        i7 = row[8]
+        i8 = row[9]
+        i9 = row[10]
     }
 
     public func encode(to container: inout PersistenceContainer) {
         container["id"] = id
-        container["i0"] = i0; container["i1"] = i1; container["i2"] = i2; container["i3"] = i3; container["i4"] = i4
-        container["i5"] = i5; container["i6"] = i6; container["i7"] = i7; container["i8"] = i8; container["i9"] = i9
+        container["i0"] = i0
+        container["i1"] = i1
+        container["i2"] = i2
+        container["i3"] = i3
+        container["i4"] = i4
+        container["i5"] = i5
+        container["i6"] = i6
+        container["i7"] = i7
+        container["i8"] = i8
+        container["i9"] = i9
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -77,8 +109,14 @@ public struct GRDBMixedCodable: GRDBRecord, Codable {
 
     public init(_ item: MixedItem) {
         id = nil
-        count = item.count; rank = item.rank; score = item.score; weight = item.weight
-        name = item.name; label = item.label; date = item.date; flag = item.flag
+        count = item.count
+        rank = item.rank
+        score = item.score
+        weight = item.weight
+        name = item.name
+        label = item.label
+        date = item.date
+        flag = item.flag
     }
 
     public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
@@ -107,8 +145,14 @@ public struct GRDBMixedRow: GRDBRecord {
 
     public init(_ item: MixedItem) {
         id = nil
-        count = item.count; rank = item.rank; score = item.score; weight = item.weight
-        name = item.name; label = item.label; date = item.date; flag = item.flag
+        count = item.count
+        rank = item.rank
+        score = item.score
+        weight = item.weight
+        name = item.name
+        label = item.label
+        date = item.date
+        flag = item.flag
     }
 
     public init(row: Row) {

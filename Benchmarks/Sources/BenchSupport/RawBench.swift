@@ -29,8 +29,9 @@ final class RawBench<Item: BenchShape> {
                 expect(items.count == sizes.fetch, "raw fetch")
             }
         case .update:
-            return Work({ expect(raw.updateAll() == sizes.update, "raw update") },
-                        verify: { expect(raw.sumOfUpdatedColumn() == expectedSum(Item.self, sizes.update), "raw update sum") })
+            return Work(
+                { expect(raw.updateAll() == sizes.update, "raw update") },
+                verify: { expect(raw.sumOfUpdatedColumn() == expectedSum(Item.self, sizes.update), "raw update sum") })
         case .fetchByID:
             let ids = randomSelection(raw.allIDs(), count: sizes.fetchByID)
             return Work {
@@ -40,8 +41,9 @@ final class RawBench<Item: BenchShape> {
         case .deleteBatch:
             return Work({ raw.exec("DELETE FROM item") }, verify: { expect(raw.count() == 0, "raw batch delete") })
         case .deleteEach:
-            return Work({ expect(raw.deleteEach() == sizes.delete, "raw delete each") },
-                        verify: { expect(raw.count() == 0, "raw delete each left rows") })
+            return Work(
+                { expect(raw.deleteEach() == sizes.delete, "raw delete each") },
+                verify: { expect(raw.count() == 0, "raw delete each left rows") })
         }
     }
 

@@ -85,39 +85,69 @@ public struct IntItem: BenchShape {
     public static func make(_ index: Int) -> IntItem {
         let n = Int64(index)
         var item = IntItem()
-        item.i0 = n; item.i1 = n + 1; item.i2 = n + 2; item.i3 = n + 3; item.i4 = n + 4
-        item.i5 = n + 5; item.i6 = n + 6; item.i7 = n + 7; item.i8 = n + 8; item.i9 = n + 9
+        item.i0 = n
+        item.i1 = n + 1
+        item.i2 = n + 2
+        item.i3 = n + 3
+        item.i4 = n + 4
+        item.i5 = n + 5
+        item.i6 = n + 6
+        item.i7 = n + 7
+        item.i8 = n + 8
+        item.i9 = n + 9
         return item
     }
 
     public func bind(to s: OpaquePointer) {
-        sqlite3_bind_int64(s, 1, i0); sqlite3_bind_int64(s, 2, i1); sqlite3_bind_int64(s, 3, i2)
-        sqlite3_bind_int64(s, 4, i3); sqlite3_bind_int64(s, 5, i4); sqlite3_bind_int64(s, 6, i5)
-        sqlite3_bind_int64(s, 7, i6); sqlite3_bind_int64(s, 8, i7); sqlite3_bind_int64(s, 9, i8)
+        sqlite3_bind_int64(s, 1, i0)
+        sqlite3_bind_int64(s, 2, i1)
+        sqlite3_bind_int64(s, 3, i2)
+        sqlite3_bind_int64(s, 4, i3)
+        sqlite3_bind_int64(s, 5, i4)
+        sqlite3_bind_int64(s, 6, i5)
+        sqlite3_bind_int64(s, 7, i6)
+        sqlite3_bind_int64(s, 8, i7)
+        sqlite3_bind_int64(s, 9, i8)
         sqlite3_bind_int64(s, 10, i9)
     }
 
     public init(statement s: OpaquePointer, first: Int32) {
-        i0 = sqlite3_column_int64(s, first); i1 = sqlite3_column_int64(s, first + 1)
-        i2 = sqlite3_column_int64(s, first + 2); i3 = sqlite3_column_int64(s, first + 3)
-        i4 = sqlite3_column_int64(s, first + 4); i5 = sqlite3_column_int64(s, first + 5)
-        i6 = sqlite3_column_int64(s, first + 6); i7 = sqlite3_column_int64(s, first + 7)
-        i8 = sqlite3_column_int64(s, first + 8); i9 = sqlite3_column_int64(s, first + 9)
+        i0 = sqlite3_column_int64(s, first)
+        i1 = sqlite3_column_int64(s, first + 1)
+        i2 = sqlite3_column_int64(s, first + 2)
+        i3 = sqlite3_column_int64(s, first + 3)
+        i4 = sqlite3_column_int64(s, first + 4)
+        i5 = sqlite3_column_int64(s, first + 5)
+        i6 = sqlite3_column_int64(s, first + 6)
+        i7 = sqlite3_column_int64(s, first + 7)
+        i8 = sqlite3_column_int64(s, first + 8)
+        i9 = sqlite3_column_int64(s, first + 9)
     }
 
     public func write(to o: EntityObject) throws {
-        try o.setValue(.int(i0), at: 0); try o.setValue(.int(i1), at: 1); try o.setValue(.int(i2), at: 2)
-        try o.setValue(.int(i3), at: 3); try o.setValue(.int(i4), at: 4); try o.setValue(.int(i5), at: 5)
-        try o.setValue(.int(i6), at: 6); try o.setValue(.int(i7), at: 7); try o.setValue(.int(i8), at: 8)
+        try o.setValue(.int(i0), at: 0)
+        try o.setValue(.int(i1), at: 1)
+        try o.setValue(.int(i2), at: 2)
+        try o.setValue(.int(i3), at: 3)
+        try o.setValue(.int(i4), at: 4)
+        try o.setValue(.int(i5), at: 5)
+        try o.setValue(.int(i6), at: 6)
+        try o.setValue(.int(i7), at: 7)
+        try o.setValue(.int(i8), at: 8)
         try o.setValue(.int(i9), at: 9)
     }
 
     public init(object o: EntityObject) throws {
-        i0 = try o.value(at: 0, as: Int64.self); i1 = try o.value(at: 1, as: Int64.self)
-        i2 = try o.value(at: 2, as: Int64.self); i3 = try o.value(at: 3, as: Int64.self)
-        i4 = try o.value(at: 4, as: Int64.self); i5 = try o.value(at: 5, as: Int64.self)
-        i6 = try o.value(at: 6, as: Int64.self); i7 = try o.value(at: 7, as: Int64.self)
-        i8 = try o.value(at: 8, as: Int64.self); i9 = try o.value(at: 9, as: Int64.self)
+        i0 = try o.value(at: 0, as: Int64.self)
+        i1 = try o.value(at: 1, as: Int64.self)
+        i2 = try o.value(at: 2, as: Int64.self)
+        i3 = try o.value(at: 3, as: Int64.self)
+        i4 = try o.value(at: 4, as: Int64.self)
+        i5 = try o.value(at: 5, as: Int64.self)
+        i6 = try o.value(at: 6, as: Int64.self)
+        i7 = try o.value(at: 7, as: Int64.self)
+        i8 = try o.value(at: 8, as: Int64.self)
+        i9 = try o.value(at: 9, as: Int64.self)
     }
 }
 
@@ -171,7 +201,7 @@ public struct MixedItem: BenchShape {
         item.rank = Int64(index % 1_000)
         item.score = Double(index) * 0.5
         item.weight = Double(index % 97) + 0.25
-        item.name = "name\(index)"                // at most 15 UTF-8 bytes: stored inline
+        item.name = "name\(index)" // at most 15 UTF-8 bytes: stored inline
         item.label = "label\(index % 100)"
         item.date = Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(index))
         item.flag = index % 2 == 0

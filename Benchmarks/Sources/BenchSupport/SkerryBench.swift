@@ -45,8 +45,9 @@ final class EngineBench<Item: BenchShape> {
         switch scenario {
         case .insert:
             let items: [Item] = makeItems(sizes.insert)
-            return Work({ try engine.insert(items) },
-                        verify: { try expect(engineState(engine.stack, Item.self).count == items.count, "engine insert") })
+            return Work(
+                { try engine.insert(items) },
+                verify: { try expect(engineState(engine.stack, Item.self).count == items.count, "engine insert") })
         case .fetch:
             return Work {
                 let context = engine.stack.newBackgroundContext()
@@ -60,21 +61,23 @@ final class EngineBench<Item: BenchShape> {
                 expect(items.count == sizes.fetch, "engine fetch")
             }
         case .update:
-            return Work({
-                let context = engine.stack.newBackgroundContext()
-                let count = try context.performAndWait {
-                    let objects = try context.fetch(request)
-                    for object in objects {
-                        let value = try object.value(at: column, as: Int64.self)
-                        try object.setValue(.int(value + 1), at: column)
+            return Work(
+                {
+                    let context = engine.stack.newBackgroundContext()
+                    let count = try context.performAndWait {
+                        let objects = try context.fetch(request)
+                        for object in objects {
+                            let value = try object.value(at: column, as: Int64.self)
+                            try object.setValue(.int(value + 1), at: column)
+                        }
+                        try context.save()
+                        return objects.count
                     }
-                    try context.save()
-                    return objects.count
-                }
-                expect(count == sizes.update, "engine update")
-            }, verify: {
-                try expect(engineState(engine.stack, Item.self).sum == expectedSum(Item.self, sizes.update), "engine update sum")
-            })
+                    expect(count == sizes.update, "engine update")
+                },
+                verify: {
+                    try expect(engineState(engine.stack, Item.self).sum == expectedSum(Item.self, sizes.update), "engine update sum")
+                })
         case .fetchByID:
             let context = engine.stack.newBackgroundContext()
             let all = try context.performAndWait { try context.fetchObjectIDs(request) }
@@ -90,28 +93,30 @@ final class EngineBench<Item: BenchShape> {
                 expect(items.count == ids.count, "engine fetch by ID")
             }
         case .deleteBatch:
-            return Work({
-                let context = engine.stack.newBackgroundContext()
-                let count = try context.performAndWait {
-                    // A count-only result, like GRDB's `deleteAll` and Core Data's default: the
-                    // `.objectIDs` form also selects the keys so that contexts can merge them.
-                    var request = BatchDeleteRequest(entityName: Item.entityName)
-                    request.resultType = .count
-                    return try context.execute(request).count
-                }
-                expect(count == sizes.delete, "engine batch delete")
-            }, verify: { try expect(engineState(engine.stack, Item.self).count == 0, "engine batch delete left rows") })
+            return Work(
+                {
+                    let context = engine.stack.newBackgroundContext()
+                    let count = try context.performAndWait {
+                        // A count-only result, like GRDB's `deleteAll` and Core Data's default: the
+                        // `.objectIDs` form also selects the keys so that contexts can merge them.
+                        var request = BatchDeleteRequest(entityName: Item.entityName)
+                        request.resultType = .count
+                        return try context.execute(request).count
+                    }
+                    expect(count == sizes.delete, "engine batch delete")
+                }, verify: { try expect(engineState(engine.stack, Item.self).count == 0, "engine batch delete left rows") })
         case .deleteEach:
-            return Work({
-                let context = engine.stack.newBackgroundContext()
-                let count = try context.performAndWait {
-                    let objects = try context.fetch(request)
-                    for object in objects { try context.delete(object) }
-                    try context.save()
-                    return objects.count
-                }
-                expect(count == sizes.delete, "engine delete each")
-            }, verify: { try expect(engineState(engine.stack, Item.self).count == 0, "engine delete each left rows") })
+            return Work(
+                {
+                    let context = engine.stack.newBackgroundContext()
+                    let count = try context.performAndWait {
+                        let objects = try context.fetch(request)
+                        for object in objects { try context.delete(object) }
+                        try context.save()
+                        return objects.count
+                    }
+                    expect(count == sizes.delete, "engine delete each")
+                }, verify: { try expect(engineState(engine.stack, Item.self).count == 0, "engine delete each left rows") })
         }
     }
 
@@ -148,24 +153,27 @@ final class TypedBench<Item: BenchShape> {
         switch scenario {
         case .insert:
             let items: [Item] = makeItems(sizes.insert)
-            return Work({ try typed.insert(items) },
-                        verify: { try expect(engineState(typed.stack, Item.self).count == items.count, "typed insert") })
+            return Work(
+                { try typed.insert(items) },
+                verify: { try expect(engineState(typed.stack, Item.self).count == items.count, "typed insert") })
         case .fetch:
             return Work {
                 let items = try container.perform { context in try context.fetch(Item.all).map { try $0.decode() } }
                 expect(items.count == sizes.fetch, "typed fetch")
             }
         case .update:
-            return Work({
-                let count = try container.perform { context in
-                    let objects = try context.fetch(Item.all)
-                    for object in objects { object.encode(keyPath, try object.decode(keyPath) + 1) }
-                    return objects.count
-                }
-                expect(count == sizes.update, "typed update")
-            }, verify: {
-                try expect(engineState(typed.stack, Item.self).sum == expectedSum(Item.self, sizes.update), "typed update sum")
-            })
+            return Work(
+                {
+                    let count = try container.perform { context in
+                        let objects = try context.fetch(Item.all)
+                        for object in objects { object.encode(keyPath, try object.decode(keyPath) + 1) }
+                        return objects.count
+                    }
+                    expect(count == sizes.update, "typed update")
+                },
+                verify: {
+                    try expect(engineState(typed.stack, Item.self).sum == expectedSum(Item.self, sizes.update), "typed update sum")
+                })
         case .fetchByID:
             // The typed layer finds an object of another perform with `inContext(_:)`, by its ID:
             // the handles of an earlier perform (reset since, so holding only their IDs) serve.
@@ -184,19 +192,21 @@ final class TypedBench<Item: BenchShape> {
                 expect(items.count == handles.count, "typed fetch by ID")
             }
         case .deleteBatch:
-            return Work({
-                let count = try container.perform { context in try context.batchDelete(Item.all) }
-                expect(count == sizes.delete, "typed batch delete")
-            }, verify: { try expect(engineState(typed.stack, Item.self).count == 0, "typed batch delete left rows") })
+            return Work(
+                {
+                    let count = try container.perform { context in try context.batchDelete(Item.all) }
+                    expect(count == sizes.delete, "typed batch delete")
+                }, verify: { try expect(engineState(typed.stack, Item.self).count == 0, "typed batch delete left rows") })
         case .deleteEach:
-            return Work({
-                let count = try container.perform { context in
-                    let objects = try context.fetch(Item.all)
-                    for object in objects { context.delete(object) }
-                    return objects.count
-                }
-                expect(count == sizes.delete, "typed delete each")
-            }, verify: { try expect(engineState(typed.stack, Item.self).count == 0, "typed delete each left rows") })
+            return Work(
+                {
+                    let count = try container.perform { context in
+                        let objects = try context.fetch(Item.all)
+                        for object in objects { context.delete(object) }
+                        return objects.count
+                    }
+                    expect(count == sizes.delete, "typed delete each")
+                }, verify: { try expect(engineState(typed.stack, Item.self).count == 0, "typed delete each left rows") })
         }
     }
 

@@ -62,7 +62,9 @@ while !arguments.isEmpty {
     case "--scenarios": scenarios = list(value(), Scenario.allCases)
     case "--shapes": shapes = list(value(), Shape.allCases)
     case "--implementations": implementations = list(value(), Implementation.allCases)
-    case "-h", "--help": print(usage); exit(0)
+    case "-h", "--help":
+        print(usage)
+        exit(0)
     default:
         let name = String(option.dropFirst(2))
         guard option.hasPrefix("--"), Sizes.optionNames.contains(name) else { fail("unknown option '\(option)'\n\(usage)") }
@@ -121,7 +123,8 @@ func milliseconds(_ value: Double) -> String {
 
 let others = implementations.filter { $0 != .raw }
 if !markdownOnly {
-    print("""
+    print(
+        """
         Skerry comparative benchmarks: in-memory databases, release build, SQLite \(sqliteVersion), \
         \(ProcessInfo.processInfo.activeProcessorCount) cores; median of \(repeats) run\(repeats == 1 ? "" : "s") \
         per cell (\(String(format: "%.0f", elapsed)) s in all).
@@ -136,7 +139,8 @@ if implementations.contains(.raw) {
     for result in results {
         let raw = result.medians[.raw]!
         let ratios = others.map { String(format: "%.2fx", result.medians[$0]! / raw) }
-        print("| \(result.scenario.title(sizes)) | \(result.shape.title) | \(milliseconds(raw)) | " + ratios.joined(separator: " | ") + " |")
+        print(
+            "| \(result.scenario.title(sizes)) | \(result.shape.title) | \(milliseconds(raw)) | " + ratios.joined(separator: " | ") + " |")
     }
     print("")
 }

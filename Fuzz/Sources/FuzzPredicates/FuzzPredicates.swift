@@ -15,8 +15,10 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 @_silgen_name("LLVMFuzzerRunDriver")
-func runDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-               _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt) -> CInt
+func runDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
 
 @_cdecl("FuzzPredicates_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {

@@ -75,14 +75,16 @@ class AttributeCodec<PlainObject: ManagedObjectConvertible> {
         do {
             primitive = try Value.PrimitiveAttributeType.primitive(from: value)
         } catch {
-            throw SkerryError(.undecodableValue, "The value \(value) of '\(entity).\(name)' is not a \(Value.self).",
-                              entityName: entity, key: name)
+            throw SkerryError(
+                .undecodableValue, "The value \(value) of '\(entity).\(name)' is not a \(Value.self).",
+                entityName: entity, key: name)
         }
         do {
             return try Value.decode(primitiveValue: primitive)
         } catch {
-            throw SkerryError(.undecodableValue, "The value of '\(entity).\(name)' cannot be decoded as \(Value.self): \(error)",
-                              entityName: entity, key: name)
+            throw SkerryError(
+                .undecodableValue, "The value of '\(entity).\(name)' cannot be decoded as \(Value.self): \(error)",
+                entityName: entity, key: name)
         }
     }
 
@@ -91,8 +93,9 @@ class AttributeCodec<PlainObject: ManagedObjectConvertible> {
         do {
             return try value.encodePrimitiveValue().attributeValue
         } catch {
-            throw SkerryError(.wrongValueType, "The value of '\(PlainObject.entityName).\(name)' cannot be encoded: \(error)",
-                              entityName: PlainObject.entityName, key: name)
+            throw SkerryError(
+                .wrongValueType, "The value of '\(PlainObject.entityName).\(name)' cannot be encoded: \(error)",
+                entityName: PlainObject.entityName, key: name)
         }
     }
 }

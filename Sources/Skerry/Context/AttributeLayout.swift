@@ -23,7 +23,8 @@ final class AttributeLayout: @unchecked Sendable {
     /// The declared attributes of `PlainObject` and their positions in `entity`.
     /// Complexity: O(1) after the first call for a (type, entity) pair.
     func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription)
-        -> TypeLayout<PlainObject> {
+        -> TypeLayout<PlainObject>
+    {
         let key = Key(type: ObjectIdentifier(PlainObject.self), entity: ObjectIdentifier(entity))
         if let cached = lock.withLock({ layouts[key] }) {
             // The key names `PlainObject`, so the stored layout is a `TypeLayout<PlainObject>`.

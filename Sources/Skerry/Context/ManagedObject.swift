@@ -38,8 +38,9 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
         for i in layout.attributes.indices {
             let attribute = layout.attributes[i]
-            try attribute.decode(try instance.value(at: try Self.position(layout.positions[i], attribute), as: AttributeValue.self),
-                                 into: &value)
+            try attribute.decode(
+                try instance.value(at: try Self.position(layout.positions[i], attribute), as: AttributeValue.self),
+                into: &value)
         }
         return value
     }
@@ -47,8 +48,9 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The position of `attribute` in the entity, or the error of a model that lacks it.
     private static func position(_ index: Int, _ attribute: Attribute<PlainObject>) throws(SkerryError) -> Int {
         guard index >= 0 else {
-            throw SkerryError(.unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attribute.name)'.",
-                              entityName: PlainObject.entityName, key: attribute.name)
+            throw SkerryError(
+                .unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attribute.name)'.",
+                entityName: PlainObject.entityName, key: attribute.name)
         }
         return index
     }
@@ -114,8 +116,9 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
 
     private static func attribute(_ keyPath: PartialKeyPath<PlainObject>) throws(SkerryError) -> Attribute<PlainObject> {
         guard let attribute = PlainObject.attribute(keyPath) else {
-            throw SkerryError(.unknownAttribute, "\(keyPath) is not one of \(PlainObject.self).attributes.",
-                              entityName: PlainObject.entityName)
+            throw SkerryError(
+                .unknownAttribute, "\(keyPath) is not one of \(PlainObject.self).attributes.",
+                entityName: PlainObject.entityName)
         }
         return attribute
     }

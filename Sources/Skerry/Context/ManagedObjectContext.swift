@@ -63,8 +63,10 @@ public final class ManagedObjectContext {
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> Int {
         let fetchRequest = try request.fetchRequest()
         guard fetchRequest.fetchLimit == 0, fetchRequest.fetchOffset == 0 else {
-            throw SkerryError(.invalidArgument, "A batch delete takes every object the request matches; it cannot honour a limit or an offset. Use delete(_:) for those.",
-                              entityName: PlainObject.entityName)
+            throw SkerryError(
+                .invalidArgument,
+                "A batch delete takes every object the request matches; it cannot honour a limit or an offset. Use delete(_:) for those.",
+                entityName: PlainObject.entityName)
         }
         var batch = BatchDeleteRequest(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate)
         // The IDs are only needed to drop objects this context holds; without any, one statement does.
@@ -82,7 +84,9 @@ public final class ManagedObjectContext {
 
     /// The objects the request matches.
     @discardableResult
-    public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> [ManagedObject<PlainObject>] {
+    public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> [ManagedObject<
+        PlainObject
+    >] {
         var objects: [ManagedObject<PlainObject>] = []
         for object in try instance.fetch(try request.fetchRequest()) { objects.append(ManagedObject(instance: object)) }
         return objects
@@ -122,15 +126,18 @@ public final class ManagedObjectContext {
         with objectID: ObjectID, as type: PlainObject.Type = PlainObject.self
     ) throws(SkerryError) -> ManagedObject<PlainObject> {
         guard objectID.entityName == PlainObject.entityName else {
-            throw SkerryError(.invalidArgument, "\(objectID) is an object of '\(objectID.entityName)', not of '\(PlainObject.entityName)'.",
-                              entityName: objectID.entityName, objectID: objectID)
+            throw SkerryError(
+                .invalidArgument, "\(objectID) is an object of '\(objectID.entityName)', not of '\(PlainObject.entityName)'.",
+                entityName: objectID.entityName, objectID: objectID)
         }
         return ManagedObject(instance: try instance.existingObject(with: objectID))
     }
 
     /// The first object the request matches, or nil.
     @discardableResult
-    public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> ManagedObject<PlainObject>? {
+    public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> ManagedObject<
+        PlainObject
+    >? {
         try fetch(request.limit(1)).first
     }
 

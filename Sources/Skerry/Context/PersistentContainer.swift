@@ -39,9 +39,11 @@ public final class PersistentContainer: Sendable {
     ///     once, before it is rethrown; cancellation is not logged.
     ///   - cleanUpAfterExecution: whether the context is reset after each perform. Default true.
     @preconcurrency
-    public init(managedObjectContext: @escaping @Sendable () throws -> ObjectContext,
-                logError: (@Sendable (any Swift.Error) -> Void)? = nil,
-                cleanUpAfterExecution: Bool = true) {
+    public init(
+        managedObjectContext: @escaping @Sendable () throws -> ObjectContext,
+        logError: (@Sendable (any Swift.Error) -> Void)? = nil,
+        cleanUpAfterExecution: Bool = true
+    ) {
         self.managedObjectContext = managedObjectContext
         self.logError = logError
         self.cleanUpAfterExecution = cleanUpAfterExecution

@@ -22,8 +22,9 @@ extension ManagedObjectConvertible {
             return result
         }
         let descriptions = attributes.sorted { $0.name < $1.name }.map { attribute in
-            AttributeDescription(attribute.name, attribute.attributeType, isOptional: attribute.isOptional,
-                                 defaultValue: options.defaults.last { $0.keyPath == attribute.keyPath }?.value)
+            AttributeDescription(
+                attribute.name, attribute.attributeType, isOptional: attribute.isOptional,
+                defaultValue: options.defaults.last { $0.keyPath == attribute.keyPath }?.value)
         }
         let relationships = relationDeclarations.map { declaration in
             let declared = declaration.relationshipDescription
@@ -34,8 +35,9 @@ extension ManagedObjectConvertible {
         for constraint in options.uniquenessConstraints { constraints.append(try names(constraint)) }
         var indexes: [IndexDescription] = []
         for index in options.indexes { indexes.append(IndexDescription(try names(index))) }
-        return EntityDescription(name: entityName, attributes: descriptions, relationships: relationships,
-                                 uniquenessConstraints: constraints, indexes: indexes)
+        return EntityDescription(
+            name: entityName, attributes: descriptions, relationships: relationships,
+            uniquenessConstraints: constraints, indexes: indexes)
     }
 }
 
@@ -72,10 +74,11 @@ extension ObjectModel {
                 guard destination != entity, let destinationRelationships = declared[destination] else { continue }
                 let pointingBack = destinationRelationships.filter { $0.destinationEntityName == entity }
                 if let declaredBack = pointingBack.first(where: { $0.inverseName == relationship.name }) {
-                    result[entity, default: [:]][relationship.name] = declaredBack.name       // declared on the other side only
+                    result[entity, default: [:]][relationship.name] = declaredBack.name // declared on the other side only
                 } else if relationships.filter({ $0.destinationEntityName == destination }).count == 1,
-                          pointingBack.count == 1, pointingBack[0].inverseName == nil {
-                    result[entity, default: [:]][relationship.name] = pointingBack[0].name    // each names the other once
+                    pointingBack.count == 1, pointingBack[0].inverseName == nil
+                {
+                    result[entity, default: [:]][relationship.name] = pointingBack[0].name // each names the other once
                 }
             }
         }

@@ -76,8 +76,10 @@ open class DataAccessLayer: @unchecked Sendable {
     /// the changes then reach the store asynchronously, and `completion` gets the result of that
     /// store save (nil on success), or the first error.
     @discardableResult
-    public func writeSync(_ block: (ManagedObjectContext) throws -> Void,
-                          completion: (@Sendable ((any Error)?) -> Void)? = nil) -> Self {
+    public func writeSync(
+        _ block: (ManagedObjectContext) throws -> Void,
+        completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) -> Self {
         let writer = mainContext.newChildContext(name: "write")
         do {
             try writer.performAndWait {
@@ -104,8 +106,10 @@ open class DataAccessLayer: @unchecked Sendable {
     /// Runs `block` on a new child of the main context, asynchronously, then saves it into main
     /// and main's changes to the store; `completion` gets the result of the store save.
     @discardableResult
-    public func writeAsync(_ block: @escaping @Sendable (ManagedObjectContext) throws -> Void,
-                           completion: (@Sendable ((any Error)?) -> Void)? = nil) -> Self {
+    public func writeAsync(
+        _ block: @escaping @Sendable (ManagedObjectContext) throws -> Void,
+        completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) -> Self {
         let writer = mainContext.newChildContext(name: "write")
         writer.perform {
             do {

@@ -25,7 +25,9 @@ extension ManagedObjectConvertible {
     /// ```swift
     /// let old = try Book.all(matching: "year < %d", 1900, in: context)
     /// ```
-    public static func all(matching format: String, _ arguments: Any..., in context: ManagedObjectContext) throws(SkerryError) -> [ManagedObject<Self>] {
+    public static func all(matching format: String, _ arguments: Any..., in context: ManagedObjectContext) throws(SkerryError)
+        -> [ManagedObject<Self>]
+    {
         try context.fetch(all.where(Predicate(format: format, argumentArray: arguments)))
     }
 

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The write end of the self-pipe the signal handler writes to.
@@ -68,9 +69,9 @@ final class ShutdownSignals: @unchecked Sendable {
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         #if canImport(Darwin)
-        action.__sigaction_u.__sa_handler = handler ?? SIG_DFL
+            action.__sigaction_u.__sa_handler = handler ?? SIG_DFL
         #else
-        action.__sigaction_handler.sa_handler = handler ?? SIG_DFL
+            action.__sigaction_handler.sa_handler = handler ?? SIG_DFL
         #endif
         sigaction(number, &action, nil)
     }
@@ -102,7 +103,7 @@ final class ShutdownSignals: @unchecked Sendable {
             } else if count < 0 && errno == EINTR {
                 continue
             } else {
-                return          // end of the pipe, or an error that would repeat
+                return // end of the pipe, or an error that would repeat
             }
         }
     }

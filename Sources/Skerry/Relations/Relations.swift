@@ -29,15 +29,17 @@ public struct ToOneRelation<Destination: ManagedObjectConvertible>: Sendable, Re
     ///   - isOptional: whether it may be empty when saved (true by default).
     public init(_ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify, isOptional: Bool = true) {
         self.name = name
-        self.description = RelationshipDescription(name, destination: Destination.entityName, inverse: inverse,
-                                                   isOptional: isOptional, deleteRule: deleteRule)
+        self.description = RelationshipDescription(
+            name, destination: Destination.entityName, inverse: inverse,
+            isOptional: isOptional, deleteRule: deleteRule)
     }
 
     var relationshipDescription: RelationshipDescription { description }
 
     func relationshipDescription(inverse: String) -> RelationshipDescription {
-        RelationshipDescription(name, destination: Destination.entityName, inverse: inverse,
-                                isOptional: description.isOptional, deleteRule: description.deleteRule)
+        RelationshipDescription(
+            name, destination: Destination.entityName, inverse: inverse,
+            isOptional: description.isOptional, deleteRule: description.deleteRule)
     }
 }
 
@@ -54,18 +56,22 @@ public struct ToManyRelation<Destination: ManagedObjectConvertible>: Sendable, R
     ///   - deleteRule: what deleting an object does to its members (`.nullify` by default).
     ///   - minCount: the fewest members when saved (0: no limit).
     ///   - maxCount: the most members when saved (0: no limit).
-    public init(_ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
-                minCount: Int = 0, maxCount: Int = 0) {
+    public init(
+        _ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+        minCount: Int = 0, maxCount: Int = 0
+    ) {
         self.name = name
-        self.description = RelationshipDescription(name, destination: Destination.entityName, inverse: inverse, toMany: true,
-                                                   deleteRule: deleteRule, minCount: minCount, maxCount: maxCount)
+        self.description = RelationshipDescription(
+            name, destination: Destination.entityName, inverse: inverse, toMany: true,
+            deleteRule: deleteRule, minCount: minCount, maxCount: maxCount)
     }
 
     var relationshipDescription: RelationshipDescription { description }
 
     func relationshipDescription(inverse: String) -> RelationshipDescription {
-        RelationshipDescription(name, destination: Destination.entityName, inverse: inverse, toMany: true,
-                                deleteRule: description.deleteRule, minCount: description.minCount, maxCount: description.maxCount)
+        RelationshipDescription(
+            name, destination: Destination.entityName, inverse: inverse, toMany: true,
+            deleteRule: description.deleteRule, minCount: description.minCount, maxCount: description.maxCount)
     }
 }
 
@@ -76,18 +82,22 @@ public struct ToManyOrderedRelation<Destination: ManagedObjectConvertible>: Send
     let description: RelationshipDescription
 
     /// Declares an ordered to-many relation; see ``ToManyRelation/init(_:inverse:deleteRule:minCount:maxCount:)``.
-    public init(_ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
-                minCount: Int = 0, maxCount: Int = 0) {
+    public init(
+        _ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+        minCount: Int = 0, maxCount: Int = 0
+    ) {
         self.name = name
-        self.description = RelationshipDescription(name, destination: Destination.entityName, inverse: inverse, toMany: true,
-                                                   ordered: true, deleteRule: deleteRule, minCount: minCount, maxCount: maxCount)
+        self.description = RelationshipDescription(
+            name, destination: Destination.entityName, inverse: inverse, toMany: true,
+            ordered: true, deleteRule: deleteRule, minCount: minCount, maxCount: maxCount)
     }
 
     var relationshipDescription: RelationshipDescription { description }
 
     func relationshipDescription(inverse: String) -> RelationshipDescription {
-        RelationshipDescription(name, destination: Destination.entityName, inverse: inverse, toMany: true, ordered: true,
-                                deleteRule: description.deleteRule, minCount: description.minCount, maxCount: description.maxCount)
+        RelationshipDescription(
+            name, destination: Destination.entityName, inverse: inverse, toMany: true, ordered: true,
+            deleteRule: description.deleteRule, minCount: description.minCount, maxCount: description.maxCount)
     }
 }
 

@@ -126,63 +126,79 @@ extension Query {
         do {
             return try value.encodePrimitiveValue().attributeValue
         } catch {
-            throw SkerryError(.wrongValueType, "A value compared with '\(PlainObject.entityName).\(name)' cannot be encoded: \(error)",
-                              entityName: PlainObject.entityName, key: name)
+            throw SkerryError(
+                .wrongValueType, "A value compared with '\(PlainObject.entityName).\(name)' cannot be encoded: \(error)",
+                entityName: PlainObject.entityName, key: name)
         }
     }
 
     /// The attribute equals `value`.
     public static func equalTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Predicate { compare(keyPath, .equal, value) }
+        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value
+    ) -> Predicate { compare(keyPath, .equal, value) }
     /// The attribute differs from `value`.
     public static func notEqualTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Predicate { compare(keyPath, .notEqual, value) }
+        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value
+    ) -> Predicate { compare(keyPath, .notEqual, value) }
     /// The attribute is greater than `value`.
     public static func greaterThan<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Predicate { compare(keyPath, .greaterThan, value) }
+        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value
+    ) -> Predicate { compare(keyPath, .greaterThan, value) }
     /// The attribute is less than `value`.
     public static func lessThan<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Predicate { compare(keyPath, .lessThan, value) }
+        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value
+    ) -> Predicate { compare(keyPath, .lessThan, value) }
     /// The attribute is greater than or equal to `value`.
     public static func greaterThanOrEqualTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Predicate { compare(keyPath, .greaterThanOrEqual, value) }
+        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value
+    ) -> Predicate { compare(keyPath, .greaterThanOrEqual, value) }
     /// The attribute is less than or equal to `value`.
     public static func lessThanOrEqualTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Predicate { compare(keyPath, .lessThanOrEqual, value) }
+        _ keyPath: KeyPath<PlainObject, Value>, _ value: Value
+    ) -> Predicate { compare(keyPath, .lessThanOrEqual, value) }
 
     /// The optional attribute equals `value` (nil: has no value).
     public static func equalTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Predicate { compare(keyPath, .equal, value) }
+        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?
+    ) -> Predicate { compare(keyPath, .equal, value) }
     /// The optional attribute differs from `value` (nil: has a value).
     public static func notEqualTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Predicate { compare(keyPath, .notEqual, value) }
+        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?
+    ) -> Predicate { compare(keyPath, .notEqual, value) }
     /// The optional attribute is greater than `value` (false when it has no value).
     public static func greaterThan<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Predicate { compare(keyPath, .greaterThan, value) }
+        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?
+    ) -> Predicate { compare(keyPath, .greaterThan, value) }
     /// The optional attribute is less than `value` (false when it has no value).
     public static func lessThan<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Predicate { compare(keyPath, .lessThan, value) }
+        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?
+    ) -> Predicate { compare(keyPath, .lessThan, value) }
     /// The optional attribute is greater than or equal to `value` (false when it has no value).
     public static func greaterThanOrEqualTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Predicate { compare(keyPath, .greaterThanOrEqual, value) }
+        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?
+    ) -> Predicate { compare(keyPath, .greaterThanOrEqual, value) }
     /// The optional attribute is less than or equal to `value` (false when it has no value).
     public static func lessThanOrEqualTo<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Predicate { compare(keyPath, .lessThanOrEqual, value) }
+        _ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?
+    ) -> Predicate { compare(keyPath, .lessThanOrEqual, value) }
 
     /// The attribute's value is one of `values`.
     public static func `in`<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value>, _ values: [Value]) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, Value>, _ values: [Value]
+    ) -> Predicate {
         oneOf(keyPath, values.map(Optional.some))
     }
 
     /// The optional attribute's value is one of `values`.
     public static func `in`<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: KeyPath<PlainObject, Value?>, _ values: [Value?]) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, Value?>, _ values: [Value?]
+    ) -> Predicate {
         oneOf(keyPath, values)
     }
 
     private static func oneOf<PlainObject: ManagedObjectConvertible, Value: SupportedAttributeType>(
-        _ keyPath: PartialKeyPath<PlainObject>, _ values: [Value?]) -> Predicate {
+        _ keyPath: PartialKeyPath<PlainObject>, _ values: [Value?]
+    ) -> Predicate {
         Predicate { () throws(SkerryError) in
             let name = try PlainObject.attributeName(keyPath)
             var encoded: [AttributeValue] = []
@@ -195,39 +211,46 @@ extension Query {
         _ keyPath: PartialKeyPath<PlainObject>, _ op: StringOperator, _ value: String, _ caseInsensitive: Bool
     ) -> Predicate {
         Predicate { () throws(SkerryError) in
-            .string(key: try PlainObject.attributeName(keyPath), op, value,
-                    caseInsensitive ? [.caseInsensitive, .diacriticInsensitive] : [])
+            .string(
+                key: try PlainObject.attributeName(keyPath), op, value,
+                caseInsensitive ? [.caseInsensitive, .diacriticInsensitive] : [])
         }
     }
 
     /// The string attribute contains `value`; case- and diacritic-insensitive by default, as in Sworm.
     public static func contains<PlainObject: ManagedObjectConvertible>(
-        _ keyPath: KeyPath<PlainObject, String>, _ value: String, caseInsensitive: Bool = true) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, String>, _ value: String, caseInsensitive: Bool = true
+    ) -> Predicate {
         text(keyPath, .contains, value, caseInsensitive)
     }
     /// The optional string attribute contains `value`.
     public static func contains<PlainObject: ManagedObjectConvertible>(
-        _ keyPath: KeyPath<PlainObject, String?>, _ value: String, caseInsensitive: Bool = true) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, String?>, _ value: String, caseInsensitive: Bool = true
+    ) -> Predicate {
         text(keyPath, .contains, value, caseInsensitive)
     }
     /// The string attribute begins with `value`.
     public static func beginsWith<PlainObject: ManagedObjectConvertible>(
-        _ keyPath: KeyPath<PlainObject, String>, _ value: String, caseInsensitive: Bool = true) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, String>, _ value: String, caseInsensitive: Bool = true
+    ) -> Predicate {
         text(keyPath, .beginsWith, value, caseInsensitive)
     }
     /// The optional string attribute begins with `value`.
     public static func beginsWith<PlainObject: ManagedObjectConvertible>(
-        _ keyPath: KeyPath<PlainObject, String?>, _ value: String, caseInsensitive: Bool = true) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, String?>, _ value: String, caseInsensitive: Bool = true
+    ) -> Predicate {
         text(keyPath, .beginsWith, value, caseInsensitive)
     }
     /// The string attribute ends with `value`.
     public static func endsWith<PlainObject: ManagedObjectConvertible>(
-        _ keyPath: KeyPath<PlainObject, String>, _ value: String, caseInsensitive: Bool = true) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, String>, _ value: String, caseInsensitive: Bool = true
+    ) -> Predicate {
         text(keyPath, .endsWith, value, caseInsensitive)
     }
     /// The optional string attribute ends with `value`.
     public static func endsWith<PlainObject: ManagedObjectConvertible>(
-        _ keyPath: KeyPath<PlainObject, String?>, _ value: String, caseInsensitive: Bool = true) -> Predicate {
+        _ keyPath: KeyPath<PlainObject, String?>, _ value: String, caseInsensitive: Bool = true
+    ) -> Predicate {
         text(keyPath, .endsWith, value, caseInsensitive)
     }
 }

@@ -79,8 +79,9 @@ public struct Request<PlainObject: ManagedObjectConvertible>: @unchecked Sendabl
                 do {
                     values.append(try argument.encodePrimitiveValue().attributeValue)
                 } catch {
-                    throw SkerryError(.wrongValueType, "An argument of a raw condition cannot be encoded: \(error)",
-                                      entityName: PlainObject.entityName)
+                    throw SkerryError(
+                        .wrongValueType, "An argument of a raw condition cannot be encoded: \(error)",
+                        entityName: PlainObject.entityName)
                 }
             }
             return .sql(condition, values)

@@ -11,11 +11,13 @@ extension EntityObject {
     ///   as ``ObjectContext/fetch(_:)``.
     public func fetchedObjects(forKey key: String) throws(SkerryError) -> [EntityObject] {
         guard let property = entity.fetchedProperty(named: key) else {
-            throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no fetched property '\(key)'.", entityName: entity.name, key: key)
+            throw SkerryError(
+                .unknownAttribute, "Entity '\(entity.name)' has no fetched property '\(key)'.", entityName: entity.name, key: key)
         }
         guard let context else {
-            throw SkerryError(.objectNotInContext, "The object is in no context: its fetched property '\(key)' cannot be fetched.",
-                              entityName: entity.name, key: key, objectID: objectID)
+            throw SkerryError(
+                .objectNotInContext, "The object is in no context: its fetched property '\(key)' cannot be fetched.",
+                entityName: entity.name, key: key, objectID: objectID)
         }
         var template = property.fetchRequest
         var variables: [String: Any] = [:]
@@ -32,9 +34,10 @@ extension EntityObject {
                 rest = rest[match.range.upperBound...]
             }
             rewritten += rest
-            template = FetchRequestTemplate(name: template.name, entityName: template.entityName, predicateFormat: rewritten,
-                                            fetchLimit: template.fetchLimit, fetchOffset: template.fetchOffset,
-                                            fetchBatchSize: template.fetchBatchSize)
+            template = FetchRequestTemplate(
+                name: template.name, entityName: template.entityName, predicateFormat: rewritten,
+                fetchLimit: template.fetchLimit, fetchOffset: template.fetchOffset,
+                fetchBatchSize: template.fetchBatchSize)
         }
         return try context.fetch(try template.fetchRequest(substitutionVariables: variables))
     }

@@ -29,8 +29,9 @@ extension EntityObject {
             let members = try relatedObjects(forKey: key)
             return relationship.isOrdered ? members : Set(members)
         }
-        throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute or relationship '\(key)'.",
-                          entityName: entity.name, key: key)
+        throw SkerryError(
+            .unknownAttribute, "Entity '\(entity.name)' has no attribute or relationship '\(key)'.",
+            entityName: entity.name, key: key)
     }
 
     /// Sets an attribute or relationship from a value of any type, as NSManagedObject's
@@ -50,16 +51,18 @@ extension EntityObject {
         if let index = entity.attributeIndex(named: key) {
             let attribute = entity.attributes[index]
             guard let converted = Self.attributeValue(value, for: attribute.type) else {
-                throw SkerryError(.wrongValueType,
-                                  "Cannot store a value of type \(value.map { "\(type(of: $0))" } ?? "nil") in '\(entity.name).\(key)', which is \(attribute.type).",
-                                  entityName: entity.name, key: key, objectID: objectID)
+                throw SkerryError(
+                    .wrongValueType,
+                    "Cannot store a value of type \(value.map { "\(type(of: $0))" } ?? "nil") in '\(entity.name).\(key)', which is \(attribute.type).",
+                    entityName: entity.name, key: key, objectID: objectID)
             }
             try setValue(converted, at: index)
             return
         }
         guard let relationship = entity.relationship(named: key) else {
-            throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute or relationship '\(key)'.",
-                              entityName: entity.name, key: key)
+            throw SkerryError(
+                .unknownAttribute, "Entity '\(entity.name)' has no attribute or relationship '\(key)'.",
+                entityName: entity.name, key: key)
         }
         if !relationship.isToMany {
             switch value {
@@ -78,8 +81,10 @@ extension EntityObject {
     }
 
     private func relationshipValueError(_ value: Any?, _ key: String) -> SkerryError {
-        SkerryError(.wrongValueType, "Cannot set the relationship '\(entity.name).\(key)' to a value of type \(value.map { "\(type(of: $0))" } ?? "nil").",
-                    entityName: entity.name, key: key, objectID: objectID)
+        SkerryError(
+            .wrongValueType,
+            "Cannot set the relationship '\(entity.name).\(key)' to a value of type \(value.map { "\(type(of: $0))" } ?? "nil").",
+            entityName: entity.name, key: key, objectID: objectID)
     }
 
     /// A stored value in the form Core Data's key-value coding returns.

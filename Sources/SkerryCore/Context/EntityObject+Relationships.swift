@@ -54,7 +54,7 @@ extension EntityObject {
             if let current = context.relatedObject(id) {
                 try context.changingTheGraph { () throws(SkerryError) in try context.removeRelated(self, index, current) }
             } else {
-                context.removeUnreachableMember(self, index, id)     // e.g. an insert deleted before its save
+                context.removeUnreachableMember(self, index, id) // e.g. an insert deleted before its save
             }
         }
         for (position, object) in objects.enumerated() {
@@ -87,14 +87,17 @@ extension EntityObject {
 
     // MARK: Checks
 
-    private func relationship(_ key: String, toMany: Bool,
-                              _ function: StaticString = #function) throws(SkerryError) -> (ObjectContext, Int) {
+    private func relationship(
+        _ key: String, toMany: Bool,
+        _ function: StaticString = #function
+    ) throws(SkerryError) -> (ObjectContext, Int) {
         let context = try activeContext(function)
         let index = try entity.requireRelationshipIndex(key)
         guard entity.relationships[index].isToMany == toMany else {
-            throw SkerryError(.unknownAttribute,
-                              "'\(entity.name).\(key)' is a \(toMany ? "to-one" : "to-many") relationship; use the \(toMany ? "to-one" : "to-many") methods.",
-                              entityName: entity.name, key: key)
+            throw SkerryError(
+                .unknownAttribute,
+                "'\(entity.name).\(key)' is a \(toMany ? "to-one" : "to-many") relationship; use the \(toMany ? "to-one" : "to-many") methods.",
+                entityName: entity.name, key: key)
         }
         return (context, index)
     }
@@ -102,25 +105,29 @@ extension EntityObject {
     private func check(_ object: EntityObject, for index: Int, in context: ObjectContext) throws(SkerryError) {
         let relationship = entity.relationships[index]
         guard object.context === context else {
-            throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this object's context; look it up there by its ID.",
-                              entityName: entity.name, key: relationship.name, objectID: object.objectID)
+            throw SkerryError(
+                .objectNotInContext, "\(object.objectID) is not registered in this object's context; look it up there by its ID.",
+                entityName: entity.name, key: relationship.name, objectID: object.objectID)
         }
         guard object.entity.isKind(ofEntityNamed: relationship.destinationEntityName) else {
-            throw SkerryError(.wrongValueType,
-                              "'\(entity.name).\(relationship.name)' holds \(relationship.destinationEntityName) objects, not \(object.entity.name).",
-                              entityName: entity.name, key: relationship.name, objectID: object.objectID)
+            throw SkerryError(
+                .wrongValueType,
+                "'\(entity.name).\(relationship.name)' holds \(relationship.destinationEntityName) objects, not \(object.entity.name).",
+                entityName: entity.name, key: relationship.name, objectID: object.objectID)
         }
     }
 
     private func checkOrdered(_ index: Int, position: Int, count: Int) throws(SkerryError) {
         let relationship = entity.relationships[index]
         guard relationship.isOrdered else {
-            throw SkerryError(.invalidArgument, "'\(entity.name).\(relationship.name)' is not ordered.",
-                              entityName: entity.name, key: relationship.name)
+            throw SkerryError(
+                .invalidArgument, "'\(entity.name).\(relationship.name)' is not ordered.",
+                entityName: entity.name, key: relationship.name)
         }
         guard position >= 0 && position < count else {
-            throw SkerryError(.invalidArgument, "Position \(position) is outside '\(entity.name).\(relationship.name)' (\(count - 1) is the last).",
-                              entityName: entity.name, key: relationship.name)
+            throw SkerryError(
+                .invalidArgument, "Position \(position) is outside '\(entity.name).\(relationship.name)' (\(count - 1) is the last).",
+                entityName: entity.name, key: relationship.name)
         }
     }
 }

@@ -103,8 +103,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// Faults fetched together with a batch size, loaded together.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
 
-    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
-         version: Int64, isFault: Bool, relationships: [RelationshipValue]? = nil) {
+    init(
+        entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
+        version: Int64, isFault: Bool, relationships: [RelationshipValue]? = nil
+    ) {
         self.entity = entity
         self.registration = Registration(unregistered: objectID)
         self.owner = context
@@ -212,8 +214,9 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         let attribute = entity.attributes[index]
         let value = values[index]
         let why = value.isNull ? "it has no value; read it as an Optional" : "it is \(attribute.type) and holds \(value)"
-        return SkerryError(.wrongValueType, "Cannot read '\(entity.name).\(attribute.name)' as \(type): \(why).",
-                           entityName: entity.name, key: attribute.name, objectID: objectID)
+        return SkerryError(
+            .wrongValueType, "Cannot read '\(entity.name).\(attribute.name)' as \(type): \(why).",
+            entityName: entity.name, key: attribute.name, objectID: objectID)
     }
 
     /// Writes an attribute.
@@ -237,14 +240,16 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         }
         guard newValue.fits(types[index]) else {
             let attribute = entity.attributes[index]
-            throw SkerryError(.wrongValueType,
-                              "Cannot store a \(newValue.kindName) value \(newValue) in '\(entity.name).\(attribute.name)', which is \(attribute.type).",
-                              entityName: entity.name, key: attribute.name, objectID: objectID)
+            throw SkerryError(
+                .wrongValueType,
+                "Cannot store a \(newValue.kindName) value \(newValue) in '\(entity.name).\(attribute.name)', which is \(attribute.type).",
+                entityName: entity.name, key: attribute.name, objectID: objectID)
         }
         if newValue.isNaN {
             let attribute = entity.attributes[index]
-            throw SkerryError(.wrongValueType, "Cannot store NaN in '\(entity.name).\(attribute.name)': SQLite would store it as NULL.",
-                              entityName: entity.name, key: attribute.name, objectID: objectID)
+            throw SkerryError(
+                .wrongValueType, "Cannot store NaN in '\(entity.name).\(attribute.name)': SQLite would store it as NULL.",
+                entityName: entity.name, key: attribute.name, objectID: objectID)
         }
         // The owner is used in place, without a strong reference: this is the hot path of every write.
         try checkRegistered("setValue(_:forKey:)")
@@ -284,9 +289,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     @inline(__always)
     func checkRegistered(_ function: StaticString = #function) throws(SkerryError) {
         guard registration.isRegistered else {
-            throw SkerryError(.objectNotInContext,
-                              "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
-                              entityName: entity.name, objectID: objectID)
+            throw SkerryError(
+                .objectNotInContext,
+                "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
+                entityName: entity.name, objectID: objectID)
         }
         owner.checkConfinement(function)
     }

@@ -55,7 +55,8 @@ public struct SaveConflict: Sendable, CustomStringConvertible {
         case .changedInStore: return "\(objectID) changed in the store"
         case .deletedInStore: return "\(objectID) was deleted from the store"
         case .uniqueness(let constraint):
-            return "\(objectID) has the same \(constraint.joined(separator: ", ")) as \(conflictingObjectID?.description ?? "another object")"
+            return
+                "\(objectID) has the same \(constraint.joined(separator: ", ")) as \(conflictingObjectID?.description ?? "another object")"
         }
     }
 }

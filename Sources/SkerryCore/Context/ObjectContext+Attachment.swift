@@ -28,8 +28,9 @@ extension ObjectContext {
     ///   - concurrencyType: a private queue of its own, or the main queue.
     ///   - name: a name for debugging.
     public convenience init(concurrencyType: ContextConcurrencyType, name: String? = nil) {
-        self.init(coordinator: StoreCoordinator(unattached: ()), name: name,
-                  confinement: concurrencyType == .mainQueueConcurrencyType ? .mainQueue : .privateQueue)
+        self.init(
+            coordinator: StoreCoordinator(unattached: ()), name: name,
+            confinement: concurrencyType == .mainQueueConcurrencyType ? .mainQueue : .privateQueue)
     }
 
     /// Whether the context uses a private queue or the main queue.
@@ -77,7 +78,9 @@ extension ObjectContext {
     /// its first block (or first use from the main thread) on.
     private func preconditionUnused(_ what: String) {
         if hasBeenUsed.load(ordering: .acquiring) {
-            fatalError("Skerry: \(what) of ObjectContext '\(name ?? "unnamed")' was set after the context was first used. Set a context's parent or persistentStoreCoordinator right after creating it, before any perform.")
+            fatalError(
+                "Skerry: \(what) of ObjectContext '\(name ?? "unnamed")' was set after the context was first used. Set a context's parent or persistentStoreCoordinator right after creating it, before any perform."
+            )
         }
     }
 }

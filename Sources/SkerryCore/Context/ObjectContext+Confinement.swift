@@ -52,6 +52,8 @@ extension ObjectContext {
     @inline(never)
     private func confinementViolation(_ function: StaticString) -> Never {
         // `fatalError`, not `preconditionFailure`: release builds print its message.
-        fatalError("Skerry: \(function) was called on ObjectContext '\(name ?? "unnamed")' (or one of its objects) outside its perform/performAndWait block. A context and its objects may only be used on the context's queue; pass object IDs between contexts.")
+        fatalError(
+            "Skerry: \(function) was called on ObjectContext '\(name ?? "unnamed")' (or one of its objects) outside its perform/performAndWait block. A context and its objects may only be used on the context's queue; pass object IDs between contexts."
+        )
     }
 }

@@ -12,16 +12,19 @@ extension ObjectContext {
                 guard let derivation = attribute.derivation else { continue }
                 let computed = try Self.derivedValue(derivation, of: object, now: now)
                 guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
-                    throw SkerryError(.wrongValueType,
-                                      "The derived attribute '\(object.entity.name).\(attribute.name)' (\(derivation)) computed \(computed), which is not a \(attribute.type).",
-                                      entityName: object.entity.name, key: attribute.name, objectID: object.objectID)
+                    throw SkerryError(
+                        .wrongValueType,
+                        "The derived attribute '\(object.entity.name).\(attribute.name)' (\(derivation)) computed \(computed), which is not a \(attribute.type).",
+                        entityName: object.entity.name, key: attribute.name, objectID: object.objectID)
                 }
                 if try object.value(at: index, as: AttributeValue.self) != value { try object.setValue(value, at: index) }
             }
         }
     }
 
-    private static func derivedValue(_ derivation: AttributeDerivation, of object: EntityObject, now: Date) throws(SkerryError) -> AttributeValue {
+    private static func derivedValue(_ derivation: AttributeDerivation, of object: EntityObject, now: Date) throws(SkerryError)
+        -> AttributeValue
+    {
         switch derivation {
         case .now:
             return .date(now)

@@ -7,8 +7,9 @@ extension ObjectContext {
         }
         var sortKeys: [ResolvedSortKey] = []
         for sortKey in request.sortKeys { sortKeys.append(try sortKey.resolved(for: entity, in: coordinator.model)) }
-        var query = StoreQuery(entity: entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model),
-                               sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
+        var query = StoreQuery(
+            entity: entity, predicate: try request.predicate?.resolved(for: entity, in: coordinator.model),
+            sortKeys: sortKeys, limit: request.fetchLimit, offset: request.fetchOffset)
         query.includesSubentities = request.includesSubentities
         return query
     }
@@ -40,8 +41,9 @@ extension ObjectContext {
             objects = try fetchIncludingPendingChanges(request, query)
         } else if request.fetchBatchSize > 0 {
             // Each batch prefetches its objects' relationships when it loads, as in Core Data.
-            return faults(try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize,
-                          prefetching: prefetched.isEmpty ? nil : (query.entity, prefetched))
+            return faults(
+                try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize,
+                prefetching: prefetched.isEmpty ? nil : (query.entity, prefetched))
         } else {
             let rows = try sourceRows(request, query, unlimited: false)
             registry.reserveCapacity(rows.count)
@@ -60,8 +62,9 @@ extension ObjectContext {
     /// Loads relationship `index` of `objects`, and the related objects, with one query each.
     private func prefetch(_ index: Int, of objects: [EntityObject], entity: EntityDescription) throws(SkerryError) {
         guard parent == nil, let first = objects.first(where: { !$0.objectID.isTemporary }),
-              let store = coordinator.store(with: first.objectID.store) else {
-            for object in objects { _ = try relationshipValue(object, index) }     // a child reads through its parent
+            let store = coordinator.store(with: first.objectID.store)
+        else {
+            for object in objects { _ = try relationshipValue(object, index) } // a child reads through its parent
             return
         }
         let unloaded = objects.filter {
@@ -70,7 +73,7 @@ extension ObjectContext {
         }
         if !unloaded.isEmpty {
             let related = try store.fetchRelated(entity, relationship: index, sourceKeys: unloaded.map(\.objectID.key))
-            let pointers = pendingPointers(for: entity, index)       // once for all the objects
+            let pointers = pendingPointers(for: entity, index) // once for all the objects
             for object in unloaded {
                 setLoadedRelationship(object, index, related[object.objectID.key] ?? [], pointers: pointers)
             }
@@ -97,7 +100,9 @@ extension ObjectContext {
             unchecked.append(object.committedValues == nil)
         }
         // The entity's own objects, and its sub-entities' when the request includes them.
-        let matches = { (object: EntityObject) in object.entity === entity || (query.includesSubentities && object.entity.isKind(of: entity)) }
+        let matches = { (object: EntityObject) in
+            object.entity === entity || (query.includesSubentities && object.entity.isKind(of: entity))
+        }
         for object in registry.changed where matches(object) && !object.isDeletedFlag && !seen.contains(ObjectIdentifier(object)) {
             candidates.append(object)
             unchecked.append(false)
@@ -192,8 +197,9 @@ extension ObjectContext {
     public func object(with objectID: ObjectID) -> EntityObject {
         checkConfinement()
         if let object = registry[objectID] { return object }
-        let object = EntityObject(entity: objectID.entity, objectID: objectID, context: self, values: [],
-                                  version: 0, isFault: true)
+        let object = EntityObject(
+            entity: objectID.entity, objectID: objectID, context: self, values: [],
+            version: 0, isFault: true)
         // In a context of the stores, an unregistered temporary ID names no row: the object stays
         // unregistered (invalid). In a child, it may name an insert of the parent.
         if !objectID.isTemporary || parent != nil {
@@ -214,8 +220,9 @@ extension ObjectContext {
             return object
         }
         guard parent != nil || !objectID.isTemporary, let row = try sourceRows(for: [objectID]).first else {
-            throw SkerryError(.objectNotFound, "No object \(objectID) exists in the store.",
-                              entityName: objectID.entityName, objectID: objectID)
+            throw SkerryError(
+                .objectNotFound, "No object \(objectID) exists in the store.",
+                entityName: objectID.entityName, objectID: objectID)
         }
         return register(row)
     }
@@ -261,16 +268,19 @@ extension ObjectContext {
 
     /// Registers a new object for a row that has none registered here.
     private func registerNew(_ row: RowSnapshot) -> EntityObject {
-        let object = EntityObject(entity: row.objectID.entity, objectID: row.objectID, context: self, values: row.values,
-                                  version: row.version, isFault: false, relationships: row.relationships)
+        let object = EntityObject(
+            entity: row.objectID.entity, objectID: row.objectID, context: self, values: row.values,
+            version: row.version, isFault: false, relationships: row.relationships)
         registry.register(object)
         noteTemporaryIDs(of: object)
         counts.objectsMaterialized += 1
         return object
     }
 
-    private func faults(_ objectIDs: [ObjectID], batchSize: Int,
-                        prefetching: (entity: EntityDescription, relationships: [Int])?) -> [EntityObject] {
+    private func faults(
+        _ objectIDs: [ObjectID], batchSize: Int,
+        prefetching: (entity: EntityDescription, relationships: [Int])?
+    ) -> [EntityObject] {
         var result: [EntityObject] = []
         result.reserveCapacity(objectIDs.count)
         for chunkStart in stride(from: 0, to: objectIDs.count, by: batchSize) {

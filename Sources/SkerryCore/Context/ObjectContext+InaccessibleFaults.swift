@@ -37,12 +37,14 @@ extension ObjectContext {
     func deleteInaccessibleFault(_ object: EntityObject) throws(SkerryError) {
         let objectID = object.objectID
         guard parent != nil || coordinator.store(with: objectID.store) != nil else {
-            throw SkerryError(.objectNotFound, "\(objectID) belongs to a store this stack has not loaded.",
-                              entityName: objectID.entityName, objectID: objectID)
+            throw SkerryError(
+                .objectNotFound, "\(objectID) belongs to a store this stack has not loaded.",
+                entityName: objectID.entityName, objectID: objectID)
         }
         guard isChangingTheGraph, shouldDeleteInaccessibleFaults else {
-            throw SkerryError(.objectNotFound, "The row of \(objectID) no longer exists in the store.",
-                              entityName: objectID.entityName, objectID: objectID)
+            throw SkerryError(
+                .objectNotFound, "The row of \(objectID) no longer exists in the store.",
+                entityName: objectID.entityName, objectID: objectID)
         }
         object.values = object.entity.attributes.map(Self.emptyValue)
         object.relationshipValues = object.entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }
@@ -81,7 +83,8 @@ extension ObjectContext {
             default: return value
             }
         }
-        for other in registry.objects.values where other.entity.relationships.contains(where: { objectID.entity.isKind(ofEntityNamed: $0.destinationEntityName) }) {
+        for other in registry.objects.values
+        where other.entity.relationships.contains(where: { objectID.entity.isKind(ofEntityNamed: $0.destinationEntityName) }) {
             other.relationshipValues = other.relationshipValues.map(without)
             if let committed = other.committedRelationships { other.committedRelationships = committed.map(without) }
         }

@@ -72,7 +72,8 @@ extension ObjectContext {
                 if newValue, observation == nil {
                     observation = coordinator.didSave.add(context: nil) { [weak self] event in
                         guard let self, event.context !== self,
-                              event.context.parent === self.parent || event.context === self.parent else { return }
+                            event.context.parent === self.parent || event.context === self.parent
+                        else { return }
                         self.perform { self.mergeChanges(event.changes) }
                     }
                 } else if !newValue, let current = observation {

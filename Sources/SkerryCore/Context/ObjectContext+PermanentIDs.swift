@@ -21,16 +21,19 @@ extension ObjectContext {
         var seen = Set<ObjectIdentifier>()
         for object in objects {
             guard object.context === self, registry[object.objectID] === object else {
-                throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context; obtain its permanent ID in the context that inserted it.",
-                                  entityName: object.entity.name, objectID: object.objectID)
+                throw SkerryError(
+                    .objectNotInContext,
+                    "\(object.objectID) is not registered in this context; obtain its permanent ID in the context that inserted it.",
+                    entityName: object.entity.name, objectID: object.objectID)
             }
             guard object.objectID.isTemporary, seen.insert(ObjectIdentifier(object)).inserted else { continue }
             if let index = groups.firstIndex(where: { $0.entity === object.entity && $0.store.identity === object.objectID.store }) {
                 groups[index].objects.append(object)
             } else {
                 guard let store = coordinator.store(with: object.objectID.store) else {
-                    throw SkerryError(.noStore, "The store of \(object.objectID) is not loaded in this stack.",
-                                      entityName: object.entity.name, objectID: object.objectID)
+                    throw SkerryError(
+                        .noStore, "The store of \(object.objectID) is not loaded in this stack.",
+                        entityName: object.entity.name, objectID: object.objectID)
                 }
                 groups.append((object.entity, store, [object]))
             }
@@ -39,8 +42,10 @@ extension ObjectContext {
         for group in groups {
             let keys = try group.store.reservePrimaryKeys(group.entity, count: group.objects.count)
             guard keys.count == group.objects.count else {
-                throw SkerryError(.invalidArgument, "\(group.store.storeDescription) reserved \(keys.count) keys for \(group.objects.count) objects of '\(group.entity.name)'.",
-                                  entityName: group.entity.name)
+                throw SkerryError(
+                    .invalidArgument,
+                    "\(group.store.storeDescription) reserved \(keys.count) keys for \(group.objects.count) objects of '\(group.entity.name)'.",
+                    entityName: group.entity.name)
             }
             for (object, key) in zip(group.objects, keys) {
                 assignments.append((object, ObjectID(store: group.store.identity, entity: group.entity, primaryKey: key)))

@@ -33,8 +33,10 @@ extension ObjectContext {
     /// value; corrected by this context's unsaved changes, its current one. Where the two differ,
     /// the object has a pending change (so that the save writes it). `pointers` is
     /// ``pendingPointers(for:_:)`` when many objects are loaded at once.
-    func setLoadedRelationship(_ object: EntityObject, _ index: Int, _ ids: [ObjectID],
-                               pointers: PendingPointers? = nil) {
+    func setLoadedRelationship(
+        _ object: EntityObject, _ index: Int, _ ids: [ObjectID],
+        pointers: PendingPointers? = nil
+    ) {
         let isToMany = object.entity.relationships[index].isToMany
         func value(_ ids: [ObjectID]) -> RelationshipValue { isToMany ? .toMany(ids) : .toOne(ids.first) }
         let stored = value(ids)
@@ -132,7 +134,8 @@ extension ObjectContext {
     /// Removes `target` from a to-many relationship; its inverse follows.
     func removeRelated(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
         guard case .toMany(var ids) = try relationshipValue(object, index),
-              let position = ids.firstIndex(of: target.objectID) else { return }
+            let position = ids.firstIndex(of: target.objectID)
+        else { return }
         willChange(object)
         ids.remove(at: position)
         object.relationshipValues[index] = .toMany(ids)
@@ -217,9 +220,10 @@ extension ObjectContext {
             for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny {
                 let remaining = try relationshipValue(object, index).objectIDs.filter { relatedObject($0)?.isDeletedFlag != true }
                 if !remaining.isEmpty {
-                    throw SkerryError(.relationshipViolation,
-                                      "\(object.objectID) cannot be deleted: its relationship '\(relationship.name)' denies it while it has \(remaining.count) related object(s). Nothing was saved.",
-                                      entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
+                    throw SkerryError(
+                        .relationshipViolation,
+                        "\(object.objectID) cannot be deleted: its relationship '\(relationship.name)' denies it while it has \(remaining.count) related object(s). Nothing was saved.",
+                        entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
                 }
             }
         }
@@ -230,17 +234,19 @@ extension ObjectContext {
                 let count = value.objectIDs.count
                 if !relationship.isToMany {
                     if !relationship.isOptional && count == 0 {
-                        throw SkerryError(.missingRequiredValue,
-                                          "The required relationship '\(object.entity.name).\(relationship.name)' of \(object.objectID) is empty. Nothing was saved.",
-                                          entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
+                        throw SkerryError(
+                            .missingRequiredValue,
+                            "The required relationship '\(object.entity.name).\(relationship.name)' of \(object.objectID) is empty. Nothing was saved.",
+                            entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
                     }
                     continue
                 }
                 let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
                 if count < minimum || (relationship.maxCount > 0 && count > relationship.maxCount) {
-                    throw SkerryError(.relationshipViolation,
-                                      "The relationship '\(object.entity.name).\(relationship.name)' of \(object.objectID) has \(count) member(s); it needs \(minimum)\(relationship.maxCount > 0 ? " to \(relationship.maxCount)" : " or more"). Nothing was saved.",
-                                      entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
+                    throw SkerryError(
+                        .relationshipViolation,
+                        "The relationship '\(object.entity.name).\(relationship.name)' of \(object.objectID) has \(count) member(s); it needs \(minimum)\(relationship.maxCount > 0 ? " to \(relationship.maxCount)" : " or more"). Nothing was saved.",
+                        entityName: object.entity.name, key: relationship.name, objectID: object.objectID)
                 }
             }
         }
@@ -260,7 +266,8 @@ struct ObjectSubject: PredicateSubject {
         var current = object
         for hop in key.path {
             guard case .toOne(let id?) = try context.relationshipValue(current, hop.index),
-                  let next = context.relatedObject(id), !next.isDeletedFlag else { return .null }
+                let next = context.relatedObject(id), !next.isDeletedFlag
+            else { return .null }
             current = next
         }
         if current.isFaultFlag { try context.fulfillFault(current) }
@@ -276,11 +283,14 @@ struct ObjectSubject: PredicateSubject {
         return result
     }
 
-    static func evaluateSQL(_ condition: String, _ bindings: [AttributeValue], entity: EntityDescription,
-                            on subjects: [ObjectSubject]) throws(SkerryError) -> [Bool] {
+    static func evaluateSQL(
+        _ condition: String, _ bindings: [AttributeValue], entity: EntityDescription,
+        on subjects: [ObjectSubject]
+    ) throws(SkerryError) -> [Bool] {
         guard let context = subjects.first?.context else { return [] }
         for subject in subjects where subject.object.isFaultFlag { try context.fulfillFault(subject.object) }
-        return try context.coordinator.store(for: entity).evaluate(condition: condition, bindings: bindings, entity: entity,
-                                                                   rows: subjects.map(\.object.values))
+        return try context.coordinator.store(for: entity).evaluate(
+            condition: condition, bindings: bindings, entity: entity,
+            rows: subjects.map(\.object.values))
     }
 }

@@ -46,11 +46,15 @@ extension ObjectContext {
                 }
                 let unresolved = plan.resolve(found, in: part, policy: policy)
                 if !unresolved.isEmpty { throw Self.conflictError(unresolved) }
-                coordinator.events.emit(.conflictsResolved(ConflictResolutionEvent(
-                    contextName: name, policy: policy, changedObjects: found.versionConflicts.map(\.objectID),
-                    uniquenessConflicts: found.uniquenessConflicts.count)))
+                coordinator.events.emit(
+                    .conflictsResolved(
+                        ConflictResolutionEvent(
+                            contextName: name, policy: policy, changedObjects: found.versionConflicts.map(\.objectID),
+                            uniquenessConflicts: found.uniquenessConflicts.count)))
                 if attempt == Self.maximumSaveAttempts {
-                    throw SkerryError(.mergeConflict, "The rows being saved kept changing in the store; the save gave up after \(attempt) attempts. Nothing was saved.")
+                    throw SkerryError(
+                        .mergeConflict,
+                        "The rows being saved kept changing in the store; the save gave up after \(attempt) attempts. Nothing was saved.")
                 }
             } catch {
                 throw SkerryError.converting(error)
@@ -68,18 +72,20 @@ extension ObjectContext {
         let first = conflicts[0]
         var error: SkerryError
         if case .uniqueness(let constraint) = first.kind, conflicts.allSatisfy({ if case .uniqueness = $0.kind { true } else { false } }) {
-            error = SkerryError(.constraintViolation,
-                                "Saving \(first.objectID) would violate the uniqueness constraint (\(constraint.joined(separator: ", "))) of '\(first.objectID.entityName)': "
-                                    + conflicts.map(\.description).joined(separator: "; ") + ". Nothing was saved.",
-                                entityName: first.objectID.entityName, key: constraint.joined(separator: ","),
-                                objectID: first.objectID, objectIDs: conflicts.dropFirst().map(\.objectID))
+            error = SkerryError(
+                .constraintViolation,
+                "Saving \(first.objectID) would violate the uniqueness constraint (\(constraint.joined(separator: ", "))) of '\(first.objectID.entityName)': "
+                    + conflicts.map(\.description).joined(separator: "; ") + ". Nothing was saved.",
+                entityName: first.objectID.entityName, key: constraint.joined(separator: ","),
+                objectID: first.objectID, objectIDs: conflicts.dropFirst().map(\.objectID))
         } else {
-            error = SkerryError(.mergeConflict,
-                                "The save found \(conflicts.count) conflict(s) with the store: "
-                                    + conflicts.map(\.description).joined(separator: "; ")
-                                    + ". Nothing was saved; refresh the objects, or set a merge policy, and save again.",
-                                entityName: first.objectID.entityName, objectID: first.objectID,
-                                objectIDs: conflicts.dropFirst().map(\.objectID))
+            error = SkerryError(
+                .mergeConflict,
+                "The save found \(conflicts.count) conflict(s) with the store: "
+                    + conflicts.map(\.description).joined(separator: "; ")
+                    + ". Nothing was saved; refresh the objects, or set a merge policy, and save again.",
+                entityName: first.objectID.entityName, objectID: first.objectID,
+                objectIDs: conflicts.dropFirst().map(\.objectID))
         }
         error.conflicts = conflicts
         return error
@@ -171,8 +177,10 @@ extension ObjectContext {
 
     /// A child's save: moves the changes into the parent, which holds them as its own pending
     /// changes until it saves. Nothing in either context changes when the parent refuses them.
-    private func save(into parent: ObjectContext, inserted: [EntityObject], updated: [EntityObject],
-                      deleted: [EntityObject]) throws(SkerryError) -> StoreChanges {
+    private func save(
+        into parent: ObjectContext, inserted: [EntityObject], updated: [EntityObject],
+        deleted: [EntityObject]
+    ) throws(SkerryError) -> StoreChanges {
         func changedRelationships(_ object: EntityObject) -> [Int: RelationshipValue] {
             var changed: [Int: RelationshipValue] = [:]
             for (index, value) in object.relationshipValues.enumerated() {
@@ -189,7 +197,7 @@ extension ObjectContext {
         let changes = StoreChanges(inserted: Set(inserts.map(\.objectID)), updated: Set(updates.map(\.objectID)), deleted: Set(deletes))
         for object in deleted { registry.unregister(object) }
         clearAllChanges()
-        registry.endInserts()     // the parent holds the inserts now
+        registry.endInserts() // the parent holds the inserts now
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
         return changes
     }
@@ -217,13 +225,14 @@ extension ObjectContext {
         }
         for change in inserts {
             if let object = registry[resolvedID(change.objectID)] {
-                updatedObjects.append((object, change))      // pushed before, by a child save
+                updatedObjects.append((object, change)) // pushed before, by a child save
                 continue
             }
             let entity = change.objectID.entity
-            let object = EntityObject(entity: entity, objectID: change.objectID, context: self, values: change.values,
-                                      version: 0, isFault: false,
-                                      relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
+            let object = EntityObject(
+                entity: entity, objectID: change.objectID, context: self, values: change.values,
+                version: 0, isFault: false,
+                relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
             for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(registry.permanentIDs) }
             registry.registerInserted(object)
         }
@@ -233,7 +242,7 @@ extension ObjectContext {
             for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(registry.permanentIDs) }
         }
         for object in deletedObjects where !object.isDeletedFlag {
-            registry.markDeleted(object)                     // the child applied the delete rules
+            registry.markDeleted(object) // the child applied the delete rules
             if object.isInsertedFlag { registry.unregister(object) }
         }
     }
@@ -248,9 +257,10 @@ extension ObjectContext {
         }
         guard let first = missing.first else { return }
         let list = missing.map { "\($0.0.objectID).\($0.1)" }.joined(separator: ", ")
-        throw SkerryError(.missingRequiredValue, "Required attributes have no value: \(list). Nothing was saved.",
-                          entityName: first.0.entity.name, key: first.1, objectID: first.0.objectID,
-                          objectIDs: missing.dropFirst().map(\.0.objectID))
+        throw SkerryError(
+            .missingRequiredValue, "Required attributes have no value: \(list). Nothing was saved.",
+            entityName: first.0.entity.name, key: first.1, objectID: first.0.objectID,
+            objectIDs: missing.dropFirst().map(\.0.objectID))
     }
 
     /// Discards every pending change: inserted objects are removed (and invalidated), changed
@@ -289,8 +299,9 @@ extension ObjectContext {
     public func refresh(_ object: EntityObject, mergeChanges: Bool) throws(SkerryError) {
         checkConfinement()
         guard object.context === self else {
-            throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context.",
-                              entityName: object.entity.name, objectID: object.objectID)
+            throw SkerryError(
+                .objectNotInContext, "\(object.objectID) is not registered in this context.",
+                entityName: object.entity.name, objectID: object.objectID)
         }
         guard !object.isInsertedFlag else { return }
         defer { checkRegistryInvariants() }
@@ -299,8 +310,9 @@ extension ObjectContext {
             return
         }
         guard let row = try sourceRows(for: [object.objectID]).first else {
-            throw SkerryError(.objectNotFound, "The row of \(object.objectID) no longer exists in the store.",
-                              entityName: object.entity.name, objectID: object.objectID)
+            throw SkerryError(
+                .objectNotFound, "The row of \(object.objectID) no longer exists in the store.",
+                entityName: object.entity.name, objectID: object.objectID)
         }
         merge(row, into: object)
     }

@@ -12,12 +12,18 @@ extension ObjectContext {
 
     private func readRows(_ request: FetchRequest, _ query: StoreQuery, unlimited: Bool) throws(SkerryError) -> [RowSnapshot] {
         var query = query
-        if unlimited { query.limit = 0; query.offset = 0 }
+        if unlimited {
+            query.limit = 0
+            query.offset = 0
+        }
         guard let parent else {
             return try coordinator.store(for: query.entity).fetchRows(query)
         }
         var parentRequest = Self.requestForParent(request)
-        if unlimited { parentRequest.fetchLimit = 0; parentRequest.fetchOffset = 0 }
+        if unlimited {
+            parentRequest.fetchLimit = 0
+            parentRequest.fetchOffset = 0
+        }
         return try Self.onParent(parent) {
             try parent.fetch(parentRequest).map(\.snapshot)
         }

@@ -82,8 +82,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// For a child: the observation of the parent's saves that swaps temporary IDs for permanent ones.
     private let parentSaves = Mutex<DidSaveObservation?>(nil)
 
-    init(coordinator: StoreCoordinator, name: String?, parent: ObjectContext? = nil,
-         confinement: ContextConfinement = .privateQueue) {
+    init(
+        coordinator: StoreCoordinator, name: String?, parent: ObjectContext? = nil,
+        confinement: ContextConfinement = .privateQueue
+    ) {
         self.coordinator = coordinator
         self.name = name
         self.confinement = confinement
@@ -96,7 +98,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// Makes `parent` this context's parent: observes its saves, which swap temporary IDs for
     /// permanent ones. Only in `init` or before first use.
     func setParent(_ parent: ObjectContext?) {
-        parentSaves.withLock { $0?.cancel(); $0 = nil }
+        parentSaves.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
         parentStorage = parent
         guard let parent else { return }
         parent.childCount.add(1, ordering: .relaxed)
@@ -220,13 +225,16 @@ public final class ObjectContext: @unchecked Sendable {
             throw SkerryError(.unknownEntity, "Entity '\(entity.name)' is not an entity of this context's model.", entityName: entity.name)
         }
         guard !entity.isAbstract else {
-            throw SkerryError(.invalidArgument, "Entity '\(entity.name)' is abstract: it has no objects of its own; insert an object of one of its sub-entities.",
-                              entityName: entity.name)
+            throw SkerryError(
+                .invalidArgument,
+                "Entity '\(entity.name)' is abstract: it has no objects of its own; insert an object of one of its sub-entities.",
+                entityName: entity.name)
         }
         let store = try coordinator.store(for: entity)
         let objectID = ObjectID.temporary(store: store.identity, entity: entity)
-        let object = EntityObject(entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
-                                  version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
+        let object = EntityObject(
+            entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
+            version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
         registry.registerInserted(object)
         checkRegistryInvariants()
         return object
@@ -239,8 +247,9 @@ public final class ObjectContext: @unchecked Sendable {
     public func delete(_ object: EntityObject) throws(SkerryError) {
         checkConfinement()
         guard object.context === self, registry[object.objectID] === object else {
-            throw SkerryError(.objectNotInContext, "\(object.objectID) is not registered in this context.",
-                              entityName: object.entity.name, objectID: object.objectID)
+            throw SkerryError(
+                .objectNotInContext, "\(object.objectID) is not registered in this context.",
+                entityName: object.entity.name, objectID: object.objectID)
         }
         defer { checkRegistryInvariants() }
         try changingTheGraph { () throws(SkerryError) in try deleteMarking(object) }
@@ -322,9 +331,10 @@ public final class ObjectContext: @unchecked Sendable {
     func refuseIfErrorRecorded(_ operation: String) throws(SkerryError) {
         guard let recordedErrorStorage else { return }
         let recorded = SkerryError.converting(recordedErrorStorage)
-        var error = SkerryError(recorded.code,
-                                "\(operation) refused: an earlier operation in this context failed and could not throw. \(recorded.message) Nothing was saved; roll back or reset the context.",
-                                entityName: recorded.entityName, key: recorded.key, objectIDs: recorded.objectIDs, sqlite: recorded.sqlite)
+        var error = SkerryError(
+            recorded.code,
+            "\(operation) refused: an earlier operation in this context failed and could not throw. \(recorded.message) Nothing was saved; roll back or reset the context.",
+            entityName: recorded.entityName, key: recorded.key, objectIDs: recorded.objectIDs, sqlite: recorded.sqlite)
         error.conflicts = recorded.conflicts
         error.underlyingError = recordedErrorStorage
         throw error

@@ -46,14 +46,16 @@ struct ObjectIDReference {
     /// - Throws: ``SkerryError/Code/unknownObjectURI`` when `uri` does not have that form.
     init(uri: URL) throws(SkerryError) {
         guard let components = URLComponents(url: uri, resolvingAgainstBaseURL: false),
-              components.scheme?.lowercased() == Self.scheme,
-              let host = components.host, !host.isEmpty,
-              components.query == nil, components.fragment == nil else {
+            components.scheme?.lowercased() == Self.scheme,
+            let host = components.host, !host.isEmpty,
+            components.query == nil, components.fragment == nil
+        else {
             throw Self.malformed("\(uri.absoluteString) is not a Skerry object URI (skerry://<store>/<entity>/p<key>).")
         }
         let parts = components.path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].isEmpty, !parts[1].isEmpty,
-              let (isTemporary, key) = Self.key(parts[2], temporaryMark: "t", permanentMark: "p") else {
+            let (isTemporary, key) = Self.key(parts[2], temporaryMark: "t", permanentMark: "p")
+        else {
             throw Self.malformed("\(uri.absoluteString) is not a Skerry object URI: its path must be /<entity>/p<key>.")
         }
         self.init(storeIdentifier: host, entityName: String(parts[1]), isTemporary: isTemporary, key: key)
@@ -64,8 +66,9 @@ struct ObjectIDReference {
     init(string: String) throws(SkerryError) {
         let parts = string.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[2].isEmpty,
-              let (isTemporary, key) = Self.key(parts[1], temporaryMark: "t", permanentMark: nil),
-              let identifier = Self.storeIdentifier(fromCompactToken: parts[2]) else {
+            let (isTemporary, key) = Self.key(parts[1], temporaryMark: "t", permanentMark: nil),
+            let identifier = Self.storeIdentifier(fromCompactToken: parts[2])
+        else {
             throw Self.malformed("'\(string.prefix(200))' is not a Skerry object ID string (<entity>.<key>.<store>).")
         }
         self.init(storeIdentifier: identifier, entityName: String(parts[0]), isTemporary: isTemporary, key: key)
@@ -137,20 +140,24 @@ extension StoreCoordinator {
     ///   loaded (another store, or one not loaded yet), an entity the store does not hold, or a
     ///   temporary ID (which names an unsaved object of one context, in one process).
     func objectID(for reference: ObjectIDReference, named text: String) throws(SkerryError) -> ObjectID {
-        guard let store = loadedStores.first(where: { $0.identity.identifier.lowercased() == reference.storeIdentifier.lowercased() }) else {
-            throw SkerryError(.unknownObjectURI,
-                              "\(text) names an object of store \(reference.storeIdentifier), which is not loaded in this stack (loaded: \(loadedStores.map(\.identity.identifier).joined(separator: ", ")); an ID names its row only in the store that made it.",
-                              entityName: reference.entityName)
+        guard let store = loadedStores.first(where: { $0.identity.identifier.lowercased() == reference.storeIdentifier.lowercased() })
+        else {
+            throw SkerryError(
+                .unknownObjectURI,
+                "\(text) names an object of store \(reference.storeIdentifier), which is not loaded in this stack (loaded: \(loadedStores.map(\.identity.identifier).joined(separator: ", ")); an ID names its row only in the store that made it.",
+                entityName: reference.entityName)
         }
         guard let entity = model.entity(named: reference.entityName), store.storeDescription.holds(entity, of: model) else {
-            throw SkerryError(.unknownObjectURI,
-                              "\(text) names entity '\(reference.entityName)', which store \(reference.storeIdentifier) does not hold in this model.",
-                              entityName: reference.entityName)
+            throw SkerryError(
+                .unknownObjectURI,
+                "\(text) names entity '\(reference.entityName)', which store \(reference.storeIdentifier) does not hold in this model.",
+                entityName: reference.entityName)
         }
         guard !reference.isTemporary else {
-            throw SkerryError(.unknownObjectURI,
-                              "\(text) is a temporary ID: it named an object not saved yet, in one context of one process, and names nothing now. Save the object (or call obtainPermanentIDs(for:)) before taking its URI.",
-                              entityName: reference.entityName)
+            throw SkerryError(
+                .unknownObjectURI,
+                "\(text) is a temporary ID: it named an object not saved yet, in one context of one process, and names nothing now. Save the object (or call obtainPermanentIDs(for:)) before taking its URI.",
+                entityName: reference.entityName)
         }
         return ObjectID(store: store.identity, entity: entity, primaryKey: reference.key)
     }
@@ -177,7 +184,7 @@ extension PersistentStack {
     /// Core Data's `managedObjectID(forURIRepresentation:)`: the ID, or nil where
     /// ``objectID(forURIRepresentation:)`` throws (which says why).
     public func managedObjectID(forURIRepresentation uri: URL) -> ObjectID? {
-        try? objectID(forURIRepresentation: uri)   // Core Data's optional form; the throwing one says why.
+        try? objectID(forURIRepresentation: uri) // Core Data's optional form; the throwing one says why.
     }
 }
 

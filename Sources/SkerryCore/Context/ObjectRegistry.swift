@@ -229,30 +229,38 @@ final class ObjectRegistry {
             precondition(object.isOwned(by: context), "registry: \(objectID) belongs to another context")
             precondition(seen.insert(ObjectIdentifier(object)).inserted, "registry: \(objectID) is registered twice")
             precondition(!(registration.isInserted && registration.isDeleted), "registry: \(objectID) is both inserted and deleted")
-            precondition((object.committedValues != nil) == changed.contains(object),
-                         "registry: \(objectID) has \(object.committedValues == nil ? "no " : "")committed state but is \(changed.contains(object) ? "" : "not ")in the changed table")
+            precondition(
+                (object.committedValues != nil) == changed.contains(object),
+                "registry: \(objectID) has \(object.committedValues == nil ? "no " : "")committed state but is \(changed.contains(object) ? "" : "not ")in the changed table"
+            )
             if registration.isInserted { insertedSeen += 1 }
             if registration.isDeleted { deletedSeen += 1 }
         }
         precondition(insertedSeen == insertedCount, "registry: \(insertedSeen) objects are inserts, the table counts \(insertedCount)")
         let liveInserts = insertedList.filter { $0.registration.isInserted }
-        precondition(liveInserts.count == insertedCount, "registry: the inserted list holds \(liveInserts.count) inserts, the count is \(insertedCount)")
+        precondition(
+            liveInserts.count == insertedCount,
+            "registry: the inserted list holds \(liveInserts.count) inserts, the count is \(insertedCount)")
         precondition(Set(liveInserts.map(ObjectIdentifier.init)).count == liveInserts.count, "registry: an insert is listed twice")
         for object in liveInserts {
-            precondition(objects[object.registration.objectID] === object, "registry: insert \(object.registration.objectID) is not registered")
+            precondition(
+                objects[object.registration.objectID] === object, "registry: insert \(object.registration.objectID) is not registered")
         }
         precondition(deletedSeen == deleted.count, "registry: \(deletedSeen) objects are deleted, the table holds \(deleted.count)")
         for object in deleted {
-            precondition(objects[object.registration.objectID] === object && !object.registration.isInserted,
-                         "registry: deleted \(object.registration.objectID) is not a registered saved object")
+            precondition(
+                objects[object.registration.objectID] === object && !object.registration.isInserted,
+                "registry: deleted \(object.registration.objectID) is not a registered saved object")
         }
         for object in changed {
-            precondition(objects[object.registration.objectID] === object && !object.registration.isInserted,
-                         "registry: changed \(object.registration.objectID) is not a registered saved object")
+            precondition(
+                objects[object.registration.objectID] === object && !object.registration.isInserted,
+                "registry: changed \(object.registration.objectID) is not a registered saved object")
         }
         for object in holdingTemporaryIDs {
-            precondition(objects[object.registration.objectID] === object,
-                         "registry: \(object.registration.objectID), noted as holding temporary IDs, is not registered")
+            precondition(
+                objects[object.registration.objectID] === object,
+                "registry: \(object.registration.objectID), noted as holding temporary IDs, is not registered")
         }
     }
 
@@ -266,7 +274,7 @@ extension ObjectContext {
     @inline(__always)
     func checkRegistryInvariants() {
         #if DEBUG
-        if registry.count <= ObjectRegistry.debugCheckLimit { registry.checkInvariants(context: self) }
+            if registry.count <= ObjectRegistry.debugCheckLimit { registry.checkInvariants(context: self) }
         #endif
     }
 }

@@ -23,14 +23,14 @@ extension SavePlan {
                 if policy == .error {
                     unresolved.append(Self.conflict(.changedInStore, deletes[index].object, stored: stored))
                 } else {
-                    deletes[index].expectedVersion = nil     // the delete wins
+                    deletes[index].expectedVersion = nil // the delete wins
                 }
             } else if let index = rowOwner[objectID], inserts[index].upsertTarget == objectID {
                 // The row an upsert writes over changed (or vanished) since it was read: redo it.
                 let object = inserts[index].object
                 guard let stored else {
                     inserts[index].fate = .insert(values: object.values)
-                    rowOwner[objectID] = nil        // one insert per row: the others were folded into it
+                    rowOwner[objectID] = nil // one insert per row: the others were folded into it
                     continue
                 }
                 switch policy {
@@ -69,10 +69,13 @@ extension SavePlan {
                 let other = part.insertOrigins[otherInsertIndex]
                 if policy == .error {
                     let otherValues = inserts[other].object.values
-                    unresolved.append(Self.conflict(.uniqueness(constraint: constraint), object,
-                                                    stored: RowSnapshot(objectID: inserts[other].object.objectID, version: 0,
-                                                                        values: otherValues, relationships: []),
-                                                    other: inserts[other].object.objectID))
+                    unresolved.append(
+                        Self.conflict(
+                            .uniqueness(constraint: constraint), object,
+                            stored: RowSnapshot(
+                                objectID: inserts[other].object.objectID, version: 0,
+                                values: otherValues, relationships: []),
+                            other: inserts[other].object.objectID))
                     continue
                 }
                 fold(index, into: other, policy: policy)
@@ -128,16 +131,19 @@ extension SavePlan {
         return true
     }
 
-    private static func conflict(_ kind: SaveConflict.Kind, _ object: EntityObject, stored: RowSnapshot?,
-                                 other: ObjectID? = nil) -> SaveConflict {
+    private static func conflict(
+        _ kind: SaveConflict.Kind, _ object: EntityObject, stored: RowSnapshot?,
+        other: ObjectID? = nil
+    ) -> SaveConflict {
         let names = object.entity.attributes.map(\.name)
         func dictionary(_ values: [AttributeValue]) -> [String: AttributeValue] {
             Dictionary(uniqueKeysWithValues: zip(names, values))
         }
         let cached = object.isInsertedFlag ? [:] : dictionary(object.committedValues ?? object.values)
-        return SaveConflict(kind: kind, objectID: object.objectID, objectValues: dictionary(object.values),
-                            cachedValues: cached, storedValues: stored.map { dictionary($0.values) },
-                            conflictingObjectID: other)
+        return SaveConflict(
+            kind: kind, objectID: object.objectID, objectValues: dictionary(object.values),
+            cachedValues: cached, storedValues: stored.map { dictionary($0.values) },
+            conflictingObjectID: other)
     }
 }
 

@@ -100,8 +100,9 @@ struct SavePlan {
             let object = update.object
             let changes = update.values.indices.filter { update.values[$0] != update.base[$0] }.map { ($0, update.values[$0]) }
             parts[try part(object.objectID.store)].write.updates.append(
-                RowUpdate(objectID: object.objectID, expectedVersion: update.expectedVersion,
-                          changes: changes, relationshipChanges: Self.changedRelationships(object)))
+                RowUpdate(
+                    objectID: object.objectID, expectedVersion: update.expectedVersion,
+                    changes: changes, relationshipChanges: Self.changedRelationships(object)))
         }
         // The part of the previous insert's store: a bulk insert looks it up once.
         var last: (store: StoreIdentity, slot: Int)?
@@ -111,15 +112,19 @@ struct SavePlan {
             let slot = last!.slot
             switch insert.fate {
             case .insert(let values):
-                parts[slot].write.inserts.append(RowInsert(objectID: objectID, values: values,
-                                                           relationships: insert.object.relationshipValues))
+                parts[slot].write.inserts.append(
+                    RowInsert(
+                        objectID: objectID, values: values,
+                        relationships: insert.object.relationshipValues))
                 parts[slot].insertOrigins.append(index)
             case .upsert(let existing, _):
                 parts[slot].write.aliases[objectID] = existing.objectID
                 guard insert.writesRow else { continue }
-                parts[slot].write.updates.append(RowUpdate(objectID: existing.objectID, expectedVersion: existing.version,
-                                                           changes: insert.upsertChanges,
-                                                           relationshipChanges: Self.setRelationships(insert.object)))
+                parts[slot].write.updates.append(
+                    RowUpdate(
+                        objectID: existing.objectID, expectedVersion: existing.version,
+                        changes: insert.upsertChanges,
+                        relationshipChanges: Self.setRelationships(insert.object)))
             case .adopt(let existing):
                 parts[slot].write.aliases[objectID] = existing.objectID
             case .mergedInto(let other):

@@ -31,8 +31,9 @@ public final class StoreCoordinator: @unchecked Sendable {
         for entity in model.entities {
             inverses[ObjectIdentifier(entity)] = entity.relationships.map { relationship in
                 guard let name = relationship.inverseName,
-                      let destination = model.entity(named: relationship.destinationEntityName),
-                      let inverseIndex = destination.relationshipIndex(named: name) else { return nil }
+                    let destination = model.entity(named: relationship.destinationEntityName),
+                    let inverseIndex = destination.relationshipIndex(named: name)
+                else { return nil }
                 return (inverseIndex, destination)
             }
         }
@@ -52,7 +53,9 @@ public final class StoreCoordinator: @unchecked Sendable {
 
     /// The error of work asked of a context that is not attached yet.
     private var unattachedError: SkerryError {
-        SkerryError(.noStore, "This context is not attached to any stores yet: set its parent or persistentStoreCoordinator (right after creating it) first.")
+        SkerryError(
+            .noStore,
+            "This context is not attached to any stores yet: set its parent or persistentStoreCoordinator (right after creating it) first.")
     }
 
     /// The inverse of relationship `index` of `entity` (an entity of the model): its index in the
@@ -76,8 +79,9 @@ public final class StoreCoordinator: @unchecked Sendable {
         if isUnattached { throw unattachedError }
         let found = lock.withLock { stores.first { $0.storeDescription.holds(entity, of: model) } }
         guard let found else {
-            throw SkerryError(.noStore, "No loaded store holds entity '\(entity.name)'. Call loadPersistentStores() first.",
-                              entityName: entity.name)
+            throw SkerryError(
+                .noStore, "No loaded store holds entity '\(entity.name)'. Call loadPersistentStores() first.",
+                entityName: entity.name)
         }
         return found
     }

@@ -36,9 +36,11 @@ public struct AttributeDescription: Sendable, Hashable {
     ///   - valueTransformerName: the value transformer an Xcode model names, if any.
     ///   - isTransient: whether the attribute lives in memory only, never stored.
     ///   - derivation: for a derived attribute, how its value is computed at save.
-    public init(_ name: String, _ type: AttributeType, isOptional: Bool = false,
-                defaultValue: (any AttributeValueConvertible)? = nil, renamingIdentifier: String? = nil,
-                valueTransformerName: String? = nil, isTransient: Bool = false, derivation: AttributeDerivation? = nil) {
+    public init(
+        _ name: String, _ type: AttributeType, isOptional: Bool = false,
+        defaultValue: (any AttributeValueConvertible)? = nil, renamingIdentifier: String? = nil,
+        valueTransformerName: String? = nil, isTransient: Bool = false, derivation: AttributeDerivation? = nil
+    ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -108,9 +110,11 @@ public struct RelationshipDescription: Sendable, Hashable {
     ///   - maxCount: the maximum count of a to-many relationship, 0 for none.
     ///   - renamingIdentifier: the relationship's name in an earlier version, if it was renamed.
     ///   - isTransient: whether the relationship lives in memory only.
-    public init(_ name: String, destination: String, inverse: String? = nil, toMany: Bool = false,
-                ordered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
-                minCount: Int = 0, maxCount: Int = 0, renamingIdentifier: String? = nil, isTransient: Bool = false) {
+    public init(
+        _ name: String, destination: String, inverse: String? = nil, toMany: Bool = false,
+        ordered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
+        minCount: Int = 0, maxCount: Int = 0, renamingIdentifier: String? = nil, isTransient: Bool = false
+    ) {
         self.name = name
         self.destinationEntityName = destination
         self.inverseName = inverse

@@ -54,7 +54,7 @@ public enum AttributeValue: Sendable, CustomStringConvertible {
             return v.isInfinite || !Float(v).isInfinite
         case (.double, .double): return true
         case (.decimal, .decimal), (.date, .date), (.string, .string), (.data, .binary),
-             (.uuid, .uuid), (.url, .url):
+            (.uuid, .uuid), (.url, .url):
             return true
         default: return false
         }
@@ -120,15 +120,33 @@ extension AttributeValue: Hashable {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let v): hasher.combine(1); hasher.combine(v)
-        case .int(let v): hasher.combine(2); hasher.combine(v)
-        case .double(let v): hasher.combine(3); hasher.combine(v.bitPattern)
-        case .decimal(let v): hasher.combine(4); hasher.combine(v)
-        case .date(let v): hasher.combine(5); hasher.combine(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .string(let v): hasher.combine(6); Self.hashBytes(v, into: &hasher)
-        case .data(let v): hasher.combine(7); hasher.combine(v)
-        case .uuid(let v): hasher.combine(8); hasher.combine(v)
-        case .url(let v): hasher.combine(9); Self.hashBytes(v.absoluteString, into: &hasher)
+        case .bool(let v):
+            hasher.combine(1)
+            hasher.combine(v)
+        case .int(let v):
+            hasher.combine(2)
+            hasher.combine(v)
+        case .double(let v):
+            hasher.combine(3)
+            hasher.combine(v.bitPattern)
+        case .decimal(let v):
+            hasher.combine(4)
+            hasher.combine(v)
+        case .date(let v):
+            hasher.combine(5)
+            hasher.combine(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .string(let v):
+            hasher.combine(6)
+            Self.hashBytes(v, into: &hasher)
+        case .data(let v):
+            hasher.combine(7)
+            hasher.combine(v)
+        case .uuid(let v):
+            hasher.combine(8)
+            hasher.combine(v)
+        case .url(let v):
+            hasher.combine(9)
+            Self.hashBytes(v.absoluteString, into: &hasher)
         }
     }
 }

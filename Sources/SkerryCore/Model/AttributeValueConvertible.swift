@@ -77,7 +77,7 @@ extension Float: AttributeValueConvertible {
     public init?(attributeValue: AttributeValue, type: AttributeType) {
         guard case .double(let v) = attributeValue else { return nil }
         let float = Float(v)
-        guard float.isFinite || !v.isFinite else { return nil }     // out of a Float's range
+        guard float.isFinite || !v.isFinite else { return nil } // out of a Float's range
         self = float
     }
     public static func canRead(_ type: AttributeType) -> Bool { type == .float }

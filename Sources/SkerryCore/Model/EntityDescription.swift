@@ -57,11 +57,13 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     ///   - isAbstract: whether the entity has no objects of its own.
     ///
     /// Names are checked when the entity is put in an ``ObjectModel``.
-    public init(name: String, attributes: [AttributeDescription],
-                relationships: [RelationshipDescription] = [],
-                uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
-                renamingIdentifier: String? = nil, fetchedProperties: [FetchedPropertyDescription] = [],
-                superentity: EntityDescription? = nil, isAbstract: Bool = false) {
+    public init(
+        name: String, attributes: [AttributeDescription],
+        relationships: [RelationshipDescription] = [],
+        uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
+        renamingIdentifier: String? = nil, fetchedProperties: [FetchedPropertyDescription] = [],
+        superentity: EntityDescription? = nil, isAbstract: Bool = false
+    ) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         self.superentity = superentity
@@ -152,8 +154,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The position of `name`, or an ``SkerryError/Code/unknownAttribute`` error.
     func requireRelationshipIndex(_ name: String) throws(SkerryError) -> Int {
         guard let index = relationshipIndex(named: name) else {
-            throw SkerryError(.unknownAttribute, "Entity '\(self.name)' has no relationship '\(name)'.",
-                              entityName: self.name, key: name)
+            throw SkerryError(
+                .unknownAttribute, "Entity '\(self.name)' has no relationship '\(name)'.",
+                entityName: self.name, key: name)
         }
         return index
     }
@@ -162,16 +165,18 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// a store cannot fetch or sort by what it does not keep (as in Core Data).
     func requireStored(_ index: Int, in keyPath: String) throws(SkerryError) {
         guard index >= storedAttributeCount else { return }
-        throw SkerryError(.unknownAttribute,
-                          "'\(attributes[index].name)' of '\(name)' is transient: a fetch cannot filter or sort by it ('\(keyPath)'), as the store does not keep it.",
-                          entityName: name, key: keyPath)
+        throw SkerryError(
+            .unknownAttribute,
+            "'\(attributes[index].name)' of '\(name)' is transient: a fetch cannot filter or sort by it ('\(keyPath)'), as the store does not keep it.",
+            entityName: name, key: keyPath)
     }
 
     /// The position of `name`, or an ``SkerryError/Code/unknownAttribute`` error.
     func requireAttributeIndex(_ name: String) throws(SkerryError) -> Int {
         guard let index = attributeIndexByName[name] else {
-            throw SkerryError(.unknownAttribute, "Entity '\(self.name)' has no attribute '\(name)'.",
-                              entityName: self.name, key: name)
+            throw SkerryError(
+                .unknownAttribute, "Entity '\(self.name)' has no attribute '\(name)'.",
+                entityName: self.name, key: name)
         }
         return index
     }

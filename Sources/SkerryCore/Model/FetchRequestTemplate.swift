@@ -24,8 +24,10 @@ public struct FetchRequestTemplate: Sendable, Hashable {
     ///   - fetchLimit: the most objects, 0 for no limit.
     ///   - fetchOffset: how many objects to skip.
     ///   - fetchBatchSize: the batch size, 0 for none.
-    public init(name: String, entityName: String, predicateFormat: String? = nil,
-                fetchLimit: Int = 0, fetchOffset: Int = 0, fetchBatchSize: Int = 0) {
+    public init(
+        name: String, entityName: String, predicateFormat: String? = nil,
+        fetchLimit: Int = 0, fetchOffset: Int = 0, fetchBatchSize: Int = 0
+    ) {
         self.name = name
         self.entityName = entityName
         self.predicateFormat = predicateFormat
@@ -83,9 +85,10 @@ extension ObjectModel {
     ///   as ``FetchRequestTemplate/fetchRequest(substitutionVariables:)``.
     public func fetchRequest(fromTemplate name: String, substitutionVariables: [String: Any] = [:]) throws(SkerryError) -> FetchRequest {
         guard let template = fetchRequestTemplates[name] else {
-            throw SkerryError(.invalidArgument,
-                              "The model has no fetch request template '\(name)'; its templates are \(fetchRequestTemplates.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")).",
-                              key: name)
+            throw SkerryError(
+                .invalidArgument,
+                "The model has no fetch request template '\(name)'; its templates are \(fetchRequestTemplates.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")).",
+                key: name)
         }
         return try template.fetchRequest(substitutionVariables: substitutionVariables)
     }

@@ -15,7 +15,8 @@ extension ObjectModel {
                 text += "\n"
             }
             for r in entity.relationships {
-                text += "  relationship \(r.name) \(r.destinationEntityName) \(r.inverseName ?? "-") \(r.isToMany ? "many" : "one") \(r.isOrdered ? "ordered" : "unordered") \(r.isOptional ? "optional" : "required") \(r.deleteRule.rawValue) \(r.minCount) \(r.maxCount)\n"
+                text +=
+                    "  relationship \(r.name) \(r.destinationEntityName) \(r.inverseName ?? "-") \(r.isToMany ? "many" : "one") \(r.isOrdered ? "ordered" : "unordered") \(r.isOptional ? "optional" : "required") \(r.deleteRule.rawValue) \(r.minCount) \(r.maxCount)\n"
             }
             for constraint in entity.uniquenessConstraints {
                 text += "  unique \(constraint.joined(separator: ","))\n"

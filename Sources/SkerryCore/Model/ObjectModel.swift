@@ -43,8 +43,10 @@ public final class ObjectModel: Sendable {
     ///   not an identifier or is used twice (names are compared case-insensitively, as SQLite
     ///   does), a default value that does not fit its attribute, a relationship whose destination or
     ///   inverse is missing or does not point back, a constraint or index on an unknown attribute.
-    public init(entities: [EntityDescription], versionHashModifier: String? = nil,
-                configurations: [String: [String]] = [:], fetchRequestTemplates: [FetchRequestTemplate] = []) throws(SkerryError) {
+    public init(
+        entities: [EntityDescription], versionHashModifier: String? = nil,
+        configurations: [String: [String]] = [:], fetchRequestTemplates: [FetchRequestTemplate] = []
+    ) throws(SkerryError) {
         try Self.validate(entities)
         try Self.validate(configurations: configurations, templates: fetchRequestTemplates, entities: entities)
         self.configurations = configurations
@@ -84,8 +86,10 @@ public final class ObjectModel: Sendable {
     public func entityNames(forConfiguration configuration: String) throws(SkerryError) -> Set<String> {
         if let members = configurations[configuration] { return Set(members) }
         if configuration == "Default" || configuration == "PF_DEFAULT_CONFIGURATION_NAME" { return Set(entities.map(\.name)) }
-        throw SkerryError(.invalidArgument,
-                          "The model has no configuration '\(configuration)'; its configurations are \(configurations.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")).")
+        throw SkerryError(
+            .invalidArgument,
+            "The model has no configuration '\(configuration)'; its configurations are \(configurations.keys.sorted().map { "'\($0)'" }.joined(separator: ", "))."
+        )
     }
 
     /// The entity named `name`, or an ``SkerryError/Code/unknownEntity`` error.

@@ -44,10 +44,10 @@ extension AttributeValue {
     /// Compares an integer with a double exactly, as SQLite does (converting the integer to a
     /// double would round integers beyond 2^53).
     static func compareExactly(_ integer: Int64, _ double: Double) -> Int {
-        if double.isNaN { return 1 }    // unreachable (NaN is refused on input); never trap
+        if double.isNaN { return 1 } // unreachable (NaN is refused on input); never trap
         if double >= 9_223_372_036_854_775_808.0 { return -1 }
         if double < -9_223_372_036_854_775_808.0 { return 1 }
-        let whole = double.rounded(.towardZero)     // in Int64's range here, and exact
+        let whole = double.rounded(.towardZero) // in Int64's range here, and exact
         let wholeInteger = Int64(whole)
         if integer != wholeInteger { return integer < wholeInteger ? -1 : 1 }
         let fraction = double - whole

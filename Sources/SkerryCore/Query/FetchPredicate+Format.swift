@@ -78,8 +78,9 @@ extension FetchPredicate {
                 do {
                     expressions[name] = try FormatArgument.expression(value)
                 } catch {
-                    throw SkerryError(.invalidPredicateFormat,
-                                      "The value of $\(name) is \(type(of: value)); wanted \(error.wanted).", key: name)
+                    throw SkerryError(
+                        .invalidPredicateFormat,
+                        "The value of $\(name) is \(type(of: value)); wanted \(error.wanted).", key: name)
                 }
             }
             return try FormatBuilder(format: template.format, variables: expressions).build(template.node)
@@ -105,7 +106,8 @@ extension FetchPredicate {
     }
 
     static func tooDeep() -> SkerryError {
-        SkerryError(.invalidArgument, "The predicate nests deeper than \(maximumDepth) levels (NOT, ANY, ALL, subqueries or key path steps).")
+        SkerryError(
+            .invalidArgument, "The predicate nests deeper than \(maximumDepth) levels (NOT, ANY, ALL, subqueries or key path steps).")
     }
 }
 
@@ -215,14 +217,16 @@ struct FormatBuilder {
                 return .countMatching(relationship: collection, inner, op, Int(count))
             }
         default:
-            throw error(original, expected: "a key path", found: "a value")   // unreachable: swapped above
+            throw error(original, expected: "a key path", found: "a value") // unreachable: swapped above
         }
     }
 
     /// A comparison of an aggregate (`@count`, `@sum`…, `SUBQUERY(…).@count`): an operator, or
     /// BETWEEN and IN spelled out.
-    private func buildAggregate(_ comparison: FormatComparison,
-                                _ make: (ComparisonOperator, AttributeValue) throws(SkerryError) -> FetchPredicate) throws(SkerryError) -> FetchPredicate {
+    private func buildAggregate(
+        _ comparison: FormatComparison,
+        _ make: (ComparisonOperator, AttributeValue) throws(SkerryError) -> FetchPredicate
+    ) throws(SkerryError) -> FetchPredicate {
         guard comparison.quantifier == nil else {
             throw error(comparison, expected: "no ANY/ALL/NONE before an aggregate", found: "a quantifier")
         }
@@ -237,7 +241,9 @@ struct FormatBuilder {
             for value in try values(elements, comparison) { parts.append(try make(.equal, value)) }
             return .or(parts)
         default:
-            throw error(comparison, expected: "a comparison of the aggregate with a number (or BETWEEN/IN a list)", found: "another operator or operand")
+            throw error(
+                comparison, expected: "a comparison of the aggregate with a number (or BETWEEN/IN a list)",
+                found: "another operator or operand")
         }
     }
 
@@ -252,7 +258,9 @@ struct FormatBuilder {
         return values
     }
 
-    private func bounds(_ elements: [FormatExpression], _ comparison: FormatComparison) throws(SkerryError) -> (AttributeValue, AttributeValue) {
+    private func bounds(_ elements: [FormatExpression], _ comparison: FormatComparison) throws(SkerryError) -> (
+        AttributeValue, AttributeValue
+    ) {
         let values = try values(elements, comparison)
         guard values.count == 2 else {
             throw error(comparison, expected: "BETWEEN { lower, upper } (two values)", found: "\(values.count) value(s)")

@@ -250,7 +250,9 @@ public struct RelationshipCount: Sendable, Hashable {
     /// The count is greater than `value`.
     public static func > (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .greaterThan, value) }
     /// The count is at least `value`.
-    public static func >= (lhs: RelationshipCount, value: Int) -> FetchPredicate { .count(relationship: lhs.name, .greaterThanOrEqual, value) }
+    public static func >= (lhs: RelationshipCount, value: Int) -> FetchPredicate {
+        .count(relationship: lhs.name, .greaterThanOrEqual, value)
+    }
 }
 
 /// One key of a sort: an attribute and a direction.

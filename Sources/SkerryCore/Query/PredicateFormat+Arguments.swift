@@ -44,7 +44,10 @@ enum FormatArgument {
             for element in set { elements.append(try expression(element.base)) }
             return .list(elements)
         default:
-            throw Mismatch(wanted: "a value Skerry can compare (String, number, Bool, Date, Decimal, UUID, Data, URL, ObjectID, EntityObject, nil, or an array of these)")
+            throw Mismatch(
+                wanted:
+                    "a value Skerry can compare (String, number, Bool, Date, Decimal, UUID, Data, URL, ObjectID, EntityObject, nil, or an array of these)"
+            )
         }
     }
 

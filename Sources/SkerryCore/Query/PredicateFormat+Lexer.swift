@@ -149,14 +149,16 @@ struct FormatLexer {
         case "$":
             position += 1
             guard let first = current, Self.isIdentifierStart(first) else {
-                throw error(at: position, expected: "a variable name after '$'", found: current.map { "'\($0)'" } ?? "the end of the format")
+                throw error(
+                    at: position, expected: "a variable name after '$'", found: current.map { "'\($0)'" } ?? "the end of the format")
             }
             return .variable(identifierText())
         case "@":
             position += 1
             guard let first = current, Self.isIdentifierStart(first) else {
-                throw error(at: position, expected: "an aggregate name after '@' (count, sum, avg, min, max)",
-                            found: current.map { "'\($0)'" } ?? "the end of the format")
+                throw error(
+                    at: position, expected: "an aggregate name after '@' (count, sum, avg, min, max)",
+                    found: current.map { "'\($0)'" } ?? "the end of the format")
             }
             return .aggregate(identifierText().lowercased())
         case "%":
@@ -196,8 +198,9 @@ struct FormatLexer {
             position += 1
         }
         guard let c = current, "diouxXfFeEgGaAcsSp".unicodeScalars.contains(c) else {
-            throw error(at: start, expected: "a format specifier (%@, %K, %d, %i, %ld, %u, %f, %g, %e, %x, %s)",
-                        found: current.map { "'%\(spec)\($0)'" } ?? "'%\(spec)' at the end of the format")
+            throw error(
+                at: start, expected: "a format specifier (%@, %K, %d, %i, %ld, %u, %f, %g, %e, %x, %s)",
+                found: current.map { "'%\(spec)\($0)'" } ?? "'%\(spec)' at the end of the format")
         }
         position += 1
         spec.unicodeScalars.append(c)
@@ -244,7 +247,10 @@ struct FormatLexer {
             if let sign = peek(), sign == "+" || sign == "-" { lookahead = 2 }
             if let digit = peek(lookahead), ("0"..."9").contains(digit) {
                 isDouble = true
-                for _ in 0..<lookahead { text.unicodeScalars.append(scalars[position]); position += 1 }
+                for _ in 0..<lookahead {
+                    text.unicodeScalars.append(scalars[position])
+                    position += 1
+                }
                 digits(&self, into: &text)
             }
         }
@@ -270,7 +276,10 @@ struct FormatLexer {
             }
             position += 1
             if c == quote { return .string(String(text)) }
-            guard c == "\\" else { text.append(c); continue }
+            guard c == "\\" else {
+                text.append(c)
+                continue
+            }
             guard let escaped = current else {
                 throw error(at: position - 1, expected: "an escaped character after '\\'", found: "the end of the format")
             }
@@ -292,8 +301,9 @@ struct FormatLexer {
                     position += 1
                 }
                 guard hex.count == count, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
-                    throw error(at: position, expected: "\(count) hexadecimal digits of a character after '\\\(escaped)'",
-                                found: current.map { "'\($0)'" } ?? "the end of the format")
+                    throw error(
+                        at: position, expected: "\(count) hexadecimal digits of a character after '\\\(escaped)'",
+                        found: current.map { "'\($0)'" } ?? "the end of the format")
                 }
                 text.append(scalar)
             case "0"..."7":
@@ -309,7 +319,7 @@ struct FormatLexer {
                 }
                 text.append(scalar)
             default:
-                text.append(escaped)     // \\, \', \" and any other character stand for themselves
+                text.append(escaped) // \\, \', \" and any other character stand for themselves
             }
         }
     }

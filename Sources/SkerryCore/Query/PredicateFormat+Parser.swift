@@ -81,8 +81,9 @@ struct FormatParser {
             throw error(expected: "'AND', 'OR' or the end of the format")
         }
         guard argumentIndex == arguments.count else {
-            throw error(expected: "\(argumentIndex) argument(s), one per format specifier",
-                        found: "\(arguments.count) arguments")
+            throw error(
+                expected: "\(argumentIndex) argument(s), one per format specifier",
+                found: "\(arguments.count) arguments")
         }
         return node
     }
@@ -158,25 +159,40 @@ struct FormatParser {
             depth -= 1
             return node
         }
-        if isKeyword("TRUEPREDICATE") { advance(); return .constant(true) }
-        if isKeyword("FALSEPREDICATE") { advance(); return .constant(false) }
+        if isKeyword("TRUEPREDICATE") {
+            advance()
+            return .constant(true)
+        }
+        if isKeyword("FALSEPREDICATE") {
+            advance()
+            return .constant(false)
+        }
         return .comparison(try parseComparison())
     }
 
     private mutating func parseComparison() throws(SkerryError) -> FormatComparison {
         let start = offset
         var quantifier: FormatQuantifier?
-        if isKeyword("ANY", "SOME") { quantifier = .any; advance() }
-        else if isKeyword("ALL") { quantifier = .all; advance() }
-        else if isKeyword("NONE") { quantifier = FormatQuantifier.none; advance() }
+        if isKeyword("ANY", "SOME") {
+            quantifier = .any
+            advance()
+        } else if isKeyword("ALL") {
+            quantifier = .all
+            advance()
+        } else if isKeyword("NONE") {
+            quantifier = FormatQuantifier.none
+            advance()
+        }
         let lhs = try parseExpression()
         let opOffset = offset
         let op = try parseOperator()
         let options = try parseOptions()
         let rhs = try parseExpression()
-        if case .string = op {} else if !options.isEmpty, op != .comparison(.equal), op != .comparison(.notEqual), op != .in {
-            throw error(expected: "an operator that takes [c]/[d] options (==, !=, IN, CONTAINS, BEGINSWITH, ENDSWITH, LIKE, MATCHES)",
-                        found: "options on another operator", at: opOffset)
+        if case .string = op {
+        } else if !options.isEmpty, op != .comparison(.equal), op != .comparison(.notEqual), op != .in {
+            throw error(
+                expected: "an operator that takes [c]/[d] options (==, !=, IN, CONTAINS, BEGINSWITH, ENDSWITH, LIKE, MATCHES)",
+                found: "options on another operator", at: opOffset)
         }
         return FormatComparison(quantifier: quantifier, lhs: lhs, op: op, options: options, rhs: rhs, offset: start)
     }
@@ -200,7 +216,8 @@ struct FormatParser {
         case .symbol("+"), .symbol("-"), .symbol("*"), .symbol("/"), .symbol("**"):
             throw error(expected: "a comparison operator (arithmetic is not supported)")
         default:
-            throw error(expected: "a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, CONTAINS, BEGINSWITH, ENDSWITH, LIKE, MATCHES)")
+            throw error(
+                expected: "a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, CONTAINS, BEGINSWITH, ENDSWITH, LIKE, MATCHES)")
         }
         advance()
         return op
@@ -287,7 +304,9 @@ struct FormatParser {
             advance()
             guard let position = subqueryVariables.lastIndex(of: name) else { return .variable(name) }
             guard position == subqueryVariables.count - 1 else {
-                throw error(expected: "the innermost SUBQUERY's variable", found: "'$\(name)' of an outer SUBQUERY (correlated subqueries are not supported)", at: start)
+                throw error(
+                    expected: "the innermost SUBQUERY's variable",
+                    found: "'$\(name)' of an outer SUBQUERY (correlated subqueries are not supported)", at: start)
             }
             return try parseKeyPathRest([])
         case .keyword("SELF", _):
@@ -362,7 +381,8 @@ struct FormatParser {
             components.append(try keyPathComponent())
         }
         guard components.count <= FetchPredicate.maximumDepth else {
-            throw error(expected: "a key path of at most \(FetchPredicate.maximumDepth) components", found: "\(components.count) components")
+            throw error(
+                expected: "a key path of at most \(FetchPredicate.maximumDepth) components", found: "\(components.count) components")
         }
         return .keyPath(components.joined(separator: "."))
     }

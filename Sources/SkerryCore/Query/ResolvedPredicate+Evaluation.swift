@@ -11,8 +11,10 @@ protocol PredicateSubject {
     func related(_ relationship: ResolvedRelationship) throws(SkerryError) -> [Self]
     /// The value of a raw SQL condition on each subject's attribute values, computed by the
     /// store in one statement.
-    static func evaluateSQL(_ condition: String, _ bindings: [AttributeValue], entity: EntityDescription,
-                            on subjects: [Self]) throws(SkerryError) -> [Bool]
+    static func evaluateSQL(
+        _ condition: String, _ bindings: [AttributeValue], entity: EntityDescription,
+        on subjects: [Self]
+    ) throws(SkerryError) -> [Bool]
 }
 
 extension ResolvedPredicate {
@@ -74,8 +76,10 @@ extension ResolvedPredicate {
 
     /// `AND` (`until` false) or `OR` (`until` true): each part is evaluated on the subjects whose
     /// answer it can still change.
-    private static func combine<Subject: PredicateSubject>(_ parts: [ResolvedPredicate], _ subjects: [Subject],
-                                                          until decided: Bool) throws(SkerryError) -> [Bool] {
+    private static func combine<Subject: PredicateSubject>(
+        _ parts: [ResolvedPredicate], _ subjects: [Subject],
+        until decided: Bool
+    ) throws(SkerryError) -> [Bool] {
         var result = Array(repeating: !decided, count: subjects.count)
         for part in parts {
             let open = result.indices.filter { result[$0] != decided }
@@ -87,8 +91,10 @@ extension ResolvedPredicate {
     }
 
     /// The related objects of every subject, flattened, each with its subject's position.
-    static func gather<Subject: PredicateSubject>(_ subjects: [Subject],
-                                                  _ related: (Subject) throws(SkerryError) -> [Subject]) throws(SkerryError) -> (owners: [Int], members: [Subject]) {
+    static func gather<Subject: PredicateSubject>(
+        _ subjects: [Subject],
+        _ related: (Subject) throws(SkerryError) -> [Subject]
+    ) throws(SkerryError) -> (owners: [Int], members: [Subject]) {
         var owners: [Int] = []
         var members: [Subject] = []
         for (position, subject) in subjects.enumerated() {
@@ -164,20 +170,27 @@ extension ResolvedAggregate {
             reached.append(!current.isEmpty)
             return try current.flatMapThrowing { o throws(SkerryError) in try o.related(collection) }
         }
-        let included = try filter.map { filter throws(SkerryError) in try filter.evaluate(members) } ?? Array(repeating: true, count: members.count)
+        let included =
+            try filter.map { filter throws(SkerryError) in try filter.evaluate(members) } ?? Array(repeating: true, count: members.count)
         var groups = Array(repeating: [AttributeValue](), count: subjects.count)
         var counts = Array(repeating: 0, count: subjects.count)
         for position in members.indices where included[position] {
             counts[owners[position]] += 1
             if let key {
                 let value = try members[position].value(key)
-                if !value.isNull { groups[owners[position]].append(key.attribute.type == .decimal ? value.numericValue.map(AttributeValue.double) ?? .null : value) }
+                if !value.isNull {
+                    groups[owners[position]].append(
+                        key.attribute.type == .decimal ? value.numericValue.map(AttributeValue.double) ?? .null : value)
+                }
             }
         }
         var result: [AttributeValue] = []
         result.reserveCapacity(subjects.count)
         for index in subjects.indices {
-            guard reached[index] else { result.append(.null); continue }
+            guard reached[index] else {
+                result.append(.null)
+                continue
+            }
             result.append(try combine(groups[index], count: counts[index]))
         }
         return result
@@ -192,7 +205,11 @@ extension ResolvedAggregate {
                 var total: Int64 = 0
                 for case .int(let v) in values {
                     let (sum, overflow) = total.addingReportingOverflow(v)
-                    if overflow { throw SkerryError(.invalidArgument, "@sum of '\(collection.destination.name).\(key?.attribute.name ?? "")' overflows a 64-bit integer.") }
+                    if overflow {
+                        throw SkerryError(
+                            .invalidArgument,
+                            "@sum of '\(collection.destination.name).\(key?.attribute.name ?? "")' overflows a 64-bit integer.")
+                    }
                     total = sum
                 }
                 return .int(total)
@@ -205,7 +222,10 @@ extension ResolvedAggregate {
         case .min, .max:
             var best: AttributeValue?
             for value in values {
-                guard let current = best else { best = value; continue }
+                guard let current = best else {
+                    best = value
+                    continue
+                }
                 let order = AttributeValue.compare(value, current) ?? 0
                 if function == .min ? order < 0 : order > 0 { best = value }
             }

@@ -103,9 +103,10 @@ extension FetchPredicate {
             try StringMatching.checkPattern(pattern, op, options)
             return try entity.resolveLeaf(key, in: model, depth: depth) { resolved throws(SkerryError) in
                 guard resolved.attribute.type == .string || resolved.attribute.type == .url else {
-                    throw SkerryError(.wrongValueType,
-                                      "String operators need a string or URL attribute; '\(entity.name).\(key)' is \(resolved.attribute.type).",
-                                      entityName: entity.name, key: key)
+                    throw SkerryError(
+                        .wrongValueType,
+                        "String operators need a string or URL attribute; '\(entity.name).\(key)' is \(resolved.attribute.type).",
+                        entityName: entity.name, key: key)
                 }
                 return .string(resolved, op, pattern, options)
             }
@@ -121,7 +122,8 @@ extension FetchPredicate {
             return .not(try predicate.resolved(for: entity, in: model, depth: depth + 1))
         case .any(let path, let predicate), .all(let path, let predicate):
             guard let hops = try entity.relationshipPath(path, in: model, depth: depth) else {
-                throw SkerryError(.unknownAttribute, "'\(path)' is not a relationship key path of '\(entity.name)'.", entityName: entity.name, key: path)
+                throw SkerryError(
+                    .unknownAttribute, "'\(path)' is not a relationship key path of '\(entity.name)'.", entityName: entity.name, key: path)
             }
             let inner = try predicate.resolved(for: hops.last?.destination ?? entity, in: model, depth: depth + hops.count + 1)
             if case .all = self { return .nested(hops, inner, all: true) }
@@ -140,14 +142,16 @@ extension FetchPredicate {
             // IDs of other entities can never match; the SQL compares primary keys only.
             if path.isEmpty { return .isObject(ids.filter { $0.entityName == entity.name }) }
             guard let hops = try entity.relationshipPath(path, in: model, depth: depth) else {
-                throw SkerryError(.unknownAttribute, "'\(path)' is not a relationship key path of '\(entity.name)'.", entityName: entity.name, key: path)
+                throw SkerryError(
+                    .unknownAttribute, "'\(path)' is not a relationship key path of '\(entity.name)'.", entityName: entity.name, key: path)
             }
             let destination = hops.last?.destination.name
             return .nested(hops, .isObject(ids.filter { $0.entityName == destination }), all: false)
         case .unsubstituted(let template):
-            throw SkerryError(.invalidPredicateFormat,
-                              "The predicate \"\(template.format)\" has variables without values (\(template.variableNames.map { "$" + $0 }.joined(separator: ", "))); call withSubstitutionVariables first.",
-                              entityName: entity.name)
+            throw SkerryError(
+                .invalidPredicateFormat,
+                "The predicate \"\(template.format)\" has variables without values (\(template.variableNames.map { "$" + $0 }.joined(separator: ", "))); call withSubstitutionVariables first.",
+                entityName: entity.name)
         case .sql(let condition, let values):
             for value in values where value.isNaN {
                 throw SkerryError(.wrongValueType, "A raw SQL condition cannot compare with NaN.", entityName: entity.name)
@@ -179,8 +183,9 @@ extension ResolvedAggregate {
             switch value {
             case .null, .int, .double, .decimal: return
             default:
-                throw SkerryError(.wrongValueType, "Cannot compare '@\(function.rawValue)' of '\(path)' with a \(value.kindName) value.",
-                                  entityName: entity.name, key: path)
+                throw SkerryError(
+                    .wrongValueType, "Cannot compare '@\(function.rawValue)' of '\(path)' with a \(value.kindName) value.",
+                    entityName: entity.name, key: path)
             }
         }
         try key.checkComparable(value, entity: collection.destination)
@@ -210,9 +215,10 @@ extension EntityDescription {
         for step in parts.dropLast() {
             let relationship = try entity.resolveRelationship(step, in: model)
             guard !relationship.isToMany else {
-                throw SkerryError(.unknownAttribute,
-                                  "'\(step)' in '\(name)' is a to-many relationship of '\(entity.name)'; sort keys and values go through to-one relationships only.",
-                                  entityName: entity.name, key: name)
+                throw SkerryError(
+                    .unknownAttribute,
+                    "'\(step)' in '\(name)' is a to-many relationship of '\(entity.name)'; sort keys and values go through to-one relationships only.",
+                    entityName: entity.name, key: name)
             }
             path.append(relationship)
             entity = relationship.destination
@@ -226,9 +232,11 @@ extension EntityDescription {
     /// relationships make it hold when it holds for some related object (Core Data's implicit
     /// ANY): those steps, and the to-one steps before the last of them, become `.any`s around
     /// `make`'s predicate; the to-one steps after it stay in the key.
-    func resolveLeaf(_ name: String, in model: ObjectModel, depth: Int,
-                     _ make: (ResolvedKey) throws(SkerryError) -> ResolvedPredicate) throws(SkerryError) -> ResolvedPredicate {
-        if name.contains("."), let index = attributeIndex(named: name) {   // an element of a composite attribute
+    func resolveLeaf(
+        _ name: String, in model: ObjectModel, depth: Int,
+        _ make: (ResolvedKey) throws(SkerryError) -> ResolvedPredicate
+    ) throws(SkerryError) -> ResolvedPredicate {
+        if name.contains("."), let index = attributeIndex(named: name) { // an element of a composite attribute
             return try make(ResolvedKey(index: index, attribute: attributes[index], path: []))
         }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -265,8 +273,10 @@ extension EntityDescription {
 
     /// Resolves an aggregate's key path: to-one steps, one to-many step (the collection), then for
     /// functions other than count the to-one steps to an attribute of the members.
-    func resolveAggregate(_ function: AggregateFunction, _ name: String, filter: FetchPredicate?,
-                          in model: ObjectModel, depth: Int) throws(SkerryError) -> ResolvedAggregate {
+    func resolveAggregate(
+        _ function: AggregateFunction, _ name: String, filter: FetchPredicate?,
+        in model: ObjectModel, depth: Int
+    ) throws(SkerryError) -> ResolvedAggregate {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard depth + parts.count <= FetchPredicate.maximumDepth else { throw FetchPredicate.tooDeep() }
         var entity = self
@@ -281,21 +291,28 @@ extension EntityDescription {
                 let rest = parts[position...].joined(separator: ".")
                 if function == .count {
                     guard rest.isEmpty else {
-                        throw SkerryError(.unknownAttribute, "@count takes a key path that ends in a to-many relationship; '\(name)' goes on past '\(relationship.destination.name)'.",
-                                          entityName: self.name, key: name)
+                        throw SkerryError(
+                            .unknownAttribute,
+                            "@count takes a key path that ends in a to-many relationship; '\(name)' goes on past '\(relationship.destination.name)'.",
+                            entityName: self.name, key: name)
                     }
                 } else {
                     guard !rest.isEmpty else {
-                        throw SkerryError(.unknownAttribute, "@\(function.rawValue) needs an attribute of the members after the to-many relationship in '\(name)'.",
-                                          entityName: self.name, key: name)
+                        throw SkerryError(
+                            .unknownAttribute,
+                            "@\(function.rawValue) needs an attribute of the members after the to-many relationship in '\(name)'.",
+                            entityName: self.name, key: name)
                     }
                     let resolved = try entity.resolveKey(rest, in: model)
-                    let numeric = resolved.attribute.type.isInteger || resolved.attribute.type == .decimal
+                    let numeric =
+                        resolved.attribute.type.isInteger || resolved.attribute.type == .decimal
                         || resolved.attribute.type == .float || resolved.attribute.type == .double
                     let ordered = numeric || resolved.attribute.type == .date
                     guard function == .min || function == .max ? ordered : numeric else {
-                        throw SkerryError(.wrongValueType, "@\(function.rawValue) of '\(name)' needs a numeric\(function == .min || function == .max ? " or date" : "") attribute; it is \(resolved.attribute.type).",
-                                          entityName: self.name, key: name)
+                        throw SkerryError(
+                            .wrongValueType,
+                            "@\(function.rawValue) of '\(name)' needs a numeric\(function == .min || function == .max ? " or date" : "") attribute; it is \(resolved.attribute.type).",
+                            entityName: self.name, key: name)
                     }
                     key = resolved
                 }
@@ -304,18 +321,22 @@ extension EntityDescription {
             }
             prefix.append(relationship)
         }
-        throw SkerryError(.unknownAttribute, "'\(name)' of '\(self.name)' does not go through a to-many relationship, which @\(function.rawValue) and SUBQUERY need.",
-                          entityName: self.name, key: name)
+        throw SkerryError(
+            .unknownAttribute,
+            "'\(name)' of '\(self.name)' does not go through a to-many relationship, which @\(function.rawValue) and SUBQUERY need.",
+            entityName: self.name, key: name)
     }
 
     /// Resolves a relationship of this entity.
     func resolveRelationship(_ name: String, in model: ObjectModel) throws(SkerryError) -> ResolvedRelationship {
         let index = try requireRelationshipIndex(name)
         guard let destination = model.entity(named: relationships[index].destinationEntityName) else {
-            throw SkerryError(.unknownEntity, "The destination of '\(self.name).\(name)' is not in the model.", entityName: self.name, key: name)
+            throw SkerryError(
+                .unknownEntity, "The destination of '\(self.name).\(name)' is not in the model.", entityName: self.name, key: name)
         }
-        return ResolvedRelationship(entity: self, index: index, destination: destination,
-                                    isToMany: relationships[index].isToMany)
+        return ResolvedRelationship(
+            entity: self, index: index, destination: destination,
+            isToMany: relationships[index].isToMany)
     }
 }
 
@@ -327,20 +348,22 @@ extension ResolvedKey {
         switch (attribute.type, value) {
         case (_, .null): ok = true
         case (.integer16, .int), (.integer32, .int), (.integer64, .int), (.float, .int), (.double, .int),
-             (.decimal, .int), (.integer16, .double), (.integer32, .double), (.integer64, .double),
-             (.float, .double), (.double, .double), (.decimal, .double), (.decimal, .decimal):
+            (.decimal, .int), (.integer16, .double), (.integer32, .double), (.integer64, .double),
+            (.float, .double), (.double, .double), (.decimal, .double), (.decimal, .decimal):
             ok = true
         default:
             ok = value.fits(attribute.type)
         }
         guard ok else {
-            throw SkerryError(.wrongValueType,
-                              "Cannot compare '\(entity.name).\(attribute.name)' (\(attribute.type)) with a \(value.kindName) value \(value).",
-                              entityName: entity.name, key: attribute.name)
+            throw SkerryError(
+                .wrongValueType,
+                "Cannot compare '\(entity.name).\(attribute.name)' (\(attribute.type)) with a \(value.kindName) value \(value).",
+                entityName: entity.name, key: attribute.name)
         }
         if value.isNaN {
-            throw SkerryError(.wrongValueType, "Cannot compare '\(entity.name).\(attribute.name)' with NaN.",
-                              entityName: entity.name, key: attribute.name)
+            throw SkerryError(
+                .wrongValueType, "Cannot compare '\(entity.name).\(attribute.name)' with NaN.",
+                entityName: entity.name, key: attribute.name)
         }
     }
 }

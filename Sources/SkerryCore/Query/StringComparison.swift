@@ -44,8 +44,10 @@ enum StringMatching {
 
     /// Whether `value` matches `pattern` under `op` and `options`. A MATCHES pattern must have
     /// passed ``checkPattern(_:_:_:)`` (an invalid one matches nothing).
-    static func matches(_ value: String, _ op: StringOperator, _ pattern: String,
-                        _ options: StringComparisonOptions) -> Bool {
+    static func matches(
+        _ value: String, _ op: StringOperator, _ pattern: String,
+        _ options: StringComparisonOptions
+    ) -> Bool {
         if op == .matches {
             // Case is the regular expression's option; diacritics are folded on both sides.
             let folding = options.subtracting(.caseInsensitive)
@@ -62,7 +64,7 @@ enum StringMatching {
         case .contains: return pattern.isEmpty || value.contains(pattern)
         case .like: return like(Array(value), Array(pattern))
         case .equal: return value == pattern
-        case .matches: return false     // handled above
+        case .matches: return false // handled above
         }
     }
 
@@ -82,11 +84,16 @@ enum StringMatching {
         var starP = -1, starV = 0
         while v < value.count {
             if p < pattern.count && (pattern[p] == "?" || pattern[p] == value[v]) {
-                v += 1; p += 1
+                v += 1
+                p += 1
             } else if p < pattern.count && pattern[p] == "*" {
-                starP = p; starV = v; p += 1
+                starP = p
+                starV = v
+                p += 1
             } else if starP >= 0 {
-                p = starP + 1; starV += 1; v = starV
+                p = starP + 1
+                starV += 1
+                v = starV
             } else {
                 return false
             }
@@ -130,8 +137,9 @@ final class RegularExpressions: Sendable {
         let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
         var compiled: Compiled?
         // The pattern alone must be valid (wrapped, "a)(b" would become valid); then anchored.
-        if (try? NSRegularExpression(pattern: pattern, options: options)) != nil,   // try?: invalid is the nil answer
-           let anchored = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options) {  // try?: as above
+        if (try? NSRegularExpression(pattern: pattern, options: options)) != nil, // try?: invalid is the nil answer
+            let anchored = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options)
+        { // try?: as above
             compiled = Compiled(anchored)
         }
         cache.withLock {

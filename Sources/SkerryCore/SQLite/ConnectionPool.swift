@@ -64,21 +64,27 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Opens `path` read-only and reads its schema once; where that fails because SQLite cannot
     /// make a WAL database's side files (a read-only folder or file system), opens it immutable.
-    private static func openReadOnly(_ path: String, settings: ConnectionSettings,
-                                     counters: StoreCounters) throws(SQLiteError) -> (SQLiteConnection, Bool) {
+    private static func openReadOnly(
+        _ path: String, settings: ConnectionSettings,
+        counters: StoreCounters
+    ) throws(SQLiteError) -> (SQLiteConnection, Bool) {
         do {
             let connection = try SQLiteConnection(path: path, readOnly: true, busyTimeout: settings.busyTimeout, counters: counters)
             _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
             return (connection, false)
-        } catch where error.code.primaryResultCode == .cannotOpen || error.code.primaryResultCode == .readOnly {
+        } catch  where error.code.primaryResultCode == .cannotOpen || error.code.primaryResultCode == .readOnly {
             // Immutable ignores a write-ahead log: refuse rather than read without its commits.
-            let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0   // no log file: size 0
+            let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0 // no log file: size 0
             guard log == 0 else {
-                throw SQLiteError(extendedResultCode: SQLiteError.ResultCode.cannotOpen.rawValue,
-                                  message: "cannot open \(path) read-only: its write-ahead log holds commits and its folder cannot be written; open it once where it can be written, so that the log is checkpointed")
+                throw SQLiteError(
+                    extendedResultCode: SQLiteError.ResultCode.cannotOpen.rawValue,
+                    message:
+                        "cannot open \(path) read-only: its write-ahead log holds commits and its folder cannot be written; open it once where it can be written, so that the log is checkpointed"
+                )
             }
-            let connection = try SQLiteConnection(path: path, readOnly: true, immutable: true,
-                                                  busyTimeout: settings.busyTimeout, counters: counters)
+            let connection = try SQLiteConnection(
+                path: path, readOnly: true, immutable: true,
+                busyTimeout: settings.busyTimeout, counters: counters)
             return (connection, true)
         }
     }
@@ -111,8 +117,9 @@ final class ConnectionPool: @unchecked Sendable {
         if let idle = readerLock.withLock({ idleReaders.popLast() }) {
             reader = idle
         } else {
-            reader = try SQLiteConnection(path: path, readOnly: true, immutable: immutable, busyTimeout: settings.busyTimeout,
-                                          counters: counters)
+            reader = try SQLiteConnection(
+                path: path, readOnly: true, immutable: immutable, busyTimeout: settings.busyTimeout,
+                counters: counters)
         }
         defer { readerLock.withLock { idleReaders.append(reader) } }
         return try reader.readTransaction { try body(reader) }

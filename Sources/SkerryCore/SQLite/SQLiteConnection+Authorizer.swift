@@ -40,25 +40,28 @@ extension SQLiteConnection {
     /// else.
     func prepareReadingOnly(_ sql: String, table: String, columns: Set<String>) throws(StatementCheckFailure) -> CheckedStatement {
         let permission = ReadPermission(table: table, columns: columns)
-        let authorize: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
-                                       UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32 = { context, action, first, second, _, _ in
-            guard let context else { return SQLITE_DENY }
-            let permission = Unmanaged<ReadPermission>.fromOpaque(context).takeUnretainedValue()
-            switch action {
-            case SQLITE_SELECT, SQLITE_FUNCTION:
-                return SQLITE_OK
-            case SQLITE_READ:
-                let table = first.map { String(cString: $0) } ?? ""
-                let column = second.map { String(cString: $0) } ?? ""
-                // An empty column: the table is read without naming one (count(*)).
-                if table == permission.table && (column.isEmpty || permission.columns.contains(column)) { return SQLITE_OK }
-                if permission.violation == nil { permission.violation = "it reads \(table).\(column)" }
-                return SQLITE_DENY
-            default:
-                if permission.violation == nil { permission.violation = "it does more than read (SQLite authorizer action \(action))" }
-                return SQLITE_DENY
+        let authorize:
+            @convention(c) (
+                UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+                UnsafePointer<CChar>?, UnsafePointer<CChar>?
+            ) -> Int32 = { context, action, first, second, _, _ in
+                guard let context else { return SQLITE_DENY }
+                let permission = Unmanaged<ReadPermission>.fromOpaque(context).takeUnretainedValue()
+                switch action {
+                case SQLITE_SELECT, SQLITE_FUNCTION:
+                    return SQLITE_OK
+                case SQLITE_READ:
+                    let table = first.map { String(cString: $0) } ?? ""
+                    let column = second.map { String(cString: $0) } ?? ""
+                    // An empty column: the table is read without naming one (count(*)).
+                    if table == permission.table && (column.isEmpty || permission.columns.contains(column)) { return SQLITE_OK }
+                    if permission.violation == nil { permission.violation = "it reads \(table).\(column)" }
+                    return SQLITE_DENY
+                default:
+                    if permission.violation == nil { permission.violation = "it does more than read (SQLite authorizer action \(action))" }
+                    return SQLITE_DENY
+                }
             }
-        }
         var statement: OpaquePointer?
         var tail: UnsafePointer<CChar>?
         let rc = withExtendedLifetime(permission) { () -> Int32 in
@@ -77,7 +80,8 @@ extension SQLiteConnection {
                 if let name = sqlite3_bind_parameter_name(statement, index) { names.append(String(cString: name)) }
             }
         }
-        return CheckedStatement(parameterCount: Int(count), namedParameters: names,
-                                columnCount: Int(sqlite3_column_count(statement)))
+        return CheckedStatement(
+            parameterCount: Int(count), namedParameters: names,
+            columnCount: Int(sqlite3_column_count(statement)))
     }
 }

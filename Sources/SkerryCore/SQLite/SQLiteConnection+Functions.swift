@@ -17,17 +17,19 @@ extension SQLiteConnection {
         let match: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
             context, _, arguments in
             guard let arguments,
-                  let value = text(arguments[2]),
-                  let pattern = text(arguments[3]),
-                  let op = StringOperator(rawValue: Int(sqlite3_value_int64(arguments[0]))) else {
+                let value = text(arguments[2]),
+                let pattern = text(arguments[3]),
+                let op = StringOperator(rawValue: Int(sqlite3_value_int64(arguments[0])))
+            else {
                 sqlite3_result_null(context)
                 return
             }
             let options = StringComparisonOptions(rawValue: Int(sqlite3_value_int64(arguments[1])))
             sqlite3_result_int(context, StringMatching.matches(value, op, pattern, options) ? 1 : 0)
         }
-        sqlite3_create_function_v2(handle, "skerry_string_match", 4,
-                                   SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-                                   nil, match, nil, nil, nil)
+        sqlite3_create_function_v2(
+            handle, "skerry_string_match", 4,
+            SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+            nil, match, nil, nil, nil)
     }
 }

@@ -26,22 +26,26 @@ final class SQLiteConnection {
     ///   - immutable: open the file as immutable (SQLite's `immutable=1`): no locks and no side
     ///     files, for a file nobody can change (read-only media). Implies `readOnly`.
     ///   - busyTimeout: how long a statement waits for a lock held by another connection.
-    init(path: String, readOnly: Bool, immutable: Bool = false, busyTimeout: TimeInterval,
-         counters: StoreCounters? = nil) throws(SQLiteError) {
+    init(
+        path: String, readOnly: Bool, immutable: Bool = false, busyTimeout: TimeInterval,
+        counters: StoreCounters? = nil
+    ) throws(SQLiteError) {
         self.counters = counters
         var db: OpaquePointer?
         let readOnly = readOnly || immutable
         let path = immutable ? Self.uri(path, query: "immutable=1") : path
         // NOMUTEX: the pool serializes all use of a connection, so SQLite's own mutex is not needed.
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard let db else {
             throw SQLiteError(extendedResultCode: rc, message: "cannot open \(path): out of memory")
         }
         guard rc == SQLITE_OK else {
-            let error = SQLiteError(extendedResultCode: sqlite3_extended_errcode(db),
-                                    message: String(cString: sqlite3_errmsg(db)) + " (\(path))")
+            let error = SQLiteError(
+                extendedResultCode: sqlite3_extended_errcode(db),
+                message: String(cString: sqlite3_errmsg(db)) + " (\(path))")
             sqlite3_close_v2(db)
             throw error
         }
@@ -75,8 +79,9 @@ final class SQLiteConnection {
 
     /// The error SQLite reports for the last failed call on this connection.
     func lastError(sql: String?) -> SQLiteError {
-        SQLiteError(extendedResultCode: sqlite3_extended_errcode(handle),
-                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(
+            extendedResultCode: sqlite3_extended_errcode(handle),
+            message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 
     /// Runs one or more SQL statements that take no parameters (DDL, pragmas, transaction control).

@@ -45,8 +45,9 @@ final class SQLiteStatement {
 
     private func check(_ rc: Int32) throws(SQLiteError) {
         if rc != SQLITE_OK {
-            throw SQLiteError(extendedResultCode: sqlite3_extended_errcode(database),
-                              message: String(cString: sqlite3_errmsg(database)), sql: sql)
+            throw SQLiteError(
+                extendedResultCode: sqlite3_extended_errcode(database),
+                message: String(cString: sqlite3_errmsg(database)), sql: sql)
         }
     }
 
@@ -123,8 +124,9 @@ final class SQLiteStatement {
             return false
         }
         finishExecution(changes: 0)
-        let error = SQLiteError(extendedResultCode: sqlite3_extended_errcode(database),
-                                message: String(cString: sqlite3_errmsg(database)), sql: sql)
+        let error = SQLiteError(
+            extendedResultCode: sqlite3_extended_errcode(database),
+            message: String(cString: sqlite3_errmsg(database)), sql: sql)
         sqlite3_reset(handle)
         throw error
     }
@@ -188,7 +190,8 @@ final class SQLiteStatement {
             return .data(blob(at: index))
         case .uuid:
             guard columnType == SQLITE_BLOB, sqlite3_column_bytes(handle, index) == 16,
-                  let pointer = sqlite3_column_blob(handle, index) else { return nil }
+                let pointer = sqlite3_column_blob(handle, index)
+            else { return nil }
             var uuid = UUID().uuid
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: 16)) }
             return .uuid(UUID(uuid: uuid))

@@ -23,8 +23,10 @@ public struct MigrationTester: Sendable {
     /// Fills a new store at the first version with `populate` (which must save), then migrates it
     /// to each later version in turn and calls `check` with the version's index and a context on
     /// the migrated store.
-    public func migrateStepByStep(populate: (ObjectContext) throws -> Void,
-                                  check: (_ version: Int, _ context: ObjectContext) throws -> Void) throws {
+    public func migrateStepByStep(
+        populate: (ObjectContext) throws -> Void,
+        check: (_ version: Int, _ context: ObjectContext) throws -> Void
+    ) throws {
         let url = try populatedStore(populate)
         for version in 1..<plan.versions.count {
             try open(url, version: version) { try check(version, $0) }

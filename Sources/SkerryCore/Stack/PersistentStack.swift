@@ -147,8 +147,10 @@ open class PersistentStack: @unchecked Sendable {
     /// - Parameters:
     ///   - statements: which statements to receive as ``StackEvent/statement(_:)``. Default none.
     ///   - handler: called synchronously on the thread where the event happened; keep it short.
-    public func addEventObserver(statements: StatementTracing = .none,
-                                 _ handler: @escaping @Sendable (StackEvent) -> Void) -> EventObservation {
+    public func addEventObserver(
+        statements: StatementTracing = .none,
+        _ handler: @escaping @Sendable (StackEvent) -> Void
+    ) -> EventObservation {
         coordinator.events.add(statements: statements, handler)
     }
 

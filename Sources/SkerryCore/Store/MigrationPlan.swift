@@ -24,9 +24,11 @@ public final class MigrationContext {
     let readSource: (EntityDescription) throws -> [MigrationRow]
     let insertRow: (EntityDescription, [String: AttributeValue]) throws -> Int64
 
-    init(connection: SQLiteConnection, source: [EntityDescription], destination: ObjectModel,
-         readSource: @escaping (EntityDescription) throws -> [MigrationRow],
-         insertRow: @escaping (EntityDescription, [String: AttributeValue]) throws -> Int64) {
+    init(
+        connection: SQLiteConnection, source: [EntityDescription], destination: ObjectModel,
+        readSource: @escaping (EntityDescription) throws -> [MigrationRow],
+        insertRow: @escaping (EntityDescription, [String: AttributeValue]) throws -> Int64
+    ) {
         self.connection = connection
         self.source = source
         self.destination = destination
@@ -90,7 +92,8 @@ public final class MigrationPlan: Sendable {
 
     /// The plan up to and including version `index` (for testing each step in turn).
     public func through(_ index: Int) -> MigrationPlan {
-        MigrationPlan(versions: Array(versions.prefix(index + 1)), steps: Array(steps.values.filter { $0.from < index }), progress: progress)
+        MigrationPlan(
+            versions: Array(versions.prefix(index + 1)), steps: Array(steps.values.filter { $0.from < index }), progress: progress)
     }
 }
 
@@ -122,10 +125,12 @@ public struct MigrationStep: Sendable {
     ///   - renamedRelationships: "Entity.newName" -> "oldName".
     ///   - transformRow: converts each copied row.
     ///   - finish: runs once after the rows were copied.
-    public init(from: Int, renamedAttributes: [String: String] = [:], renamedEntities: [String: String] = [:],
-                renamedRelationships: [String: String] = [:],
-                transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)? = nil,
-                finish: (@Sendable (MigrationContext) throws -> Void)? = nil) {
+    public init(
+        from: Int, renamedAttributes: [String: String] = [:], renamedEntities: [String: String] = [:],
+        renamedRelationships: [String: String] = [:],
+        transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)? = nil,
+        finish: (@Sendable (MigrationContext) throws -> Void)? = nil
+    ) {
         self.from = from
         self.renamedAttributes = renamedAttributes
         self.renamedEntities = renamedEntities

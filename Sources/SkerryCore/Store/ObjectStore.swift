@@ -40,8 +40,10 @@ package struct StoreQuery: Sendable {
     /// false reads the entity's own rows only.
     package var includesSubentities: Bool = true
 
-    package init(entity: EntityDescription, predicate: ResolvedPredicate?, sortKeys: [ResolvedSortKey],
-                 limit: Int = 0, offset: Int = 0) {
+    package init(
+        entity: EntityDescription, predicate: ResolvedPredicate?, sortKeys: [ResolvedSortKey],
+        limit: Int = 0, offset: Int = 0
+    ) {
         self.entity = entity
         self.predicate = predicate
         self.sortKeys = sortKeys
@@ -152,8 +154,10 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// by the database as on stored rows, columns' types included, so that a raw predicate answers
     /// the same for unsaved objects as for rows. One statement for all the rows (or a few, for
     /// very many).
-    func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
-                  rows: [[AttributeValue]]) throws(SkerryError) -> [Bool]
+    func evaluate(
+        condition: String, bindings: [AttributeValue], entity: EntityDescription,
+        rows: [[AttributeValue]]
+    ) throws(SkerryError) -> [Bool]
     /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
     /// and returns their IDs.
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID]
@@ -169,8 +173,9 @@ package protocol ObjectStore: AnyObject, Sendable {
 
 extension ObjectStore {
     package func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
-        throw SkerryError(.invalidArgument, "\(storeDescription) cannot give permanent IDs to objects before they are saved; save them instead.",
-                          entityName: entity.name)
+        throw SkerryError(
+            .invalidArgument, "\(storeDescription) cannot give permanent IDs to objects before they are saved; save them instead.",
+            entityName: entity.name)
     }
 }
 
@@ -189,6 +194,8 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
     ///     statements, as the SQLite store does; nil when nobody listens.
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` or ``SkerryError/Code/modelMismatch``, as the
     ///   SQLite store does.
-    func makeStore(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
-                   events: EventHub?) throws(SkerryError) -> any ObjectStore
+    func makeStore(
+        description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
+        events: EventHub?
+    ) throws(SkerryError) -> any ObjectStore
 }

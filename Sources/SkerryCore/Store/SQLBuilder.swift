@@ -54,8 +54,10 @@ package enum SQLBuilder {
     ///
     /// Sorting is the same in both dialects: NULL before any value in ascending order, strings by
     /// their bytes (PostgreSQL: `COLLATE "C"`, whatever the database's default collation).
-    package static func query(_ head: String, _ query: StoreQuery, layout: SQLiteStoreLayout, ordered: Bool = true,
-                              dialect: SQLDialect = .sqlite) -> BoundSQL {
+    package static func query(
+        _ head: String, _ query: StoreQuery, layout: SQLiteStoreLayout, ordered: Bool = true,
+        dialect: SQLDialect = .sqlite
+    ) -> BoundSQL {
         var sql = BoundSQL(text: head, bindings: [])
         let table = quote(query.entity.name)
         if let predicate = query.predicate {
@@ -178,11 +180,17 @@ package enum SQLBuilder {
                 sql.text += "\(valueExpression(key, alias: alias)) \(sqlOperator) \(marker(operand(value, for: key), for: key))"
                 sql.bindings.append(operand(value, for: key))
             case .isIn(let key, let values):
-                guard !values.isEmpty else { sql.text += dialect.falseLiteral; return }
-                sql.text += valueExpression(key, alias: alias) + " IN (" + values.map { marker(operand($0, for: key), for: key) }.joined(separator: ", ") + ")"
+                guard !values.isEmpty else {
+                    sql.text += dialect.falseLiteral
+                    return
+                }
+                sql.text +=
+                    valueExpression(key, alias: alias) + " IN ("
+                    + values.map { marker(operand($0, for: key), for: key) }.joined(separator: ", ") + ")"
                 sql.bindings += values.map { operand($0, for: key) }
             case .between(let key, let lower, let upper):
-                sql.text += "\(valueExpression(key, alias: alias)) BETWEEN \(marker(operand(lower, for: key), for: key)) AND \(marker(operand(upper, for: key), for: key))"
+                sql.text +=
+                    "\(valueExpression(key, alias: alias)) BETWEEN \(marker(operand(lower, for: key), for: key)) AND \(marker(operand(upper, for: key), for: key))"
                 sql.bindings += [operand(lower, for: key), operand(upper, for: key)]
             case .string(let key, let op, let pattern, let options) where dialect == .postgres:
                 // The function the PostgreSQL store creates in its schema (same arguments).
@@ -205,12 +213,14 @@ package enum SQLBuilder {
                 sql.text += ", \(dialect.falseLiteral))"
             case .any(let relationship, let inner):
                 let member = newAlias()
-                sql.text += "EXISTS (SELECT 1 FROM \(layout.source(relationship.destination)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND "
+                sql.text +=
+                    "EXISTS (SELECT 1 FROM \(layout.source(relationship.destination)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND "
                 append(inner, alias: member, to: &sql)
                 sql.text += ")"
             case .all(let relationship, let inner):
                 let member = newAlias()
-                sql.text += "NOT EXISTS (SELECT 1 FROM \(layout.source(relationship.destination)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce("
+                sql.text +=
+                    "NOT EXISTS (SELECT 1 FROM \(layout.source(relationship.destination)) AS \(member) WHERE \(join(relationship, from: alias, to: member)) AND NOT coalesce("
                 append(inner, alias: member, to: &sql)
                 sql.text += ", \(dialect.falseLiteral)))"
             case .sql(let condition, let values, _):
@@ -230,12 +240,17 @@ package enum SQLBuilder {
                 default: sqlOperator = op.rawValue
                 }
                 let bound = aggregate.key.map { operand(value, for: $0) } ?? value
-                sql.text += " \(sqlOperator) \(aggregate.key == nil || aggregate.function == .count || aggregate.function == .average ? marker(bound, for: nil) : marker(bound, for: aggregate.key))"
+                sql.text +=
+                    " \(sqlOperator) \(aggregate.key == nil || aggregate.function == .count || aggregate.function == .average ? marker(bound, for: nil) : marker(bound, for: aggregate.key))"
                 sql.bindings.append(bound)
             case .isObject(let ids):
                 let keys = ids.filter { !$0.isTemporary }.map(\.key)
-                guard !keys.isEmpty else { sql.text += dialect.falseLiteral; return }
-                sql.text += "\(alias).\(quote(primaryKeyColumn)) IN (" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
+                guard !keys.isEmpty else {
+                    sql.text += dialect.falseLiteral
+                    return
+                }
+                sql.text +=
+                    "\(alias).\(quote(primaryKeyColumn)) IN (" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
                 sql.bindings += keys.map { .int($0) }
             }
         }
@@ -245,8 +260,9 @@ package enum SQLBuilder {
         private mutating func appendAggregate(_ aggregate: ResolvedAggregate, alias: String, to sql: inout BoundSQL) {
             if let hop = aggregate.path.first {
                 let next = newAlias()
-                let rest = ResolvedAggregate(path: Array(aggregate.path.dropFirst()), collection: aggregate.collection,
-                                             function: aggregate.function, key: aggregate.key, filter: aggregate.filter)
+                let rest = ResolvedAggregate(
+                    path: Array(aggregate.path.dropFirst()), collection: aggregate.collection,
+                    function: aggregate.function, key: aggregate.key, filter: aggregate.filter)
                 sql.text += "(SELECT "
                 appendAggregate(rest, alias: next, to: &sql)
                 sql.text += " FROM \(layout.source(hop.destination)) AS \(next) WHERE \(join(hop, from: alias, to: next)))"
@@ -263,7 +279,8 @@ package enum SQLBuilder {
             case .max: expression = "max(\(value))"
             }
             let collection = aggregate.collection
-            sql.text += "(SELECT \(expression) FROM \(layout.source(collection.destination)) AS \(member) WHERE \(join(collection, from: alias, to: member))"
+            sql.text +=
+                "(SELECT \(expression) FROM \(layout.source(collection.destination)) AS \(member) WHERE \(join(collection, from: alias, to: member))"
             if let filter = aggregate.filter {
                 sql.text += " AND coalesce("
                 append(filter, alias: member, to: &sql)
@@ -274,14 +291,21 @@ package enum SQLBuilder {
 
         /// `AND`/`OR` of the predicates, grouped in a balanced tree of parentheses: SQLite limits an
         /// expression's depth (1,000), and a flat chain of a thousand terms is a thousand deep.
-        private mutating func appendJoined(_ predicates: [ResolvedPredicate], separator: String, empty: String,
-                                           alias: String, to sql: inout BoundSQL) {
-            guard !predicates.isEmpty else { sql.text += empty; return }
+        private mutating func appendJoined(
+            _ predicates: [ResolvedPredicate], separator: String, empty: String,
+            alias: String, to sql: inout BoundSQL
+        ) {
+            guard !predicates.isEmpty else {
+                sql.text += empty
+                return
+            }
             appendBalanced(predicates[...], separator: separator, alias: alias, to: &sql)
         }
 
-        private mutating func appendBalanced(_ predicates: ArraySlice<ResolvedPredicate>, separator: String,
-                                             alias: String, to sql: inout BoundSQL) {
+        private mutating func appendBalanced(
+            _ predicates: ArraySlice<ResolvedPredicate>, separator: String,
+            alias: String, to sql: inout BoundSQL
+        ) {
             guard predicates.count > 1 else {
                 // Every predicate compiles to an expression that binds tighter than AND and OR.
                 append(predicates[predicates.startIndex], alias: alias, to: &sql)
@@ -300,14 +324,17 @@ package enum SQLBuilder {
     package static func insert(_ entity: EntityDescription, foreignKeyColumns: [String]) -> String {
         let columns = [primaryKeyColumn, versionColumn] + entity.storedAttributes.map(\.name) + foreignKeyColumns
         let values = ["?", "1"] + Array(repeating: "?", count: entity.storedAttributeCount + foreignKeyColumns.count)
-        return "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
+        return
+            "INSERT INTO \(quote(entity.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
     }
 
     /// `UPDATE … SET _version = _version + 1, <changed columns> WHERE _pk = ? AND _version = ?`.
     package static func update(_ entity: EntityDescription, changedColumns: [String]) -> String {
-        let assignments = ["\(quote(versionColumn)) = \(quote(versionColumn)) + 1"]
+        let assignments =
+            ["\(quote(versionColumn)) = \(quote(versionColumn)) + 1"]
             + changedColumns.map { "\(quote($0)) = ?" }
-        return "UPDATE \(quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quote(primaryKeyColumn)) = ? AND \(quote(versionColumn)) = ?"
+        return
+            "UPDATE \(quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quote(primaryKeyColumn)) = ? AND \(quote(versionColumn)) = ?"
     }
 
     /// `DELETE FROM <entity> WHERE _pk = ?`, and `AND _version = ?` when checking the version.

@@ -21,7 +21,7 @@ extension SQLiteStore {
         try statement.bind(sql.bindings)
         var objectIDs: [ObjectID] = []
         while try statement.step() {
-            guard let entity = layout.entity(code: statement.int64(at: 1)) else { continue }   // unreachable: codes come from the layout
+            guard let entity = layout.entity(code: statement.int64(at: 1)) else { continue } // unreachable: codes come from the layout
             objectIDs.append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0)))
         }
         return objectIDs
@@ -41,7 +41,8 @@ extension SQLiteStore {
             rows.reserveCapacity(objectIDs.count)
             for (entity, keys) in byEntity.values {
                 let entityLayout = try layout.of(entity)
-                let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
+                let statement = try connection.cachedStatement(
+                    entityLayout.selectRows + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
                 try statement.bind([SQLBuilder.jsonKeys(keys)])
                 while try statement.step() {
                     let row = try decodeRow(statement, entity, entityLayout)

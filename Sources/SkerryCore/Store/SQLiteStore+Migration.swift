@@ -21,18 +21,24 @@ extension SQLiteStore {
     /// goes straight from the schema the store records to the current model, as Core Data's
     /// lightweight migration does from any earlier version. Any failure leaves the original file
     /// exactly as it was.
-    static func migrateStoreFile(_ url: URL, description: StoreDescription, model: ObjectModel,
-                                 entities: [EntityDescription], events: EventHub? = nil) throws(SkerryError) {
+    static func migrateStoreFile(
+        _ url: URL, description: StoreDescription, model: ObjectModel,
+        entities: [EntityDescription], events: EventHub? = nil
+    ) throws(SkerryError) {
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         let recorded: (schema: StoredSchema, hash: String?)
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: description.busyTimeout)
-            guard try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                             [.string(metadataTable)]) ?? 0 > 0 else { return }
+            guard
+                try connection.scalarInt64(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    [.string(metadataTable)]) ?? 0 > 0
+            else { return }
             let metadata = try readMetadata(connection)
             // An unreadable schema is left for the ordinary load, which reports it.
             guard let text = metadata["schema"], metadata["formatVersion"] == formatVersion,
-                  let schema = try? JSONDecoder().decode(StoredSchema.self, from: Data(text.utf8)) else { return }
+                let schema = try? JSONDecoder().decode(StoredSchema.self, from: Data(text.utf8))
+            else { return }
             recorded = (schema, metadata["modelVersionHash"])
         } catch {
             // Not a readable SQLite database: the ordinary load opens it and reports why.
@@ -42,33 +48,42 @@ extension SQLiteStore {
         var steps: [MigrationStepSpec] = []
         var schema = recorded.schema
         if let plan = description.migrationPlan, let hash = recorded.hash,
-           let start = plan.versions.firstIndex(where: { $0.versionHash == hash }), start < plan.versions.count - 1 {
+            let start = plan.versions.firstIndex(where: { $0.versionHash == hash }), start < plan.versions.count - 1
+        {
             for index in start..<(plan.versions.count - 1) {
                 let destination = held(plan.versions[index + 1])
-                steps.append(MigrationStepSpec(source: schema, sourceEntities: held(plan.versions[index]), destination: destination,
-                                               model: plan.versions[index + 1], custom: plan.steps[index], number: index + 1))
+                steps.append(
+                    MigrationStepSpec(
+                        source: schema, sourceEntities: held(plan.versions[index]), destination: destination,
+                        model: plan.versions[index + 1], custom: plan.steps[index], number: index + 1))
                 schema = StoredSchema(entities: destination)
             }
         }
         if schema.shape != StoredSchema(entities: entities).shape && (!steps.isEmpty || !isAppliedInPlace(from: schema, to: entities)) {
             if !description.shouldMigrateAutomatically {
-                throw SkerryError(.modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
+                throw SkerryError(
+                    .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
             }
-            steps.append(MigrationStepSpec(source: schema, sourceEntities: [], destination: entities, model: model,
-                                           custom: nil, number: steps.count + 1))
+            steps.append(
+                MigrationStepSpec(
+                    source: schema, sourceEntities: [], destination: entities, model: model,
+                    custom: nil, number: steps.count + 1))
         }
         guard !steps.isEmpty else { return }
         // What cannot be inferred fails before anything is copied; a custom step answers for its own.
         for step in steps where step.custom?.transformRow == nil && step.custom?.finish == nil {
-            let mapping = SchemaMapping(from: step.source, to: step.destination,
-                                        renamedAttributes: step.custom?.renamedAttributes ?? [:],
-                                        renamedEntities: step.custom?.renamedEntities ?? [:],
-                                        renamedRelationships: step.custom?.renamedRelationships ?? [:])
+            let mapping = SchemaMapping(
+                from: step.source, to: step.destination,
+                renamedAttributes: step.custom?.renamedAttributes ?? [:],
+                renamedEntities: step.custom?.renamedEntities ?? [:],
+                renamedRelationships: step.custom?.renamedRelationships ?? [:])
             if !mapping.problems.isEmpty {
-                throw SkerryError(.modelMismatch,
-                                  "\(description) was written with a model that cannot be migrated automatically to this one: "
-                                    + mapping.problems.joined(separator: "; ")
-                                    + ". Give the store description a MigrationPlan whose step converts it (or an Xcode mapping model). The store was left untouched.")
+                throw SkerryError(
+                    .modelMismatch,
+                    "\(description) was written with a model that cannot be migrated automatically to this one: "
+                        + mapping.problems.joined(separator: "; ")
+                        + ". Give the store description a MigrationPlan whose step converts it (or an Xcode mapping model). The store was left untouched."
+                )
             }
         }
         try migrateCopy(url, description: description, model: model, steps: steps, events: events, recordedHash: recorded.hash)
@@ -82,8 +97,10 @@ extension SQLiteStore {
 
     /// Runs `steps` on a copy of the store at `url`, each in its own transaction, and puts the
     /// copy in place of the original when all succeeded.
-    private static func migrateCopy(_ url: URL, description: StoreDescription, model: ObjectModel,
-                                    steps: [MigrationStepSpec], events: EventHub?, recordedHash: String?) throws(SkerryError) {
+    private static func migrateCopy(
+        _ url: URL, description: StoreDescription, model: ObjectModel,
+        steps: [MigrationStepSpec], events: EventHub?, recordedHash: String?
+    ) throws(SkerryError) {
         let copyPath = url.path + ".migrating"
         do {
             let original = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: description.busyTimeout)
@@ -92,8 +109,9 @@ extension SQLiteStore {
             try original.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try original.cachedStatement("VACUUM INTO ?").run([.string(copyPath)])
         } catch {
-            var failure = SkerryError(.storeLoadFailed, "Cannot prepare the migration of \(description): \(SkerryError.converting(error).message)",
-                                      sqlite: SkerryError.converting(error).sqlite)
+            var failure = SkerryError(
+                .storeLoadFailed, "Cannot prepare the migration of \(description): \(SkerryError.converting(error).message)",
+                sqlite: SkerryError.converting(error).sqlite)
             failure.underlyingError = error
             throw failure
         }
@@ -107,14 +125,18 @@ extension SQLiteStore {
                     try connection.writeTransaction {
                         try runMigrationStep(step, connection)
                     }
-                    events?.emit(.migrationStep(MigrationStepEvent(
-                        store: description, step: position + 1, stepCount: steps.count,
-                        fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
-                        summary: step.custom == nil ? "lightweight migration (inferred mapping)" : "version \(step.number) to \(step.number + 1), custom step",
-                        duration: .now - started)))
+                    events?.emit(
+                        .migrationStep(
+                            MigrationStepEvent(
+                                store: description, step: position + 1, stepCount: steps.count,
+                                fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
+                                summary: step.custom == nil
+                                    ? "lightweight migration (inferred mapping)"
+                                    : "version \(step.number) to \(step.number + 1), custom step",
+                                duration: .now - started)))
                     fromHash = step.model.versionHash
                 }
-            }   // the copy's connection closes here
+            } // the copy's connection closes here
             for suffix in ["-wal", "-shm"] {
                 // Only the original's own side files: stale after the checkpoint above; a missing
                 // one is not an error.
@@ -128,11 +150,12 @@ extension SQLiteStore {
             try? FileManager.default.removeItem(atPath: copyPath)
             let reason = SkerryError.converting(error)
             let code: SkerryError.Code = reason.code == .migrationWouldLoseData ? reason.code : .modelMismatch
-            var failure = SkerryError(code,
-                                      "The migration of \(description) to its current model (\(model.versionHash)) failed: \(reason.message) The store was left as it was.",
-                                      entityName: reason.entityName, key: reason.key, sqlite: reason.sqlite)
+            var failure = SkerryError(
+                code,
+                "The migration of \(description) to its current model (\(model.versionHash)) failed: \(reason.message) The store was left as it was.",
+                entityName: reason.entityName, key: reason.key, sqlite: reason.sqlite)
             failure.objectIDs = reason.objectIDs
-            failure.underlyingError = error     // what a step's own code threw, kept as it was
+            failure.underlyingError = error // what a step's own code threw, kept as it was
             throw failure
         }
     }

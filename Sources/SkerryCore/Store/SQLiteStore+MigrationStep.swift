@@ -45,11 +45,12 @@ extension SQLiteStore {
     /// there before the old tables go. Runs inside a transaction.
     static func runMigrationStep(_ step: MigrationStepSpec, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
-        let mapping = SchemaMapping(from: step.source, to: step.destination,
-                                    renamedAttributes: step.custom?.renamedAttributes ?? [:],
-                                    renamedEntities: step.custom?.renamedEntities ?? [:],
-                                    renamedRelationships: step.custom?.renamedRelationships ?? [:],
-                                    convertsValues: step.custom?.transformRow != nil)
+        let mapping = SchemaMapping(
+            from: step.source, to: step.destination,
+            renamedAttributes: step.custom?.renamedAttributes ?? [:],
+            renamedEntities: step.custom?.renamedEntities ?? [:],
+            renamedRelationships: step.custom?.renamedRelationships ?? [:],
+            convertsValues: step.custom?.transformRow != nil)
         let sourceLayout = RelationshipLayout(schema: step.source), destinationLayout = RelationshipLayout(entities: step.destination)
         var retired: [String: String] = [:]
         for entity in step.source.entities { retired[entity.name] = try retire(entity.name, connection) }
@@ -61,8 +62,9 @@ extension SQLiteStore {
 
         var rows: [String: [MigrationSourceRow]] = [:]
         for entityMapping in mapping.entities {
-            rows[entityMapping.source.name] = try readSourceRows(entityMapping.source, table: retired[entityMapping.source.name]!,
-                                                                  layout: sourceLayout, connection)
+            rows[entityMapping.source.name] = try readSourceRows(
+                entityMapping.source, table: retired[entityMapping.source.name]!,
+                layout: sourceLayout, connection)
         }
         let keys = rows.mapValues { Set($0.map(\.row.primaryKey)) }
         var expectedLinks: [(entity: String, relationship: RelationshipDescription, links: LinkSet)] = []
@@ -71,8 +73,9 @@ extension SQLiteStore {
             let entity = entityMapping.destination
             for (index, relationship) in entity.relationships.enumerated()
             where isMigratedFromThisSide(relationship, of: entity, in: step.destination) {
-                let links = try gatherLinks(entity: entity, index: index, mapping: mapping, keys: keys, retired: retired,
-                                            sourceLayout: sourceLayout, connection)
+                let links = try gatherLinks(
+                    entity: entity, index: index, mapping: mapping, keys: keys, retired: retired,
+                    sourceLayout: sourceLayout, connection)
                 guard !links.links.isEmpty else { continue }
                 try place(links, of: relationship, entity: entity, layout: destinationLayout, into: &columns, number: step.number)
                 expectedLinks.append((entity.name, relationship, links))
@@ -98,34 +101,38 @@ extension SQLiteStore {
                     if let converted = SchemaMapping.convert(value, to: attribute.type) {
                         row.values[attribute.name] = converted
                     } else if step.custom?.transformRow != nil {
-                        row.values[attribute.name] = value        // the step's transformRow converts it
+                        row.values[attribute.name] = value // the step's transformRow converts it
                     } else {
-                        throw SkerryError(.migrationWouldLoseData,
-                                          "Step \(step.number): the value \(value) of '\(entityMapping.source.name).\(old.name)' in row \(source.row.primaryKey) does not fit '\(entity.name).\(attribute.name)', which is \(attribute.type) now (it was \(old.type)).",
-                                          entityName: entity.name, key: attribute.name)
+                        throw SkerryError(
+                            .migrationWouldLoseData,
+                            "Step \(step.number): the value \(value) of '\(entityMapping.source.name).\(old.name)' in row \(source.row.primaryKey) does not fit '\(entity.name).\(attribute.name)', which is \(attribute.type) now (it was \(old.type)).",
+                            entityName: entity.name, key: attribute.name)
                     }
                 }
                 var computed: [String: AttributeValue] = [:]
                 for column in extra {
                     computed[column] = columns.values[entity.name]?[column]?[source.row.primaryKey].map(AttributeValue.int) ?? .null
                 }
-                let foreignKeys = Set(entity.relationships.compactMap { relationship -> String? in
-                    if case .foreignKey(let column)? = destinationLayout.storage[entity.name]?[relationship.name] { return column }
-                    return nil
-                })
+                let foreignKeys = Set(
+                    entity.relationships.compactMap { relationship -> String? in
+                        if case .foreignKey(let column)? = destinationLayout.storage[entity.name]?[relationship.name] { return column }
+                        return nil
+                    })
                 for column in foreignKeys { row.values[column] = computed[column] }
                 try step.custom?.transformRow?(entity.name, source.row, &row)
                 for column in foreignKeys where row.values[column] != computed[column] {
                     customizedForeignKeys.insert("\(entity.name).\(column)")
                     computed[column] = row.values[column] ?? .null
                 }
-                try insertMigratedRow(row, version: source.version, into: entity, extraColumns: extra, extra: computed,
-                                      number: step.number, connection)
+                try insertMigratedRow(
+                    row, version: source.version, into: entity, extraColumns: extra, extra: computed,
+                    number: step.number, connection)
             }
         }
         for (table, joinRows) in columns.joinRows {
             let names = ["source", "target", "source_order", "target_order"]
-            let statement = try connection.cachedStatement("INSERT OR IGNORE INTO \(q(table)) (\(names.map(q).joined(separator: ", "))) VALUES (?, ?, ?, ?)")
+            let statement = try connection.cachedStatement(
+                "INSERT OR IGNORE INTO \(q(table)) (\(names.map(q).joined(separator: ", "))) VALUES (?, ?, ?, ?)")
             for row in joinRows {
                 try statement.run(names.map { row[$0].map(AttributeValue.int) ?? .null })
             }
@@ -136,8 +143,9 @@ extension SQLiteStore {
         if let finish = step.custom?.finish {
             try finish(migrationContext(step, retired: retired, layout: destinationLayout, connection))
         }
-        try verifyMigration(mapping, expectedRows: keys, expectedLinks: expectedLinks, customized: customizedForeignKeys,
-                            layout: destinationLayout, connection)
+        try verifyMigration(
+            mapping, expectedRows: keys, expectedLinks: expectedLinks, customized: customizedForeignKeys,
+            layout: destinationLayout, connection)
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }
         try carryKeys(mapping, connection)
         try writeModelMetadata(model: step.model, entities: step.destination, connection)
@@ -152,19 +160,23 @@ extension SQLiteStore {
             let empty = rows.filter { row in old.map { (row.row.values[$0.name] ?? .null).isNull } ?? true }.count
             guard empty > 0 else { continue }
             let why = old == nil ? "it is new in this model" : "it was optional"
-            throw SkerryError(.missingRequiredValue,
-                              "Step \(number): '\(mapping.destination.name).\(attribute.name)' is required and has no default value, and \(empty) of the \(rows.count) rows of '\(mapping.source.name)' have no value for it (\(why)); Core Data's lightweight migration fails the same way. Give the attribute a default value, or migrate with a MigrationPlan step (or a mapping model) that sets it.",
-                              entityName: mapping.destination.name, key: attribute.name)
+            throw SkerryError(
+                .missingRequiredValue,
+                "Step \(number): '\(mapping.destination.name).\(attribute.name)' is required and has no default value, and \(empty) of the \(rows.count) rows of '\(mapping.source.name)' have no value for it (\(why)); Core Data's lightweight migration fails the same way. Give the attribute a default value, or migrate with a MigrationPlan step (or a mapping model) that sets it.",
+                entityName: mapping.destination.name, key: attribute.name)
         }
     }
 
     /// Whether the links of `relationship` are gathered and written from its side: each pair
     /// once, from the side that keeps the most (the to-many side of a one-to-many pair, for its
     /// order; otherwise the side whose "Entity.name" sorts first).
-    static func isMigratedFromThisSide(_ relationship: RelationshipDescription, of entity: EntityDescription,
-                                       in entities: [EntityDescription]) -> Bool {
+    static func isMigratedFromThisSide(
+        _ relationship: RelationshipDescription, of entity: EntityDescription,
+        in entities: [EntityDescription]
+    ) -> Bool {
         guard let inverseName = relationship.inverseName,
-              let inverse = entities.first(where: { $0.name == relationship.destinationEntityName })?.relationship(named: inverseName) else {
+            let inverse = entities.first(where: { $0.name == relationship.destinationEntityName })?.relationship(named: inverseName)
+        else {
             return true
         }
         if relationship.isToMany != inverse.isToMany { return relationship.isToMany }
@@ -174,25 +186,31 @@ extension SQLiteStore {
     /// The links the relationship at `index` of `entity` (a new entity) takes from the old
     /// store: those of the old relationship it matched, and those of the old relationship its
     /// inverse matched (read from the other side), between objects that both still exist.
-    private static func gatherLinks(entity: EntityDescription, index: Int, mapping: SchemaMapping, keys: [String: Set<Int64>],
-                                    retired: [String: String], sourceLayout: RelationshipLayout,
-                                    _ connection: SQLiteConnection) throws -> LinkSet {
+    private static func gatherLinks(
+        entity: EntityDescription, index: Int, mapping: SchemaMapping, keys: [String: Set<Int64>],
+        retired: [String: String], sourceLayout: RelationshipLayout,
+        _ connection: SQLiteConnection
+    ) throws -> LinkSet {
         var set = LinkSet()
         let relationship = entity.relationships[index]
         guard let entityMapping = mapping.mapping(ofDestination: entity.name),
-              let destinationMapping = mapping.mapping(ofDestination: relationship.destinationEntityName) else { return set }
+            let destinationMapping = mapping.mapping(ofDestination: relationship.destinationEntityName)
+        else { return set }
         let sourceKeys = keys[entityMapping.source.name] ?? [], targetKeys = keys[destinationMapping.source.name] ?? []
         if let old = entityMapping.relationships[index], old.destination == destinationMapping.source.name {
-            for (source, target, position) in try readLinks(old, of: entityMapping.source.name, layout: sourceLayout, retired: retired, connection)
+            for (source, target, position) in try readLinks(
+                old, of: entityMapping.source.name, layout: sourceLayout, retired: retired, connection)
             where sourceKeys.contains(source) && targetKeys.contains(target) {
                 set.add(MigrationLink(source: source, target: target), sourcePosition: position, targetPosition: nil)
             }
         }
         if let inverseName = relationship.inverseName,
-           let inverseIndex = destinationMapping.destination.relationshipIndex(named: inverseName),
-           let oldInverse = destinationMapping.relationships[inverseIndex], oldInverse.destination == entityMapping.source.name {
-            for (source, target, position) in try readLinks(oldInverse, of: destinationMapping.source.name, layout: sourceLayout,
-                                                            retired: retired, connection)
+            let inverseIndex = destinationMapping.destination.relationshipIndex(named: inverseName),
+            let oldInverse = destinationMapping.relationships[inverseIndex], oldInverse.destination == entityMapping.source.name
+        {
+            for (source, target, position) in try readLinks(
+                oldInverse, of: destinationMapping.source.name, layout: sourceLayout,
+                retired: retired, connection)
             where targetKeys.contains(source) && sourceKeys.contains(target) {
                 set.add(MigrationLink(source: target, target: source), sourcePosition: nil, targetPosition: position)
             }
@@ -202,15 +220,18 @@ extension SQLiteStore {
 
     /// The links of an old relationship as (object, related object, the related object's position
     /// in the object's list when the relationship is ordered), read where the old layout kept them.
-    private static func readLinks(_ relationship: StoredSchema.Relationship, of entity: String, layout: RelationshipLayout,
-                                  retired: [String: String], _ connection: SQLiteConnection) throws -> [(Int64, Int64, Int64?)] {
+    private static func readLinks(
+        _ relationship: StoredSchema.Relationship, of entity: String, layout: RelationshipLayout,
+        retired: [String: String], _ connection: SQLiteConnection
+    ) throws -> [(Int64, Int64, Int64?)] {
         let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
         let sql: String
         switch layout.storage[entity]?[relationship.name] {
         case .foreignKey(let column)?:
             sql = "SELECT \(pk), \(q(column)), NULL FROM \(q(retired[entity] ?? entity)) WHERE \(q(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column, let orderColumn)?:
-            sql = "SELECT \(q(column)), \(pk), \(orderColumn.map(q) ?? "NULL") FROM \(q(retired[table] ?? table)) WHERE \(q(column)) IS NOT NULL"
+            sql =
+                "SELECT \(q(column)), \(pk), \(orderColumn.map(q) ?? "NULL") FROM \(q(retired[table] ?? table)) WHERE \(q(column)) IS NOT NULL"
         case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn)?:
             sql = "SELECT \(q(sourceColumn)), \(q(targetColumn)), \(orderColumn.map(q) ?? "NULL") FROM \(q(retired[table] ?? table))"
         case nil, .transient?:
@@ -228,13 +249,16 @@ extension SQLiteStore {
     /// Puts the links of `relationship` (of the new `entity`) where the new layout keeps them; a
     /// to-one side that would hold several objects is a ``SkerryError/Code/migrationWouldLoseData``
     /// error: the old data does not fit the new model.
-    private static func place(_ links: LinkSet, of relationship: RelationshipDescription, entity: EntityDescription,
-                              layout: RelationshipLayout, into columns: inout LinkColumns, number: Int) throws {
+    private static func place(
+        _ links: LinkSet, of relationship: RelationshipDescription, entity: EntityDescription,
+        layout: RelationshipLayout, into columns: inout LinkColumns, number: Int
+    ) throws {
         func doesNotFit(_ side: String, _ holders: [Int64: [Int64]], holder entityName: String) -> SkerryError {
             let crowded = holders.filter { $0.value.count > 1 }
-            return SkerryError(.migrationWouldLoseData,
-                               "Step \(number): \(side) is to-one in the new model, but \(crowded.count) object(s) of '\(entityName)' hold several objects in it (up to \(crowded.values.map(\.count).max() ?? 0), \(links.links.count) links in all); a to-one relationship can keep only one of them.",
-                               entityName: entity.name, key: relationship.name)
+            return SkerryError(
+                .migrationWouldLoseData,
+                "Step \(number): \(side) is to-one in the new model, but \(crowded.count) object(s) of '\(entityName)' hold several objects in it (up to \(crowded.values.map(\.count).max() ?? 0), \(links.links.count) links in all); a to-one relationship can keep only one of them.",
+                entityName: entity.name, key: relationship.name)
         }
         let inverse = relationship.inverseName.map { "'\(relationship.destinationEntityName).\($0)'" }
         switch layout.storage[entity.name]?[relationship.name] {
@@ -269,7 +293,9 @@ extension SQLiteStore {
             if relationship.inverseName != nil {
                 let inverseOrder = targetColumn + "_order"
                 for (target, list) in links.sourcesByTarget() {
-                    for (position, source) in list.enumerated() { rows[MigrationLink(source: source, target: target)]?[inverseOrder] = Int64(position) }
+                    for (position, source) in list.enumerated() {
+                        rows[MigrationLink(source: source, target: target)]?[inverseOrder] = Int64(position)
+                    }
                 }
             }
             columns.joinRows[table, default: []] += rows.keys.sorted { ($0.source, $0.target) < ($1.source, $1.target) }.map { rows[$0]! }

@@ -27,8 +27,9 @@ extension SQLiteStore {
                 connection.checkedConditions[key] = parameters
             }
             guard parameters == values.count else {
-                throw SkerryError(.invalidArgument, "The raw SQL condition has \(parameters) '?' for \(values.count) value(s).",
-                                  entityName: entity.name)
+                throw SkerryError(
+                    .invalidArgument, "The raw SQL condition has \(parameters) '?' for \(values.count) value(s).",
+                    entityName: entity.name)
             }
         case .constant, .comparison, .isIn, .between, .string, .isObject:
             return
@@ -36,11 +37,15 @@ extension SQLiteStore {
     }
 
     /// Checks one condition; returns its number of parameters.
-    private static func checkRawCondition(_ condition: String, _ entity: EntityDescription,
-                                          _ connection: SQLiteConnection) throws(SkerryError) -> Int {
+    private static func checkRawCondition(
+        _ condition: String, _ entity: EntityDescription,
+        _ connection: SQLiteConnection
+    ) throws(SkerryError) -> Int {
         func refuse(_ reason: String, _ sqlite: SQLiteError? = nil) -> SkerryError {
-            SkerryError(.invalidArgument, "The raw SQL condition \"\(condition)\" is refused: \(reason). It must be one SQL expression on the attributes of '\(entity.name)', with '?' for its values.",
-                        entityName: entity.name, sqlite: sqlite)
+            SkerryError(
+                .invalidArgument,
+                "The raw SQL condition \"\(condition)\" is refused: \(reason). It must be one SQL expression on the attributes of '\(entity.name)', with '?' for its values.",
+                entityName: entity.name, sqlite: sqlite)
         }
         if let problem = RawConditionShape.problem(condition) { throw refuse(problem) }
         let sql = "SELECT (\n\(condition)\n) FROM \(SQLBuilder.quote(entity.name))"
@@ -61,8 +66,10 @@ extension SQLiteStore {
         return checked.parameterCount
     }
 
-    func evaluate(condition: String, bindings: [AttributeValue], entity: EntityDescription,
-                  rows: [[AttributeValue]]) throws(SkerryError) -> [Bool] {
+    func evaluate(
+        condition: String, bindings: [AttributeValue], entity: EntityDescription,
+        rows: [[AttributeValue]]
+    ) throws(SkerryError) -> [Bool] {
         guard !rows.isEmpty else { return [] }
         // Each row binds its position and its values; stay well under SQLite's parameter limit.
         let perRow = entity.attributes.count + 1
@@ -100,7 +107,8 @@ extension SQLiteStore {
         }
         let tuple = "(" + Array(repeating: "?", count: entity.attributes.count + 1).joined(separator: ", ") + ")"
         let values = Array(repeating: tuple, count: rowCount).joined(separator: ", ")
-        return "SELECT \(row), coalesce((\n\(condition)\n), 0) FROM (SELECT \(columns.joined(separator: ", ")) FROM (VALUES \(values))) AS \(q(entity.name))"
+        return
+            "SELECT \(row), coalesce((\n\(condition)\n), 0) FROM (SELECT \(columns.joined(separator: ", ")) FROM (VALUES \(values))) AS \(q(entity.name))"
     }
 }
 

@@ -7,14 +7,20 @@ extension SQLiteStore {
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` for a file that is not a Skerry store (or a
     ///   newer format); ``SkerryError/Code/modelMismatch`` when the store needs a migration, which a
     ///   read-only store cannot have.
-    static func checkSchema(pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
-                            entities: [EntityDescription]) throws(SkerryError)
-        -> (identifier: String, outcome: StoreLoadEvent.Outcome, previousVersionHash: String?) {
+    static func checkSchema(
+        pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
+        entities: [EntityDescription]
+    ) throws(SkerryError)
+        -> (identifier: String, outcome: StoreLoadEvent.Outcome, previousVersionHash: String?)
+    {
         let metadata: [String: String]
         do {
             metadata = try pool.read { connection in
-                guard try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                                 [.string(metadataTable)]) ?? 0 > 0 else { return [:] }
+                guard
+                    try connection.scalarInt64(
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        [.string(metadataTable)]) ?? 0 > 0
+                else { return [:] }
                 return try readMetadata(connection)
             }
         } catch let error as SQLiteError {
@@ -23,10 +29,14 @@ extension SQLiteStore {
             throw SkerryError.converting(error)
         }
         guard let identifier = metadata["storeIdentifier"], let schemaText = metadata["schema"] else {
-            throw SkerryError(.storeLoadFailed, "\(description) is not a Skerry store (or its metadata is unreadable); it was left untouched.")
+            throw SkerryError(
+                .storeLoadFailed, "\(description) is not a Skerry store (or its metadata is unreadable); it was left untouched.")
         }
         guard metadata["formatVersion"] == formatVersion else {
-            throw SkerryError(.storeLoadFailed, "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion)).")
+            throw SkerryError(
+                .storeLoadFailed,
+                "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion))."
+            )
         }
         let stored: StoredSchema
         do {
@@ -35,8 +45,10 @@ extension SQLiteStore {
             throw SkerryError(.storeLoadFailed, "The schema recorded in \(description) is unreadable: \(error).")
         }
         guard stored.shape == StoredSchema(entities: entities).shape else {
-            throw SkerryError(.modelMismatch,
-                              "\(description) was written with another version of the model and is opened read-only, so it cannot be migrated. Open it once read-write to migrate it.")
+            throw SkerryError(
+                .modelMismatch,
+                "\(description) was written with another version of the model and is opened read-only, so it cannot be migrated. Open it once read-write to migrate it."
+            )
         }
         return (identifier, .opened, metadata["modelVersionHash"])
     }

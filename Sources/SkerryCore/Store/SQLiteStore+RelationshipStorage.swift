@@ -76,19 +76,23 @@ package struct RelationshipLayout: Sendable {
             case _ where r.isTransient || inverse?.isTransient == true:
                 value = .transient
             case (false, false?):
-                value = ownsPair ? .foreignKey(column: r.name)
+                value =
+                    ownsPair
+                    ? .foreignKey(column: r.name)
                     : .inverseForeignKey(table: r.destination, column: inverse!.name, orderColumn: nil)
             case (false, _):
                 value = .foreignKey(column: r.name)
             case (true, false?):
-                value = .inverseForeignKey(table: r.destination, column: inverse!.name,
-                                           orderColumn: r.isOrdered ? "_\(r.declaredIn)_\(r.name)_order" : nil)
+                value = .inverseForeignKey(
+                    table: r.destination, column: inverse!.name,
+                    orderColumn: r.isOrdered ? "_\(r.declaredIn)_\(r.name)_order" : nil)
             case (true, _):
                 let owner = ownsPair ? r : inverse!
                 let mine = ownsPair
-                value = .joinTable(table: "_\(owner.declaredIn)_\(owner.name)",
-                                   sourceColumn: mine ? "source" : "target", targetColumn: mine ? "target" : "source",
-                                   orderColumn: r.isOrdered ? (mine ? "source_order" : "target_order") : nil)
+                value = .joinTable(
+                    table: "_\(owner.declaredIn)_\(owner.name)",
+                    sourceColumn: mine ? "source" : "target", targetColumn: mine ? "target" : "source",
+                    orderColumn: r.isOrdered ? (mine ? "source_order" : "target_order") : nil)
             }
             storage[r.entity, default: [:]][r.name] = value
         }
@@ -103,13 +107,15 @@ package struct RelationshipLayout: Sendable {
         }
         var parents: [String: String] = [:]
         for entity in entities { parents[entity.name] = entity.superentity?.name }
-        self.init(entities.flatMap { entity in
-            entity.relationships.map {
-                Relationship(entity: entity.name, name: $0.name, destination: $0.destinationEntityName,
-                             inverse: $0.inverseName, isToMany: $0.isToMany, isOrdered: $0.isOrdered, isTransient: $0.isTransient,
-                             declaredIn: declaringEntity(entity, $0.name))
-            }
-        }, parents: parents)
+        self.init(
+            entities.flatMap { entity in
+                entity.relationships.map {
+                    Relationship(
+                        entity: entity.name, name: $0.name, destination: $0.destinationEntityName,
+                        inverse: $0.inverseName, isToMany: $0.isToMany, isOrdered: $0.isOrdered, isTransient: $0.isTransient,
+                        declaredIn: declaringEntity(entity, $0.name))
+                }
+            }, parents: parents)
     }
 
     package init(schema: StoredSchema) {
@@ -117,18 +123,21 @@ package struct RelationshipLayout: Sendable {
         func declaringEntity(_ entity: StoredSchema.Entity, _ name: String) -> String {
             var declaring = entity, seen: Set<String> = [entity.name]
             while let parent = declaring.parent.flatMap({ byName[$0] }), parent.relationship(named: name) != nil,
-                  seen.insert(parent.name).inserted { declaring = parent }
+                seen.insert(parent.name).inserted
+            { declaring = parent }
             return declaring.name
         }
         var parents: [String: String] = [:]
         for entity in schema.entities { parents[entity.name] = entity.parent }
-        self.init(schema.entities.flatMap { entity in
-            entity.relationships.map {
-                Relationship(entity: entity.name, name: $0.name, destination: $0.destination,
-                             inverse: $0.inverse, isToMany: $0.isToMany, isOrdered: $0.isOrdered,
-                             declaredIn: declaringEntity(entity, $0.name))
-            }
-        }, parents: parents)
+        self.init(
+            schema.entities.flatMap { entity in
+                entity.relationships.map {
+                    Relationship(
+                        entity: entity.name, name: $0.name, destination: $0.destination,
+                        inverse: $0.inverse, isToMany: $0.isToMany, isOrdered: $0.isOrdered,
+                        declaredIn: declaringEntity(entity, $0.name))
+                }
+            }, parents: parents)
     }
 
     /// `name` and its sub-entities at any depth.
@@ -160,10 +169,11 @@ package struct RelationshipLayout: Sendable {
 
     /// The join tables.
     package var joinTables: Set<String> {
-        Set(storage.values.flatMap(\.values).compactMap {
-            if case .joinTable(let table, _, _, _) = $0 { return table }
-            return nil
-        })
+        Set(
+            storage.values.flatMap(\.values).compactMap {
+                if case .joinTable(let table, _, _, _) = $0 { return table }
+                return nil
+            })
     }
 }
 
@@ -284,9 +294,10 @@ package struct SQLiteStoreLayout: Sendable {
         }
         let q = SQLBuilder.quote
         let list = columns.map { ", " + q($0) }.joined()
-        return "(" + family.map { code in
-            "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(SQLBuilder.versionColumn)), \(code) AS \(q(SQLBuilder.entityColumn))\(list) FROM \(q(entities[code].name))"
-        }.joined(separator: " UNION ALL ") + ")"
+        return "("
+            + family.map { code in
+                "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(SQLBuilder.versionColumn)), \(code) AS \(q(SQLBuilder.entityColumn))\(list) FROM \(q(entities[code].name))"
+            }.joined(separator: " UNION ALL ") + ")"
     }
 
     /// The code of the entity of the row of `destination`'s family whose key is `key` (an SQL
@@ -296,8 +307,10 @@ package struct SQLiteStoreLayout: Sendable {
         families[ObjectIdentifier(destination)] == nil ? nil : Self.entityCode(destination, families, entities, key: key)
     }
 
-    private static func entityCode(_ destination: EntityDescription, _ families: [ObjectIdentifier: [Int]],
-                                   _ entities: [EntityDescription], key: String) -> String {
+    private static func entityCode(
+        _ destination: EntityDescription, _ families: [ObjectIdentifier: [Int]],
+        _ entities: [EntityDescription], key: String
+    ) -> String {
         let family = families[ObjectIdentifier(destination)] ?? []
         let q = SQLBuilder.quote
         // Keys are unique in a hierarchy: the one table that has the key names the entity.

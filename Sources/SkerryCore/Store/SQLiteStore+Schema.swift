@@ -12,9 +12,12 @@ extension SQLiteStore {
     /// Creates the schema of a new store, or checks and migrates the schema of an existing one, in
     /// one write transaction. Returns the store's identifier, what the load did, and the model
     /// version hash the store recorded before (nil for a new store).
-    static func prepareSchema(pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
-                              entities: [EntityDescription]) throws(SkerryError)
-        -> (identifier: String, outcome: StoreLoadEvent.Outcome, previousVersionHash: String?) {
+    static func prepareSchema(
+        pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
+        entities: [EntityDescription]
+    ) throws(SkerryError)
+        -> (identifier: String, outcome: StoreLoadEvent.Outcome, previousVersionHash: String?)
+    {
         do {
             return try pool.write { connection in
                 try connection.writeTransaction {
@@ -39,14 +42,19 @@ extension SQLiteStore {
         try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) ?? 0 > 0
     }
 
-    private static func createSchema(_ connection: SQLiteConnection, description: StoreDescription,
-                                     model: ObjectModel, entities: [EntityDescription]) throws -> String {
+    private static func createSchema(
+        _ connection: SQLiteConnection, description: StoreDescription,
+        model: ObjectModel, entities: [EntityDescription]
+    ) throws -> String {
         if try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") ?? 0 > 0 {
-            throw SkerryError(.storeLoadFailed,
-                              "\(description) is a SQLite database that Skerry did not create (it has no \(metadataTable) table); it was left untouched.")
+            throw SkerryError(
+                .storeLoadFailed,
+                "\(description) is a SQLite database that Skerry did not create (it has no \(metadataTable) table); it was left untouched.")
         }
-        try connection.execute("CREATE TABLE \(SQLBuilder.quote(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)")
-        try connection.execute("CREATE TABLE \(SQLBuilder.quote(keysTable)) (\"entity\" TEXT PRIMARY KEY NOT NULL, \"next\" INTEGER NOT NULL)")
+        try connection.execute(
+            "CREATE TABLE \(SQLBuilder.quote(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)")
+        try connection.execute(
+            "CREATE TABLE \(SQLBuilder.quote(keysTable)) (\"entity\" TEXT PRIMARY KEY NOT NULL, \"next\" INTEGER NOT NULL)")
         let layout = RelationshipLayout(entities: entities)
         for entity in entities {
             try createTable(entity, extraColumns: layout.extraColumns[entity.name] ?? [], connection)
@@ -62,18 +70,24 @@ extension SQLiteStore {
 
     /// Creates an entity's table: key, version, attributes, and the relationship columns the
     /// layout puts in it (foreign keys, indexed, and order columns).
-    static func createTable(_ entity: EntityDescription, extraColumns: Set<String>,
-                            _ connection: SQLiteConnection) throws {
+    static func createTable(
+        _ entity: EntityDescription, extraColumns: Set<String>,
+        _ connection: SQLiteConnection
+    ) throws {
         try createTableColumns(entity, named: entity.name, extraColumns: extraColumns, connection)
         try createIndexes(entity, extraColumns: extraColumns, connection)
     }
 
     /// Creates the table of `entity` under `name`, without its indexes.
-    static func createTableColumns(_ entity: EntityDescription, named name: String, extraColumns: Set<String>,
-                                   _ connection: SQLiteConnection) throws {
+    static func createTableColumns(
+        _ entity: EntityDescription, named name: String, extraColumns: Set<String>,
+        _ connection: SQLiteConnection
+    ) throws {
         let q = SQLBuilder.quote
-        var columns = ["\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY",
-                       "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1"]
+        var columns = [
+            "\(q(SQLBuilder.primaryKeyColumn)) INTEGER PRIMARY KEY",
+            "\(q(SQLBuilder.versionColumn)) INTEGER NOT NULL DEFAULT 1",
+        ]
         columns += entity.storedAttributes.map { "\(q($0.name)) \(columnType($0.type))" }
         columns += extraColumns.sorted().map { "\(q($0)) INTEGER" }
         try connection.execute("CREATE TABLE \(q(name)) (\(columns.joined(separator: ", ")))")
@@ -90,14 +104,17 @@ extension SQLiteStore {
     /// no longer wants and creates the missing ones (a store migrating additively).
     static func syncIndexes(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: SQLiteConnection) throws {
         let wanted = wantedIndexes(entity, extraColumns: extraColumns)
-        let statement = try connection.cachedStatement("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
+        let statement = try connection.cachedStatement(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
         try statement.bind([.string(entity.name)])
         var existing: [String] = []
         while try statement.step() { existing.append(statement.text(at: 0)) }
         statement.reset()
         let wantedNames = Set(wanted.map(\.name))
-        for name in existing where !wantedNames.contains(name)
-            && (name.hasPrefix("\(entity.name)__index__") || name.hasPrefix("\(entity.name)__unique__")) {
+        for name in existing
+        where !wantedNames.contains(name)
+            && (name.hasPrefix("\(entity.name)__index__") || name.hasPrefix("\(entity.name)__unique__"))
+        {
             try connection.execute("DROP INDEX \(SQLBuilder.quote(name))")
         }
         for index in wanted where !existing.contains(index.name) {
@@ -114,7 +131,8 @@ extension SQLiteStore {
     /// Creates the join table of a to-many relationship pair.
     static func createJoinTable(_ table: String, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE \(q(table)) ("source" INTEGER NOT NULL, "target" INTEGER NOT NULL, \
             "source_order" INTEGER, "target_order" INTEGER, PRIMARY KEY ("source", "target")) WITHOUT ROWID
             """)
@@ -133,7 +151,8 @@ extension SQLiteStore {
     }
 
     private static func writeMetadata(_ values: [String: String], _ connection: SQLiteConnection) throws {
-        let statement = try connection.cachedStatement("INSERT OR REPLACE INTO \(SQLBuilder.quote(metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+        let statement = try connection.cachedStatement(
+            "INSERT OR REPLACE INTO \(SQLBuilder.quote(metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             try statement.run([.string(key), .string(value)])
         }
@@ -153,15 +172,21 @@ extension SQLiteStore {
         return values
     }
 
-    private static func migrateIfNeeded(_ connection: SQLiteConnection, description: StoreDescription,
-                                        model: ObjectModel, entities: [EntityDescription]) throws -> String {
+    private static func migrateIfNeeded(
+        _ connection: SQLiteConnection, description: StoreDescription,
+        model: ObjectModel, entities: [EntityDescription]
+    ) throws -> String {
         let metadata = try readMetadata(connection)
         guard let identifier = metadata["storeIdentifier"], let schemaText = metadata["schema"],
-              let stored = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8)) else {
+            let stored = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8))
+        else {
             throw SkerryError(.storeLoadFailed, "The metadata of \(description) is incomplete or unreadable; the store was left untouched.")
         }
         guard metadata["formatVersion"] == formatVersion else {
-            throw SkerryError(.storeLoadFailed, "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion)).")
+            throw SkerryError(
+                .storeLoadFailed,
+                "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion))."
+            )
         }
         let current = StoredSchema(entities: entities)
         if stored.shape == current.shape {
@@ -172,13 +197,15 @@ extension SQLiteStore {
         }
         let migration = SchemaMigration(from: stored, to: entities)
         if !migration.incompatibilities.isEmpty {
-            throw SkerryError(.modelMismatch,
-                              "\(description) was written with a model that cannot be migrated automatically to this one: "
-                                + migration.incompatibilities.joined(separator: "; ") + ". The store was left untouched.")
+            throw SkerryError(
+                .modelMismatch,
+                "\(description) was written with a model that cannot be migrated automatically to this one: "
+                    + migration.incompatibilities.joined(separator: "; ") + ". The store was left untouched.")
         }
         let layoutChanged = RelationshipLayout(schema: stored).storage != RelationshipLayout(entities: entities).storage
         if !description.shouldMigrateAutomatically && (!migration.isEmpty || layoutChanged) {
-            throw SkerryError(.modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
+            throw SkerryError(
+                .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
         }
         let oldLayout = RelationshipLayout(schema: stored), newLayout = RelationshipLayout(entities: entities)
         let newEntityNames = Set(migration.newEntities.map(\.name))
@@ -231,7 +258,12 @@ package enum StoreIndexes {
             guard !columns.isEmpty, seen.insert(columns).inserted || unique else { return }
             let name = indexName(entity.name, columns, unique: unique)
             guard !result.contains(where: { $0.name == name }) else { return }
-            result.append(TableIndex(name: name, sql: "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(q(name)) ON \(q(entity.name)) (\(columns.map(q).joined(separator: ", ")))"))
+            result.append(
+                TableIndex(
+                    name: name,
+                    sql:
+                        "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(q(name)) ON \(q(entity.name)) (\(columns.map(q).joined(separator: ", ")))"
+                ))
         }
         for constraint in entity.uniquenessConstraints { add(constraint, unique: true) }
         for column in extraColumns.sorted() where !column.hasPrefix("_") { add([column], unique: false) }

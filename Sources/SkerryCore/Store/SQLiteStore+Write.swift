@@ -4,24 +4,28 @@ extension SQLiteStore {
         do {
             return try pool.write { connection in try writeTransaction(changes, connection, then: next) }
         } catch let conflicts as StoreWriteConflicts {
-            throw conflicts          // for the context's merge policy, untouched
+            throw conflicts // for the context's merge policy, untouched
         } catch {
             throw Self.mapError(error, entity: nil)
         }
     }
 
-    private func writeTransaction<T>(_ changes: StoreWrite, _ connection: SQLiteConnection,
-                                     then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    private func writeTransaction<T>(
+        _ changes: StoreWrite, _ connection: SQLiteConnection,
+        then next: () throws -> T
+    ) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
             // Keys first, so that any row may point at any insert. Then deletes, updates and
             // inserts — deletes first, so that a save that deletes a row and inserts another with
             // the same unique value does not trip over its own old row — then to-many members.
             let keys = try allocateKeys(changes.inserts, connection)
             // Temporary IDs need resolving only where something points at an object of the save.
-            let pointsAtObjects = changes.updates.contains { !$0.relationshipChanges.isEmpty }
+            let pointsAtObjects =
+                changes.updates.contains { !$0.relationshipChanges.isEmpty }
                 || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
-            let resolve = StoreKeyResolver(allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
-                                      aliases: changes.aliases)
+            let resolve = StoreKeyResolver(
+                allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
+                aliases: changes.aliases)
             var conflicts = StoreWriteConflicts()
             var members: [MembersWrite] = []
             try writeDeletes(changes.deletes, connection, &conflicts)
@@ -64,7 +68,8 @@ extension SQLiteStore {
     /// The row with this key as it is now, or nil.
     private func currentRow(_ objectID: ObjectID, _ connection: SQLiteConnection) throws -> RowSnapshot? {
         let entityLayout = try layout.of(objectID.entity)
-        let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
+        let statement = try connection.cachedStatement(
+            entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?")
         defer { statement.reset() }
         try statement.bind([.int(objectID.key)])
         return try statement.step() ? decodeRow(statement, objectID.entity, entityLayout) : nil
@@ -81,8 +86,10 @@ extension SQLiteStore {
     }
 
     /// The to-many relationship writes this store keeps for `source` among `relationships`.
-    private static func membersWrites(_ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
-                                      _ relationships: some Sequence<(index: Int, value: RelationshipValue)>) -> [MembersWrite] {
+    private static func membersWrites(
+        _ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
+        _ relationships: some Sequence<(index: Int, value: RelationshipValue)>
+    ) -> [MembersWrite] {
         relationships.compactMap { index, value in
             guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
             return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
@@ -91,8 +98,10 @@ extension SQLiteStore {
 
     /// Deletes rows, and the join-table rows they take part in; a row whose version changed
     /// since the context read it is a conflict (a row already gone is not: the delete's aim is met).
-    private func writeDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-                              _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts) throws {
+    private func writeDeletes(
+        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
+        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts
+    ) throws {
         let q = SQLBuilder.quote
         /// What determines a delete's SQL: the entity, and whether the version is checked.
         struct Shape: Equatable {
@@ -102,8 +111,11 @@ extension SQLiteStore {
         var repeated = RepeatedStatement<Shape>()
         for (objectID, expectedVersion) in deletes {
             let entity = objectID.entity
-            let statement = try repeated.statement(for: Shape(entity: ObjectIdentifier(entity),
-                                                              checkingVersion: expectedVersion != nil)) { () throws(SQLiteError) in
+            let statement = try repeated.statement(
+                for: Shape(
+                    entity: ObjectIdentifier(entity),
+                    checkingVersion: expectedVersion != nil)
+            ) { () throws(SQLiteError) in
                 try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil))
             }
             try statement.run([.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []))
@@ -124,8 +136,10 @@ extension SQLiteStore {
 
     /// Updates the changed columns of rows whose version is still the one read; the others
     /// (changed or deleted since) are conflicts.
-    private func writeUpdates(_ updates: [RowUpdate], _ resolve: StoreKeyResolver, _ connection: SQLiteConnection,
-                              _ conflicts: inout StoreWriteConflicts, _ members: inout [MembersWrite]) throws {
+    private func writeUpdates(
+        _ updates: [RowUpdate], _ resolve: StoreKeyResolver, _ connection: SQLiteConnection,
+        _ conflicts: inout StoreWriteConflicts, _ members: inout [MembersWrite]
+    ) throws {
         /// What determines an update's SQL: the entity and the columns it changes.
         struct Shape: Equatable {
             let entity: ObjectIdentifier
@@ -147,11 +161,16 @@ extension SQLiteStore {
             }
             let relationships = foreignKeyChanges.map(\.index)
             var values = changes.map(\.value)
-            for change in foreignKeyChanges { values.append(try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index)) }
+            for change in foreignKeyChanges {
+                values.append(try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index))
+            }
             members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             do {
-                let statement = try repeated.statement(for: Shape(entity: ObjectIdentifier(entity), attributes: attributes,
-                                                                  relationships: relationships)) { () throws(SQLiteError) in
+                let statement = try repeated.statement(
+                    for: Shape(
+                        entity: ObjectIdentifier(entity), attributes: attributes,
+                        relationships: relationships)
+                ) { () throws(SQLiteError) in
                     let columns = attributes.map { entity.attributes[$0].name } + relationships.map { entity.relationships[$0].name }
                     return try connection.cachedStatement(SQLBuilder.update(entity, changedColumns: columns))
                 }
@@ -167,10 +186,12 @@ extension SQLiteStore {
 
     /// Inserts rows under their allocated keys. An insert that violates a uniqueness constraint is
     /// a conflict, with the row it collides with.
-    private func writeInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
-                              _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts,
-                              _ members: inout [MembersWrite]) throws {
-        var repeated = RepeatedStatement<ObjectIdentifier>()      // by entity
+    private func writeInserts(
+        _ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
+        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts,
+        _ members: inout [MembersWrite]
+    ) throws {
+        var repeated = RepeatedStatement<ObjectIdentifier>() // by entity
         var last: (entity: EntityDescription, layout: SQLiteEntityLayout)?
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
@@ -190,13 +211,15 @@ extension SQLiteStore {
                 try statement.bind(foreignKeys, from: Int32(entity.storedAttributeCount + 2))
                 while try statement.step() {}
                 if !entityLayout.storage.isEmpty {
-                    members += Self.membersWrites(insert.objectID, entityLayout,
-                                                  insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
-                                                      .filter { !$0.value.objectIDs.isEmpty })
+                    members += Self.membersWrites(
+                        insert.objectID, entityLayout,
+                        insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
+                            .filter { !$0.value.objectIDs.isEmpty })
                 }
             } catch {
                 guard error.isUniqueConstraintViolation,
-                      let (constraint, row) = try collidingRow(entity, insert.values, connection) else {
+                    let (constraint, row) = try collidingRow(entity, insert.values, connection)
+                else {
                     throw Self.mapWriteError(error, insert.objectID)
                 }
                 let earlier = (0..<index).first { keys[$0] == row.primaryKey && inserts[$0].objectID.entity === entity }
@@ -217,7 +240,8 @@ extension SQLiteStore {
             case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
                 try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?").run([.int(source)])
                 let insert = try connection.cachedStatement(
-                    "INSERT OR REPLACE INTO \(q(table)) (\(q(sourceColumn)), \(q(targetColumn))\(orderColumn.map { ", \(q($0))" } ?? "")) VALUES (?, ?\(orderColumn == nil ? "" : ", ?"))")
+                    "INSERT OR REPLACE INTO \(q(table)) (\(q(sourceColumn)), \(q(targetColumn))\(orderColumn.map { ", \(q($0))" } ?? "")) VALUES (?, ?\(orderColumn == nil ? "" : ", ?"))"
+                )
                 for (position, member) in members.enumerated() where !member.isNull {
                     try insert.run([.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]))
                 }
@@ -225,8 +249,9 @@ extension SQLiteStore {
                 // Each member's own table: the destination's, or a sub-entity's.
                 for (position, member) in members.enumerated() where !member.isNull {
                     try connection.cachedStatement(
-                        "UPDATE \(q(write.members[position].entity.name)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?")
-                        .run([.int(Int64(position)), member])
+                        "UPDATE \(q(write.members[position].entity.name)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?"
+                    )
+                    .run([.int(Int64(position)), member])
                 }
             default:
                 continue
@@ -236,8 +261,10 @@ extension SQLiteStore {
 
     /// The first uniqueness constraint of `entity` that `values` collide with, and the row they
     /// collide with. A nil value never collides (SQLite treats NULLs in UNIQUE indexes as distinct).
-    private func collidingRow(_ entity: EntityDescription, _ values: [AttributeValue],
-                              _ connection: SQLiteConnection) throws -> (constraint: [String], row: RowSnapshot)? {
+    private func collidingRow(
+        _ entity: EntityDescription, _ values: [AttributeValue],
+        _ connection: SQLiteConnection
+    ) throws -> (constraint: [String], row: RowSnapshot)? {
         for constraint in entity.uniquenessConstraints {
             let indexes = constraint.compactMap { entity.attributeIndex(named: $0) }
             let bound = indexes.map { values[$0] }
@@ -263,8 +290,9 @@ extension SQLiteStore {
                 try connection.writeTransaction {
                     let first = try Self.nextPrimaryKey(entity, among: entities, connection)
                     try connection.cachedStatement(
-                        "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
-                        .run([.string(Self.keyRoot(entity, among: entities).name), .int(first + Int64(count))])
+                        "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)"
+                    )
+                    .run([.string(Self.keyRoot(entity, among: entities).name), .int(first + Int64(count))])
                     return Array(first..<(first + Int64(count)))
                 }
             }
@@ -285,16 +313,23 @@ extension SQLiteStore {
     /// recorded sequence (kept under the hierarchy's root, ``keyRoot(_:among:)``) and the largest
     /// key in the hierarchy's tables. Runs inside the write transaction, so no other writer can
     /// interleave.
-    static func nextPrimaryKey(_ entity: EntityDescription, among entities: [EntityDescription],
-                               _ connection: SQLiteConnection) throws -> Int64 {
+    static func nextPrimaryKey(
+        _ entity: EntityDescription, among entities: [EntityDescription],
+        _ connection: SQLiteConnection
+    ) throws -> Int64 {
         let q = SQLBuilder.quote
         let root = keyRoot(entity, among: entities)
-        let tables = root === entity && !entities.contains(where: { $0.superentity === entity }) ? [entity]
+        let tables =
+            root === entity && !entities.contains(where: { $0.superentity === entity })
+            ? [entity]
             : entities.filter { $0.isKind(of: root) }
         let key = q(SQLBuilder.primaryKeyColumn)
-        let keys = tables.count == 1 ? q(tables[0].name)
+        let keys =
+            tables.count == 1
+            ? q(tables[0].name)
             : "(" + tables.map { "SELECT \(key) FROM \(q($0.name))" }.joined(separator: " UNION ALL ") + ")"
-        return try connection.scalarInt64("""
+        return try connection.scalarInt64(
+            """
             SELECT max(coalesce((SELECT "next" FROM \(q(keysTable)) WHERE "entity" = ?), 1), \
             coalesce((SELECT max(\(key)) FROM \(keys)), 0) + 1)
             """, [.string(root.name)]) ?? 1
@@ -304,10 +339,11 @@ extension SQLiteStore {
         var mapped = mapError(error, entity: objectID.entity)
         if mapped.objectIDs.isEmpty { mapped.objectIDs = [objectID] }
         if mapped.code == .constraintViolation {
-            mapped = SkerryError(.constraintViolation,
-                                 "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.sqlite?.message ?? mapped.message).",
-                                 entityName: objectID.entityName, key: mapped.sqlite.flatMap(Self.constraintColumns),
-                                 objectID: objectID, sqlite: mapped.sqlite)
+            mapped = SkerryError(
+                .constraintViolation,
+                "Saving \(objectID) would violate a uniqueness constraint of '\(objectID.entityName)': \(mapped.sqlite?.message ?? mapped.message).",
+                entityName: objectID.entityName, key: mapped.sqlite.flatMap(Self.constraintColumns),
+                objectID: objectID, sqlite: mapped.sqlite)
         }
         return mapped
     }
@@ -326,8 +362,9 @@ extension SQLiteStore {
         // The entity's rows and its sub-entities' (as Core Data's batch delete of a fetch that
         // includes sub-entities), table by table, the predicate compiled for each.
         let deletes = (layout.family(entity) ?? [entity]).map { member in
-            SQLBuilder.query("DELETE FROM \(SQLBuilder.quote(member.name))",
-                             StoreQuery(entity: member, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
+            SQLBuilder.query(
+                "DELETE FROM \(SQLBuilder.quote(member.name))",
+                StoreQuery(entity: member, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
         }
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
@@ -347,9 +384,12 @@ extension SQLiteStore {
         let q = SQLBuilder.quote
         let statements = (layout.family(entity) ?? [entity]).map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
-            return (entity: member,
-                    select: SQLBuilder.query("SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(member.name))", query, layout: layout, ordered: false),
-                    delete: SQLBuilder.query("DELETE FROM \(q(member.name))", query, layout: layout, ordered: false))
+            return (
+                entity: member,
+                select: SQLBuilder.query(
+                    "SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(member.name))", query, layout: layout, ordered: false),
+                delete: SQLBuilder.query("DELETE FROM \(q(member.name))", query, layout: layout, ordered: false)
+            )
         }
         let identity = identity
         return try writeConnection(entity) { connection in
@@ -359,7 +399,9 @@ extension SQLiteStore {
                 for (member, select, delete) in statements {
                     let statement = try connection.cachedStatement(select.text)
                     try statement.bind(select.bindings)
-                    while try statement.step() { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: statement.int64(at: 0))) }
+                    while try statement.step() {
+                        objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: statement.int64(at: 0)))
+                    }
                     try connection.cachedStatement(delete.text).run(delete.bindings)
                 }
                 return objectIDs
@@ -393,9 +435,10 @@ package struct StoreKeyResolver {
         }
         guard !id.isTemporary else {
             let name = source.entity.relationships[relationship].name
-            throw SkerryError(.relationshipViolation,
-                              "\(source) is related through '\(source.entityName).\(name)' to \(objectID!), an object that was never saved and is not saved now (it was deleted before its first save, or belongs to another context). Nothing was saved; remove it from the relationship.",
-                              entityName: source.entityName, key: name, objectID: source, objectIDs: [objectID!])
+            throw SkerryError(
+                .relationshipViolation,
+                "\(source) is related through '\(source.entityName).\(name)' to \(objectID!), an object that was never saved and is not saved now (it was deleted before its first save, or belongs to another context). Nothing was saved; remove it from the relationship.",
+                entityName: source.entityName, key: name, objectID: source, objectIDs: [objectID!])
         }
         return .int(id.key)
     }

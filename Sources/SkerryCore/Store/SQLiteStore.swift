@@ -27,8 +27,10 @@ final class SQLiteStore: ObjectStore {
     ///   that cannot be migrated automatically; ``SkerryError/Code/migrationWouldLoseData`` when
     ///   the data does not fit the new model. The store file is never deleted or rebuilt.
     ///   - events: where the store reports its load, migration steps and (when traced) statements.
-    init(description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
-         events: EventHub? = nil) throws(SkerryError) {
+    init(
+        description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
+        events: EventHub? = nil
+    ) throws(SkerryError) {
         let started = ContinuousClock.now
         self.storeDescription = description
         self.entities = entities
@@ -37,15 +39,19 @@ final class SQLiteStore: ObjectStore {
         let held = Set(entities.map(\.name))
         for entity in entities {
             for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
-                throw SkerryError(.storeLoadFailed,
-                                  "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
-                                  entityName: entity.name, key: relationship.name)
+                throw SkerryError(
+                    .storeLoadFailed,
+                    "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
+                    entityName: entity.name, key: relationship.name)
             }
         }
         let location: DatabaseLocation
         switch description.kind {
         case .postgres:
-            throw SkerryError(.storeLoadFailed, "A PostgreSQL store description is made with StoreDescription.postgres(_:) of the SkerryPostgres product; this one has no PostgreSQL connection.")
+            throw SkerryError(
+                .storeLoadFailed,
+                "A PostgreSQL store description is made with StoreDescription.postgres(_:) of the SkerryPostgres product; this one has no PostgreSQL connection."
+            )
         case .inMemory where description.isReadOnly:
             throw SkerryError(.storeLoadFailed, "An in-memory store cannot be read-only: it starts empty.")
         case .inMemory:
@@ -57,7 +63,8 @@ final class SQLiteStore: ObjectStore {
             location = .file(url.path)
         case .sqlite:
             guard let url = description.url, url.isFileURL else {
-                throw SkerryError(.storeLoadFailed, "A SQLite store description needs a file URL; got \(description.url?.absoluteString ?? "none").")
+                throw SkerryError(
+                    .storeLoadFailed, "A SQLite store description needs a file URL; got \(description.url?.absoluteString ?? "none").")
             }
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -68,19 +75,23 @@ final class SQLiteStore: ObjectStore {
             try Self.migrateStoreFile(url, description: description, model: model, entities: entities, events: events)
         }
         do {
-            pool = try ConnectionPool(location: location, settings: description.connectionSettings,
-                                      counters: StoreCounters(events: events, store: description))
+            pool = try ConnectionPool(
+                location: location, settings: description.connectionSettings,
+                counters: StoreCounters(events: events, store: description))
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot open \(description): \(error.message)", sqlite: error)
         }
-        let prepared = description.isReadOnly
+        let prepared =
+            description.isReadOnly
             ? try Self.checkSchema(pool: pool, description: description, model: model, entities: entities)
             : try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
         let identifier = prepared.identifier
         if prepared.outcome == .migrated, let events, events.isObserved {
-            events.emit(.migrationStep(MigrationStepEvent(
-                store: description, step: 1, stepCount: 1, fromVersionHash: prepared.previousVersionHash,
-                toVersionHash: model.versionHash, summary: "automatic migration", duration: .now - started)))
+            events.emit(
+                .migrationStep(
+                    MigrationStepEvent(
+                        store: description, step: 1, stepCount: 1, fromVersionHash: prepared.previousVersionHash,
+                        toVersionHash: model.versionHash, summary: "automatic migration", duration: .now - started)))
         }
         do {
             try pool.applyJournalMode()
@@ -88,8 +99,11 @@ final class SQLiteStore: ObjectStore {
             throw SkerryError(.storeLoadFailed, "Cannot set the journal mode of \(description): \(error.message)", sqlite: error)
         }
         identity = StoreIdentity(identifier: identifier)
-        events?.emit(.storeLoaded(StoreLoadEvent(store: description, outcome: prepared.outcome,
-                                                 modelVersionHash: model.versionHash, duration: .now - started)))
+        events?.emit(
+            .storeLoaded(
+                StoreLoadEvent(
+                    store: description, outcome: prepared.outcome,
+                    modelVersionHash: model.versionHash, duration: .now - started)))
     }
 
     var statistics: StoreStatistics { pool.counters.snapshot }
@@ -121,7 +135,9 @@ final class SQLiteStore: ObjectStore {
     /// Decodes the current row of a statement made from `layout.selectRows`: key, version,
     /// attributes, and the to-one relationships kept in foreign-key columns (the others are not
     /// loaded). Complexity: O(attributes + relationships).
-    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription, _ layout: SQLiteEntityLayout) throws(SkerryError) -> RowSnapshot {
+    func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription, _ layout: SQLiteEntityLayout) throws(SkerryError)
+        -> RowSnapshot
+    {
         let objectID = ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))
         let values = try Self.decodeAttributes(statement, entity)
         var relationships: [RelationshipValue] = []
@@ -129,8 +145,11 @@ final class SQLiteStore: ObjectStore {
             relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
             var column = Int32(entity.storedAttributeCount + 2)
             for (position, index) in layout.foreignKeyIndexes.enumerated() {
-                relationships[index] = .toOne(statement.isNull(at: column) ? nil
-                    : ObjectID(store: identity, entity: layout.foreignKeyDestinations[position], primaryKey: statement.int64(at: column)))
+                relationships[index] = .toOne(
+                    statement.isNull(at: column)
+                        ? nil
+                        : ObjectID(
+                            store: identity, entity: layout.foreignKeyDestinations[position], primaryKey: statement.int64(at: column)))
                 column += 1
             }
             // A destination with sub-entities: the related row's entity follows the foreign keys.
@@ -162,9 +181,10 @@ final class SQLiteStore: ObjectStore {
     }
 
     static func undecodable(_ entity: EntityDescription, _ attribute: AttributeDescription, primaryKey: Int64) -> SkerryError {
-        SkerryError(.undecodableValue,
-                    "The stored value of '\(entity.name).\(attribute.name)' in row \(primaryKey) is not a valid \(attribute.type).",
-                    entityName: entity.name, key: attribute.name)
+        SkerryError(
+            .undecodableValue,
+            "The stored value of '\(entity.name).\(attribute.name)' in row \(primaryKey) is not a valid \(attribute.type).",
+            entityName: entity.name, key: attribute.name)
     }
 
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
@@ -187,7 +207,8 @@ final class SQLiteStore: ObjectStore {
         guard !primaryKeys.isEmpty else { return [] }
         let entityLayout = try layout.of(entity)
         return try read(entity) { connection in
-            let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
+            let statement = try connection.cachedStatement(
+                entityLayout.selectRows + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
             try statement.bind([SQLBuilder.jsonKeys(primaryKeys)])
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(primaryKeys.count)
@@ -203,25 +224,31 @@ final class SQLiteStore: ObjectStore {
         let q = SQLBuilder.quote
         let destinationName = entity.relationships[relationship].destinationEntityName
         guard let destination = entities.first(where: { $0.name == destinationName }) else {
-            throw SkerryError(.noStore, "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
-                              entityName: entity.name, key: entity.relationships[relationship].name)
+            throw SkerryError(
+                .noStore,
+                "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
+                entityName: entity.name, key: entity.relationships[relationship].name)
         }
         // A destination with sub-entities: a third column gives each related row's entity.
         func entityCode(_ key: String) -> String { layout.entityCode(destination, key: key).map { ", " + $0 } ?? "" }
         let sql: String
         switch try layout.of(entity).storage[relationship] {
         case .transient:
-            return [:]      // in memory only: the store keeps no member
+            return [:] // in memory only: the store keeps no member
         case .foreignKey(let column):
-            sql = "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column))\(entityCode("\(q(entity.name)).\(q(column))")) FROM \(q(entity.name)) WHERE "
+            sql =
+                "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column))\(entityCode("\(q(entity.name)).\(q(column))")) FROM \(q(entity.name)) WHERE "
                 + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column, let orderColumn):
             let hasFamily = layout.family(destination) != nil
-            sql = "SELECT \(q(column)), \(q(SQLBuilder.primaryKeyColumn))\(hasFamily ? ", " + q(SQLBuilder.entityColumn) : "") FROM "
+            sql =
+                "SELECT \(q(column)), \(q(SQLBuilder.primaryKeyColumn))\(hasFamily ? ", " + q(SQLBuilder.entityColumn) : "") FROM "
                 + (hasFamily ? layout.source(destination) + " AS \(q(table))" : q(table)) + " WHERE " + SQLBuilder.inKeys(column)
                 + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(SQLBuilder.primaryKeyColumn)
         case .joinTable(let table, let source, let target, let orderColumn):
-            sql = "SELECT \(q(source)), \(q(target))\(entityCode("\(q(table)).\(q(target))")) FROM \(q(table)) WHERE " + SQLBuilder.inKeys(source)
+            sql =
+                "SELECT \(q(source)), \(q(target))\(entityCode("\(q(table)).\(q(target))")) FROM \(q(table)) WHERE "
+                + SQLBuilder.inKeys(source)
                 + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
         }
         let identity = identity, storeLayout = layout, hasEntityColumn = layout.family(destination) != nil
@@ -231,7 +258,8 @@ final class SQLiteStore: ObjectStore {
             var related: [Int64: [ObjectID]] = [:]
             while try statement.step() {
                 let entity = hasEntityColumn ? storeLayout.entity(code: statement.int64(at: 2)) ?? destination : destination
-                related[statement.int64(at: 0), default: []].append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 1)))
+                related[statement.int64(at: 0), default: []].append(
+                    ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 1)))
             }
             return related
         }
@@ -269,7 +297,8 @@ final class SQLiteStore: ObjectStore {
         let columns = attributeIndexes.map {
             $0 < entity.storedAttributeCount ? SQLBuilder.quote(entity.attributes[$0].name) : "NULL"
         }
-        let head = "SELECT \(SQLBuilder.quote(entity.name)).\(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), "
+        let head =
+            "SELECT \(SQLBuilder.quote(entity.name)).\(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)), "
             + columns.map { $0 == "NULL" ? $0 : "\(SQLBuilder.quote(entity.name)).\($0)" }.joined(separator: ", ")
             + " FROM \(readSource(query))"
         let sql = SQLBuilder.query(head, query, layout: layout)

@@ -48,11 +48,14 @@ struct SchemaMapping {
     ///     inference (a plan step's).
     ///   - convertsValues: whether custom code converts values (a plan step's `transformRow`), so
     ///     that a changed attribute type is not a problem.
-    init(from source: StoredSchema, to destination: [EntityDescription], renamedAttributes: [String: String] = [:],
-         renamedEntities: [String: String] = [:], renamedRelationships: [String: String] = [:], convertsValues: Bool = false) {
-        let entityMatches = Self.match(destination.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                       source.entities.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                       explicit: renamedEntities)
+    init(
+        from source: StoredSchema, to destination: [EntityDescription], renamedAttributes: [String: String] = [:],
+        renamedEntities: [String: String] = [:], renamedRelationships: [String: String] = [:], convertsValues: Bool = false
+    ) {
+        let entityMatches = Self.match(
+            destination.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+            source.entities.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+            explicit: renamedEntities)
         var matchedSources = Set<String>()
         for entity in destination {
             guard let sourceName = entityMatches[entity.name], let old = source.entity(named: sourceName) else {
@@ -68,18 +71,24 @@ struct SchemaMapping {
                 }
                 return result
             }
-            let attributeMatches = Self.match(entity.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                              old.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                              explicit: explicit(renamedAttributes))
+            let attributeMatches = Self.match(
+                entity.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                old.attributes.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                explicit: explicit(renamedAttributes))
             let attributes = entity.attributes.map { attribute in attributeMatches[attribute.name].flatMap { old.attribute(named: $0) } }
             for (attribute, oldAttribute) in zip(entity.attributes, attributes) {
                 guard let oldAttribute, !convertsValues, !Self.canConvert(oldAttribute.type, to: attribute.type) else { continue }
-                problems.append("attribute '\(entity.name).\(attribute.name)' changed type from \(oldAttribute.type) to \(attribute.type), which lightweight migration cannot infer")
+                problems.append(
+                    "attribute '\(entity.name).\(attribute.name)' changed type from \(oldAttribute.type) to \(attribute.type), which lightweight migration cannot infer"
+                )
             }
-            let relationshipMatches = Self.match(entity.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                                 old.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
-                                                 explicit: explicit(renamedRelationships))
-            let relationships = entity.relationships.map { relationship in relationshipMatches[relationship.name].flatMap { old.relationship(named: $0) } }
+            let relationshipMatches = Self.match(
+                entity.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                old.relationships.map { Element(name: $0.name, renamingIdentifier: $0.renamingIdentifier) },
+                explicit: explicit(renamedRelationships))
+            let relationships = entity.relationships.map { relationship in
+                relationshipMatches[relationship.name].flatMap { old.relationship(named: $0) }
+            }
             entities.append(EntityMapping(source: old, destination: entity, attributes: attributes, relationships: relationships))
         }
         droppedEntities = source.entities.filter { !matchedSources.contains($0.name) }
@@ -94,8 +103,9 @@ struct SchemaMapping {
                 let became = entities.first { $0.source.name == old.destination }?.destination.name
                 if became != relationship.destinationEntityName { relationships[position] = nil }
             }
-            entities[index] = EntityMapping(source: mapping.source, destination: mapping.destination,
-                                            attributes: mapping.attributes, relationships: relationships)
+            entities[index] = EntityMapping(
+                source: mapping.source, destination: mapping.destination,
+                attributes: mapping.attributes, relationships: relationships)
         }
     }
 
@@ -128,7 +138,8 @@ struct SchemaMapping {
             var rounded = Decimal(), copy = exact
             NSDecimalRound(&rounded, &copy, 0, .plain)
             guard rounded == exact, let number = Int64(exactly: NSDecimalNumber(decimal: exact).int64Value),
-                  Decimal(number) == exact, new.integerRange.contains(number) else { return nil }
+                Decimal(number) == exact, new.integerRange.contains(number)
+            else { return nil }
             return .int(number)
         case .float, .double:
             let number: Double

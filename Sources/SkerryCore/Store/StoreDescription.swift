@@ -123,7 +123,8 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// Whether the store holds `entity` of `model`.
     func holds(_ entity: EntityDescription, of model: ObjectModel) -> Bool {
         if let configuration, let members = try? model.entityNames(forConfiguration: configuration),
-           !members.contains(entity.name) {
+            !members.contains(entity.name)
+        {
             // An unknown configuration was reported when the store loaded (`checkConfiguration`).
             return false
         }
@@ -136,8 +137,9 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     }
 
     var connectionSettings: ConnectionSettings {
-        ConnectionSettings(journalMode: journalMode, synchronous: synchronous, busyTimeout: busyTimeout,
-                           maximumReaderCount: maximumReaderCount, readOnly: isReadOnly)
+        ConnectionSettings(
+            journalMode: journalMode, synchronous: synchronous, busyTimeout: busyTimeout,
+            maximumReaderCount: maximumReaderCount, readOnly: isReadOnly)
     }
 
     public var description: String {

@@ -64,15 +64,20 @@ public struct StoreSummary: Sendable {
         self.url = url
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: 5)
-            let isStore = try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                                     [.string(SQLiteStore.metadataTable)]) ?? 0 > 0
+            let isStore =
+                try connection.scalarInt64(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    [.string(SQLiteStore.metadataTable)]) ?? 0 > 0
             guard isStore else {
-                throw SkerryError(.storeLoadFailed, "\(url.path) is a SQLite database but not a Skerry store (it has no \(SQLiteStore.metadataTable) table).")
+                throw SkerryError(
+                    .storeLoadFailed,
+                    "\(url.path) is a SQLite database but not a Skerry store (it has no \(SQLiteStore.metadataTable) table).")
             }
             let metadata = try SQLiteStore.readMetadata(connection)
             guard let identifier = metadata["storeIdentifier"], let hash = metadata["modelVersionHash"],
-                  let schemaText = metadata["schema"],
-                  let schema = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8)) else {
+                let schemaText = metadata["schema"],
+                let schema = try? JSONDecoder().decode(StoredSchema.self, from: Data(schemaText.utf8))
+            else {
                 throw SkerryError(.storeLoadFailed, "The metadata of \(url.path) is incomplete or unreadable.")
             }
             storeIdentifier = identifier
@@ -84,14 +89,16 @@ public struct StoreSummary: Sendable {
             var entities: [Entity] = []
             for entity in schema.entities {
                 let count = try connection.scalarInt64("SELECT count(*) FROM \(SQLBuilder.quote(entity.name))") ?? 0
-                entities.append(Entity(
-                    name: entity.name, rowCount: Int(count),
-                    attributes: entity.attributes.map { Entity.Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional) },
-                    relationships: entity.relationships.map {
-                        Entity.Relationship(name: $0.name, destination: $0.destination, inverse: $0.inverse,
-                                            isToMany: $0.isToMany, isOrdered: $0.isOrdered)
-                    },
-                    uniquenessConstraints: entity.uniquenessConstraints, indexes: entity.indexes))
+                entities.append(
+                    Entity(
+                        name: entity.name, rowCount: Int(count),
+                        attributes: entity.attributes.map { Entity.Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional) },
+                        relationships: entity.relationships.map {
+                            Entity.Relationship(
+                                name: $0.name, destination: $0.destination, inverse: $0.inverse,
+                                isToMany: $0.isToMany, isOrdered: $0.isOrdered)
+                        },
+                        uniquenessConstraints: entity.uniquenessConstraints, indexes: entity.indexes))
             }
             self.entities = entities
         } catch let error as SkerryError {
@@ -101,7 +108,7 @@ public struct StoreSummary: Sendable {
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot read \(url.path): \(error)")
         }
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)   // the size is informative only
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) // the size is informative only
         fileSize = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
     }
 }

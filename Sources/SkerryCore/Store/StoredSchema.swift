@@ -37,17 +37,19 @@ package struct StoredSchema: Codable, Equatable {
 
     package init(entities: [EntityDescription]) {
         self.entities = entities.map { entity in
-            Entity(name: entity.name,
-                   attributes: entity.storedAttributes.map {
-                       Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional, renamingIdentifier: $0.renamingIdentifier)
-                   },
-                   relationships: entity.relationships.filter { !$0.isTransient }.map {
-                       Relationship(name: $0.name, destination: $0.destinationEntityName, inverse: $0.inverseName,
-                                    isToMany: $0.isToMany, isOrdered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
-                   },
-                   uniquenessConstraints: entity.uniquenessConstraints,
-                   indexes: entity.indexes.map(\.attributeNames),
-                   renamingIdentifier: entity.renamingIdentifier, parent: entity.superentity?.name)
+            Entity(
+                name: entity.name,
+                attributes: entity.storedAttributes.map {
+                    Attribute(name: $0.name, type: $0.type, isOptional: $0.isOptional, renamingIdentifier: $0.renamingIdentifier)
+                },
+                relationships: entity.relationships.filter { !$0.isTransient }.map {
+                    Relationship(
+                        name: $0.name, destination: $0.destinationEntityName, inverse: $0.inverseName,
+                        isToMany: $0.isToMany, isOrdered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
+                },
+                uniquenessConstraints: entity.uniquenessConstraints,
+                indexes: entity.indexes.map(\.attributeNames),
+                renamingIdentifier: entity.renamingIdentifier, parent: entity.superentity?.name)
         }
     }
 
@@ -122,15 +124,18 @@ package struct SchemaMigration {
                     incompatibilities.append("relationship \(here) was removed")
                     continue
                 }
-                let current = StoredSchema.Relationship(name: relationship.name, destination: relationship.destinationEntityName,
-                                           inverse: relationship.inverseName, isToMany: relationship.isToMany,
-                                           isOrdered: relationship.isOrdered, renamingIdentifier: oldRelationship.renamingIdentifier)
+                let current = StoredSchema.Relationship(
+                    name: relationship.name, destination: relationship.destinationEntityName,
+                    inverse: relationship.inverseName, isToMany: relationship.isToMany,
+                    isOrdered: relationship.isOrdered, renamingIdentifier: oldRelationship.renamingIdentifier)
                 if current != oldRelationship {
                     incompatibilities.append("relationship \(here) changed (destination, inverse, to-many or ordering)")
                 }
             }
             if Set(old.uniquenessConstraints) != Set(entity.uniquenessConstraints) {
-                incompatibilities.append("the uniqueness constraints of '\(entity.name)' changed from \(old.uniquenessConstraints) to \(entity.uniquenessConstraints)")
+                incompatibilities.append(
+                    "the uniqueness constraints of '\(entity.name)' changed from \(old.uniquenessConstraints) to \(entity.uniquenessConstraints)"
+                )
             }
             let oldIndexes = Set(old.indexes), indexes = Set(entity.indexes.map(\.attributeNames))
             for index in entity.indexes.map(\.attributeNames) where !oldIndexes.contains(index) {

@@ -128,8 +128,10 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     ///   - objectID: the object concerned.
     ///   - objectIDs: further objects concerned.
     ///   - sqlite: the SQLite error underneath (also kept as ``underlyingError``).
-    public init(_ code: Code, _ message: String, entityName: String? = nil, key: String? = nil,
-                objectID: ObjectID? = nil, objectIDs: [ObjectID] = [], sqlite: SQLiteError? = nil) {
+    public init(
+        _ code: Code, _ message: String, entityName: String? = nil, key: String? = nil,
+        objectID: ObjectID? = nil, objectIDs: [ObjectID] = [], sqlite: SQLiteError? = nil
+    ) {
         self.code = code
         self.message = message
         self.entityName = entityName
@@ -167,8 +169,9 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
     static func wrapping(_ error: SQLiteError, entityName: String? = nil) -> SkerryError {
         var wrapped: SkerryError
         if error.isUniqueConstraintViolation {
-            wrapped = SkerryError(.constraintViolation, "A uniqueness constraint failed: \(error.message)",
-                                  entityName: entityName, sqlite: error)
+            wrapped = SkerryError(
+                .constraintViolation, "A uniqueness constraint failed: \(error.message)",
+                entityName: entityName, sqlite: error)
         } else {
             wrapped = SkerryError(.sqlite, error.message, entityName: entityName, sqlite: error)
         }

@@ -1,17 +1,17 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A number that identifies the calling thread while it runs; never 0.
 @inline(__always)
 func currentThreadToken() -> UInt {
     #if canImport(Darwin)
-    return UInt(bitPattern: pthread_self())
+        return UInt(bitPattern: pthread_self())
     #else
-    return UInt(pthread_self())
+        return UInt(pthread_self())
     #endif
 }

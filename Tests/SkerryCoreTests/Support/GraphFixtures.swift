@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import SkerryCore
 
 /// A model with every kind of relationship:
@@ -10,28 +11,40 @@ import Foundation
 enum GraphFixtures {
     static func model() -> ObjectModel {
         try! ObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
-                RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
-                RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
-            ]),
-            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "books"),
-                RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
-                RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
-            ]),
-            EntityDescription(name: "Tag", attributes: [AttributeDescription("label", .string)], relationships: [
-                RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true),
-            ]),
-            EntityDescription(name: "Shelf", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true),
-            ]),
-            EntityDescription(name: "Portrait", attributes: [AttributeDescription("file", .string)], relationships: [
-                RelationshipDescription("author", destination: "Author", inverse: "portrait"),
-            ]),
-            EntityDescription(name: "Publisher", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny),
-            ]),
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
+                    RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
+                ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "books"),
+                    RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
+                    RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
+                ]),
+            EntityDescription(
+                name: "Tag", attributes: [AttributeDescription("label", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true)
+                ]),
+            EntityDescription(
+                name: "Shelf", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true)
+                ]),
+            EntityDescription(
+                name: "Portrait", attributes: [AttributeDescription("file", .string)],
+                relationships: [
+                    RelationshipDescription("author", destination: "Author", inverse: "portrait")
+                ]),
+            EntityDescription(
+                name: "Publisher", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny)
+                ]),
         ])
     }
 }

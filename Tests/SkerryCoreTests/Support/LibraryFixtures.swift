@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import SkerryCore
 
 /// A model with numbers, dates and decimals on both sides of relationships, for predicates:
@@ -7,31 +8,41 @@ import Foundation
 enum LibraryFixtures {
     static func model() -> ObjectModel {
         try! ObjectModel(entities: [
-            EntityDescription(name: "Writer", attributes: [
-                AttributeDescription("name", .string),
-                AttributeDescription("born", .integer32, isOptional: true),
-            ], relationships: [
-                RelationshipDescription("books", destination: "Novel", inverse: "writer", toMany: true),
-                RelationshipDescription("agency", destination: "Agency", inverse: "writers"),
-            ]),
-            EntityDescription(name: "Novel", attributes: [
-                AttributeDescription("title", .string),
-                AttributeDescription("year", .integer32, isOptional: true),
-                AttributeDescription("pages", .integer64, isOptional: true),
-                AttributeDescription("rating", .double, isOptional: true),
-                AttributeDescription("price", .decimal, isOptional: true),
-                AttributeDescription("published", .date, isOptional: true),
-                AttributeDescription("inPrint", .boolean, defaultValue: true),
-            ], relationships: [
-                RelationshipDescription("writer", destination: "Writer", inverse: "books"),
-                RelationshipDescription("tags", destination: "Label", inverse: "novels", toMany: true),
-            ]),
-            EntityDescription(name: "Label", attributes: [AttributeDescription("text", .string)], relationships: [
-                RelationshipDescription("novels", destination: "Novel", inverse: "tags", toMany: true),
-            ]),
-            EntityDescription(name: "Agency", attributes: [AttributeDescription("name", .string)], relationships: [
-                RelationshipDescription("writers", destination: "Writer", inverse: "agency", toMany: true),
-            ]),
+            EntityDescription(
+                name: "Writer",
+                attributes: [
+                    AttributeDescription("name", .string),
+                    AttributeDescription("born", .integer32, isOptional: true),
+                ],
+                relationships: [
+                    RelationshipDescription("books", destination: "Novel", inverse: "writer", toMany: true),
+                    RelationshipDescription("agency", destination: "Agency", inverse: "writers"),
+                ]),
+            EntityDescription(
+                name: "Novel",
+                attributes: [
+                    AttributeDescription("title", .string),
+                    AttributeDescription("year", .integer32, isOptional: true),
+                    AttributeDescription("pages", .integer64, isOptional: true),
+                    AttributeDescription("rating", .double, isOptional: true),
+                    AttributeDescription("price", .decimal, isOptional: true),
+                    AttributeDescription("published", .date, isOptional: true),
+                    AttributeDescription("inPrint", .boolean, defaultValue: true),
+                ],
+                relationships: [
+                    RelationshipDescription("writer", destination: "Writer", inverse: "books"),
+                    RelationshipDescription("tags", destination: "Label", inverse: "novels", toMany: true),
+                ]),
+            EntityDescription(
+                name: "Label", attributes: [AttributeDescription("text", .string)],
+                relationships: [
+                    RelationshipDescription("novels", destination: "Novel", inverse: "tags", toMany: true)
+                ]),
+            EntityDescription(
+                name: "Agency", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("writers", destination: "Writer", inverse: "agency", toMany: true)
+                ]),
         ])
     }
 

@@ -1,35 +1,40 @@
 import Foundation
-import Testing
-@testable import SkerryCore
+import SkerryPostgres
 // Every file of this target sees the shared test kit without importing it.
 @_exported import SkerryTestSupport
-import SkerryPostgres
+import Testing
+
+@testable import SkerryCore
 
 enum Fixtures {
     /// An entity with an attribute of every type, optional and required, and a uniqueness constraint.
     static func bookEntity(extraAttributes: [AttributeDescription] = []) -> EntityDescription {
-        EntityDescription(name: "Book", attributes: [
-            AttributeDescription("title", .string),
-            AttributeDescription("year", .integer32, isOptional: true),
-            AttributeDescription("pages", .integer16, isOptional: true),
-            AttributeDescription("sales", .integer64, defaultValue: Int64(0)),
-            AttributeDescription("rating", .double, isOptional: true),
-            AttributeDescription("weight", .float, isOptional: true),
-            AttributeDescription("price", .decimal, isOptional: true),
-            AttributeDescription("published", .date, isOptional: true),
-            AttributeDescription("inPrint", .boolean, defaultValue: true),
-            AttributeDescription("cover", .binary, isOptional: true),
-            AttributeDescription("isbn", .string, isOptional: true),
-            AttributeDescription("uuid", .uuid, isOptional: true),
-            AttributeDescription("link", .url, isOptional: true),
-        ] + extraAttributes, uniquenessConstraints: [["isbn"]], indexes: [IndexDescription(["year"])])
+        EntityDescription(
+            name: "Book",
+            attributes: [
+                AttributeDescription("title", .string),
+                AttributeDescription("year", .integer32, isOptional: true),
+                AttributeDescription("pages", .integer16, isOptional: true),
+                AttributeDescription("sales", .integer64, defaultValue: Int64(0)),
+                AttributeDescription("rating", .double, isOptional: true),
+                AttributeDescription("weight", .float, isOptional: true),
+                AttributeDescription("price", .decimal, isOptional: true),
+                AttributeDescription("published", .date, isOptional: true),
+                AttributeDescription("inPrint", .boolean, defaultValue: true),
+                AttributeDescription("cover", .binary, isOptional: true),
+                AttributeDescription("isbn", .string, isOptional: true),
+                AttributeDescription("uuid", .uuid, isOptional: true),
+                AttributeDescription("link", .url, isOptional: true),
+            ] + extraAttributes, uniquenessConstraints: [["isbn"]], indexes: [IndexDescription(["year"])])
     }
 
     static func authorEntity() -> EntityDescription {
-        EntityDescription(name: "Author", attributes: [
-            AttributeDescription("name", .string),
-            AttributeDescription("born", .integer64, isOptional: true),
-        ])
+        EntityDescription(
+            name: "Author",
+            attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("born", .integer64, isOptional: true),
+            ])
     }
 
     static func model() -> ObjectModel {
@@ -38,8 +43,10 @@ enum Fixtures {
 }
 
 /// A stack over a SQLite file in `directory`.
-func makeFileStack(_ directory: TemporaryDirectory, model: ObjectModel = Fixtures.model(),
-                   name: String = "Test") throws -> PersistentStack {
+func makeFileStack(
+    _ directory: TemporaryDirectory, model: ObjectModel = Fixtures.model(),
+    name: String = "Test"
+) throws -> PersistentStack {
     let stack = PersistentStack(name: name, model: model)
     stack.persistentStoreDescriptions = [StoreDescription(url: directory.file("\(name).sqlite"))]
     try stack.loadPersistentStores()
@@ -73,8 +80,10 @@ enum PostgresTestStore {
     static let connectionString: String? = ProcessInfo.processInfo.environment["SKERRY_TEST_POSTGRES"]
 
     /// A description of a store in a new, empty schema of the test server.
-    static func newDescription(schema: String = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
-                               propagatesChanges: Bool = false) throws -> StoreDescription {
+    static func newDescription(
+        schema: String = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
+        propagatesChanges: Bool = false
+    ) throws -> StoreDescription {
         let connectionString = try #require(connectionString, "no PostgreSQL test server (SKERRY_TEST_POSTGRES is not set)")
         return .postgres(connectionString, maximumConnections: 4, schema: schema, propagatesChanges: propagatesChanges)
     }

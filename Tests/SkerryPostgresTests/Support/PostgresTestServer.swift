@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import SkerryPostgres
 // Every file of this target sees the shared test kit without importing it.
 @_exported import SkerryTestSupport
+import Testing
+
+@testable import SkerryPostgres
 
 /// The PostgreSQL server the tests run against: the one `scripts/postgres-server.sh` started,
 /// named by `SKERRY_TEST_POSTGRES` (a libpq connection string). Without it, the PostgreSQL

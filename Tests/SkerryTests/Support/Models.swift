@@ -71,7 +71,9 @@ struct AllTypes: ManagedObjectConvertible, Equatable {
 /// A stack with the test models over an in-memory store, or a file in `directory`.
 func makeStack(in directory: URL? = nil) throws -> PersistentStack {
     let stack = PersistentStack(name: "Library", model: try ObjectModel(types: [Book.self, AllTypes.self]))
-    stack.persistentStoreDescriptions = [directory.map { StoreDescription(url: $0.appendingPathComponent("Library.sqlite")) } ?? .inMemory()]
+    stack.persistentStoreDescriptions = [
+        directory.map { StoreDescription(url: $0.appendingPathComponent("Library.sqlite")) } ?? .inMemory()
+    ]
     try stack.loadPersistentStores()
     return stack
 }

@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
-import Testing
 import Skerry
 import SkerryCore
 // Every file of this target sees the shared test kit without importing it.
 @_exported import SkerryTestSupport
+import Synchronization
+import Testing
 
 /// Collects what a container's `logError` receives, from any thread.
 final class RecordedErrors: Sendable {

@@ -129,7 +129,7 @@ extension Shelf.Novel.Jacket: ManagedObjectConvertible {
     static let entityName: String = "Jacket"
 
     static let attributes: Set<Attribute<Shelf.Novel.Jacket>> = [
-        .init(\.artwork, "artwork"),
+        .init(\.artwork, "artwork")
     ]
 
     struct Relations {
@@ -183,7 +183,7 @@ extension Migrating.Stamp: ManagedObjectConvertible {
     static let entityName: String = "Stamp"
 
     static let attributes: Set<Attribute<Migrating.Stamp>> = [
-        .init(\.motif, "motif"),
+        .init(\.motif, "motif")
     ]
 
     static let relations: Void = ()

@@ -12,21 +12,28 @@ enum MigratingModels {
         let v0 = try ObjectModel(types: [Migrating.Ticket.self])
         let v1 = try ObjectModel(types: [Migrating.Token.self])
         let v2 = try ObjectModel(entities: [try Migrating.Token.entityDescription()], versionHashModifier: "serial x10")
-        let v3 = try ObjectModel(entities: [try Migrating.Token.entityDescription(), try Migrating.Stamp.entityDescription()],
-                                 versionHashModifier: "serial x10")
-        return MigrationPlan(versions: [v0, v1, v2, v3], steps: [
-            MigrationStep(from: 0, finish: { migration in
-                for ticket in try migration.sourceRows(of: "Ticket") {
-                    guard case .int(let number) = ticket["number"] else { continue }
-                    _ = try migration.insert("Token", ["serial": .double(Double(number)), "holder": ticket["holder"]])
-                }
-            }),
-            MigrationStep(from: 1, transformRow: { entity, source, destination in
-                if entity == "Token", case .double(let serial) = source["serial"] {
-                    destination["serial"] = .double(serial * 10)
-                }
-            }),
-        ])
+        let v3 = try ObjectModel(
+            entities: [try Migrating.Token.entityDescription(), try Migrating.Stamp.entityDescription()],
+            versionHashModifier: "serial x10")
+        return MigrationPlan(
+            versions: [v0, v1, v2, v3],
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    finish: { migration in
+                        for ticket in try migration.sourceRows(of: "Ticket") {
+                            guard case .int(let number) = ticket["number"] else { continue }
+                            _ = try migration.insert("Token", ["serial": .double(Double(number)), "holder": ticket["holder"]])
+                        }
+                    }),
+                MigrationStep(
+                    from: 1,
+                    transformRow: { entity, source, destination in
+                        if entity == "Token", case .double(let serial) = source["serial"] {
+                            destination["serial"] = .double(serial * 10)
+                        }
+                    }),
+            ])
     }
 }
 

@@ -24,7 +24,7 @@ struct StoreSetUp: Sendable, CustomTestStringConvertible {
             guard let url = Bundle.module.url(forResource: name, withExtension: "xcdatamodeld", subdirectory: "DataModels") else {
                 throw SkerryError(.invalidArgument, "No \(name).xcdatamodeld among the test resources.")
             }
-            return try XcodeModel.loadModel(contentsOf: url)     // unversioned, as Xcode writes it
+            return try XcodeModel.loadModel(contentsOf: url) // unversioned, as Xcode writes it
         }
     }
 }

@@ -21,8 +21,9 @@ final class Catalogue: Sendable {
         logging = stack.addLogging(to: logger, slowStatementThreshold: .milliseconds(50))
         try stack.loadPersistentStores()
         let stack = stack
-        container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() },
-                                        logger: logger, cleanUpAfterExecution: true)
+        container = PersistentContainer(
+            managedObjectContext: { stack.newBackgroundContext() },
+            logger: logger, cleanUpAfterExecution: true)
         views = ViewCounter(stack: stack, logger: logger)
     }
 
@@ -78,8 +79,9 @@ final class Catalogue: Sendable {
     func stats() async throws -> Stats {
         let count = try await container.schedule { context in try context.count(of: Book.all) }
         let statistics = stack.statistics
-        return Stats(books: count, statementsExecuted: statistics.statementsExecuted, rowsRead: statistics.rowsRead,
-                     rowsWritten: statistics.rowsWritten, residentMemoryBytes: residentMemoryBytes())
+        return Stats(
+            books: count, statementsExecuted: statistics.statementsExecuted, rowsRead: statistics.rowsRead,
+            rowsWritten: statistics.rowsWritten, residentMemoryBytes: residentMemoryBytes())
     }
 
     /// Inserts `count` books when the catalogue is empty (`isbn-1`... `isbn-N`), in one save.
@@ -88,8 +90,10 @@ final class Catalogue: Sendable {
         try container.perform { context in
             guard try context.count(of: Book.all) == 0 else { return }
             for number in 1...count {
-                try context.insert(Book(isbn: "isbn-\(number)", title: "Title \(number)", author: "Author \(number % 50)",
-                                        year: 1900 + number % 120, copies: 1 + number % 3))
+                try context.insert(
+                    Book(
+                        isbn: "isbn-\(number)", title: "Title \(number)", author: "Author \(number % 50)",
+                        year: 1900 + number % 120, copies: 1 + number % 3))
             }
         }
     }
@@ -120,11 +124,20 @@ final class ViewCounter: Sendable {
 
     /// Saves every pending count and waits: called on shutdown.
     func flush() throws {
-        try context.performAndWait { try save(pending.withLock { pending in defer { pending = [:] }; return pending }) }
+        try context.performAndWait {
+            try save(
+                pending.withLock { pending in
+                    defer { pending = [:] }
+                    return pending
+                })
+        }
     }
 
     private func flushOnQueue() {
-        let counts = pending.withLock { pending in defer { pending = [:] }; return pending }
+        let counts = pending.withLock { pending in
+            defer { pending = [:] }
+            return pending
+        }
         do {
             try save(counts)
         } catch {
@@ -138,7 +151,7 @@ final class ViewCounter: Sendable {
         guard !counts.isEmpty else { return }
         for (isbn, count) in counts {
             let request = FetchRequest(entityName: "Book", predicate: AttributeKey("isbn") == isbn)
-            guard let book = try context.fetch(request).first else { continue }     // deleted meanwhile
+            guard let book = try context.fetch(request).first else { continue } // deleted meanwhile
             try book.setValue(try book.value(forKey: "views", as: Int.self) + count, forKey: "views")
         }
         do {
@@ -153,7 +166,8 @@ final class ViewCounter: Sendable {
 /// The process's resident memory in bytes (`VmRSS` of /proc/self/status), 0 where unavailable.
 func residentMemoryBytes() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
     return kilobytes * 1024
 }

@@ -46,14 +46,19 @@ struct LibraryService: AsyncParsableCommand {
             router: Routes.router(catalogue),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "library-service"),
             onServerRunning: { channel in
-                logger.notice("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
-                                                     "pid": "\(getpid())"])
+                logger.notice(
+                    "listening",
+                    metadata: [
+                        "address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
+                        "pid": "\(getpid())",
+                    ])
             },
             logger: logger)
         // Shut down in reverse order: the HTTP server finishes its requests, then the counts are saved.
         let saving = SaveOnShutdownService(logger: logger) { try catalogue.views.flush() }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [saving, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [saving, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.notice("stopped")
     }

@@ -47,13 +47,16 @@ struct BinaryPropertyList {
     /// Parses `data`; returns its top object.
     static func parse(_ data: Data) throws(Failure) -> PropertyListValue {
         let bytes = [UInt8](data)
-        guard bytes.count >= 40, Array(bytes.prefix(8)) == Array("bplist00".utf8) else { throw Failure(reason: "not a binary property list") }
+        guard bytes.count >= 40, Array(bytes.prefix(8)) == Array("bplist00".utf8) else {
+            throw Failure(reason: "not a binary property list")
+        }
         let trailer = bytes.count - 32
         let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
         let count = Self.integer(bytes, trailer + 8, 8), top = Self.integer(bytes, trailer + 16, 8)
         let tableStart = Self.integer(bytes, trailer + 24, 8)
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize), count > 0, count < 1_000_000, top >= 0, top < count,
-              tableStart >= 8, tableStart <= trailer, count * offsetSize <= trailer - tableStart else { throw Failure(reason: "a damaged trailer") }
+            tableStart >= 8, tableStart <= trailer, count * offsetSize <= trailer - tableStart
+        else { throw Failure(reason: "a damaged trailer") }
         let offsets = (0..<count).map { Self.integer(bytes, tableStart + $0 * offsetSize, offsetSize) }
         let list = BinaryPropertyList(bytes: bytes, offsets: offsets, referenceSize: referenceSize)
         return try list.object(top, depth: 0)
@@ -119,8 +122,12 @@ struct BinaryPropertyList {
             return .uid(Self.integer(bytes, position, low + 1))
         case 0xA, 0xD:
             let count = try length()
-            guard position + count * (kind == 0xD ? 2 : 1) * referenceSize <= bytes.count else { throw Failure(reason: "a collection past the end") }
-            let references = (0..<(kind == 0xD ? count * 2 : count)).map { Self.integer(bytes, position + $0 * referenceSize, referenceSize) }
+            guard position + count * (kind == 0xD ? 2 : 1) * referenceSize <= bytes.count else {
+                throw Failure(reason: "a collection past the end")
+            }
+            let references = (0..<(kind == 0xD ? count * 2 : count)).map {
+                Self.integer(bytes, position + $0 * referenceSize, referenceSize)
+            }
             var values: [PropertyListValue] = []
             for reference in references { values.append(try object(reference, depth: depth + 1)) }
             if kind == 0xA { return .array(values) }

@@ -86,7 +86,8 @@ public struct XcodeMappingModel: Sendable {
             throw XcodeModel.failure("\(file.path), line \(failure.line): the file is not well-formed XML: \(failure.reason).")
         }
         guard root.name == "database" else {
-            throw XcodeModel.failure("\(file.path): the root element is <\(root.name)>, not <database>: this is not an Xcode mapping model.")
+            throw XcodeModel.failure(
+                "\(file.path): the root element is <\(root.name)>, not <database>: this is not an Xcode mapping model.")
         }
         var objects: [String: XMLNode] = [:]
         for object in root.children(named: "object") {
@@ -117,7 +118,8 @@ public struct XcodeMappingModel: Sendable {
         let model = root.children(named: "object").first { $0["type"] == "XDDEVMAPPINGMODEL" }
         sourceVersionName = versionName(model.flatMap { attribute($0, "sourcemodelpath") })
         destinationVersionName = versionName(model.flatMap { attribute($0, "destinationmodelpath") })
-        let entityNodes = model.map { related($0, "entitymappings") }
+        let entityNodes =
+            model.map { related($0, "entitymappings") }
             ?? root.children(named: "object").filter { $0["type"] == "XDDEVENTITYMAPPING" }
         entityMappings = entityNodes.map { node in
             let source = attribute(node, "sourcename").flatMap { $0.isEmpty ? nil : $0 }
@@ -142,9 +144,10 @@ public struct XcodeMappingModel: Sendable {
         var renamedEntities: [String: String] = [:], renamedAttributes: [String: String] = [:]
         var renamedRelationships: [String: String] = [:], constants: [String: [String: AttributeValue]] = [:]
         func unsupported(_ mapping: EntityMapping, _ what: String) -> SkerryError {
-            SkerryError(.modelMismatch,
-                        "\(url.path): the entity mapping '\(mapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep (transformRow or finish) for step \(index + 1) instead.",
-                        entityName: mapping.destinationEntityName ?? mapping.sourceEntityName, key: mapping.name)
+            SkerryError(
+                .modelMismatch,
+                "\(url.path): the entity mapping '\(mapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep (transformRow or finish) for step \(index + 1) instead.",
+                entityName: mapping.destinationEntityName ?? mapping.sourceEntityName, key: mapping.name)
         }
         for mapping in entityMappings {
             if let policy = mapping.migrationPolicyClassName {
@@ -180,8 +183,9 @@ public struct XcodeMappingModel: Sendable {
                 for (name, value) in fixed[entity] ?? [:] { row[name] = value }
             }
         }
-        return MigrationStep(from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
-                             renamedRelationships: renamedRelationships, transformRow: transform)
+        return MigrationStep(
+            from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
+            renamedRelationships: renamedRelationships, transformRow: transform)
     }
 }
 
@@ -189,8 +193,9 @@ public struct XcodeMappingModel: Sendable {
 /// `NSKeyedArchiver`, into the few forms a migration step can carry out.
 enum ArchivedExpression {
     static func read(_ data: Data) -> XcodeMappingModel.ValueExpression {
-        guard let plist = try? BinaryPropertyList.parse(data),   // unreadable data is reported as unsupported
-              case .array(let objects)? = plist["$objects"], case .uid(let root)? = plist["$top"]?["root"] else {
+        guard let plist = try? BinaryPropertyList.parse(data), // unreadable data is reported as unsupported
+            case .array(let objects)? = plist["$objects"], case .uid(let root)? = plist["$top"]?["root"]
+        else {
             return .unsupported("an expression that cannot be read")
         }
         return Reader(objects: objects).expression(root, depth: 0)
@@ -236,11 +241,12 @@ enum ArchivedExpression {
         /// The key path of `$source.path`, or nil.
         func sourceKeyPath(_ node: PropertyListValue) -> String? {
             guard ["NSKeyPathExpression", "NSFunctionExpression"].contains(className(node)),
-                  object(node["NSSelectorName"])?.string == "valueForKeyPath:",
-                  let operand = object(node["NSOperand"]), className(operand) == "NSVariableExpression",
-                  object(operand["NSVariable"])?.string == "source",
-                  let specifier = arguments(node).first.flatMap(object),
-                  let path = object(specifier["NSKeyPath"])?.string else { return nil }
+                object(node["NSSelectorName"])?.string == "valueForKeyPath:",
+                let operand = object(node["NSOperand"]), className(operand) == "NSVariableExpression",
+                object(operand["NSVariable"])?.string == "source",
+                let specifier = arguments(node).first.flatMap(object),
+                let path = object(specifier["NSKeyPath"])?.string
+            else { return nil }
             return path
         }
 
@@ -253,9 +259,12 @@ enum ArchivedExpression {
                 let operand = object(node["NSOperand"]).flatMap { object($0["NSVariable"])?.string }
                 let arguments = arguments(node).compactMap(object)
                 if operand == "manager",
-                   ["destinationInstancesForEntityMappingNamed:sourceInstances:",
-                    "destinationInstancesForSourceRelationshipNamed:sourceInstances:"].contains(selector),
-                   arguments.count == 2, let path = sourceKeyPath(arguments[1]) {
+                    [
+                        "destinationInstancesForEntityMappingNamed:sourceInstances:",
+                        "destinationInstancesForSourceRelationshipNamed:sourceInstances:",
+                    ].contains(selector),
+                    arguments.count == 2, let path = sourceKeyPath(arguments[1])
+                {
                     return .destinationInstances(sourceKeyPath: path)
                 }
                 return .unsupported("FUNCTION($\(operand ?? "?"), \"\(selector)\")")

@@ -29,7 +29,8 @@ enum XcodeDefaultValue {
             return .double(doubleValue(text))
         case .decimal:
             guard let number = decimalPrefix(text),
-                  let value = Decimal(string: String(number), locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else { return .null }
+                let value = Decimal(string: String(number), locale: Locale(identifier: "en_US_POSIX")), !value.isNaN
+            else { return .null }
             return .decimal(value)
         case .date:
             guard decimalPrefix(text) != nil else { return .null }

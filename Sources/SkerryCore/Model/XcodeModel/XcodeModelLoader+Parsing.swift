@@ -70,7 +70,9 @@ struct XcodeModelParser {
             throw XcodeModel.failure("\(folder.path): the model version folder does not exist.")
         }
         guard FileManager.default.fileExists(atPath: file.path) else {
-            throw XcodeModel.failure("\(file.path): the model version has no 'contents' file (models saved by Xcode 3 and earlier are not supported: open and save them in a current Xcode).")
+            throw XcodeModel.failure(
+                "\(file.path): the model version has no 'contents' file (models saved by Xcode 3 and earlier are not supported: open and save them in a current Xcode)."
+            )
         }
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw XcodeModel.failure("\(file.path): the file cannot be read.")
@@ -105,8 +107,9 @@ struct XcodeModelParser {
             var members: [String] = []
             for member in node.children(named: "memberEntity") {
                 guard let entityName = member["name"], byName[entityName] != nil else {
-                    throw fail("configuration '\(name)' names the entity '\(member["name"] ?? "")', which the model does not define.",
-                               line: member.line, element: ("configuration", name))
+                    throw fail(
+                        "configuration '\(name)' names the entity '\(member["name"] ?? "")', which the model does not define.",
+                        line: member.line, element: ("configuration", name))
                 }
                 members.append(entityName)
             }
@@ -134,11 +137,12 @@ struct XcodeModelParser {
             }
         }
         let identifier = root["userDefinedModelVersionIdentifier"]
-        return XcodeModelVersion(name: versionName, url: folder, model: model,
-                                 versionIdentifier: identifier?.isEmpty == false ? identifier : nil,
-                                 renamingIdentifiers: renaming, versionHashModifiers: modifiers,
-                                 abstractEntityNames: entities.filter(\.isAbstract).map(\.name),
-                                 configurations: configurations)
+        return XcodeModelVersion(
+            name: versionName, url: folder, model: model,
+            versionIdentifier: identifier?.isEmpty == false ? identifier : nil,
+            renamingIdentifiers: renaming, versionHashModifiers: modifiers,
+            abstractEntityNames: entities.filter(\.isAbstract).map(\.name),
+            configurations: configurations)
     }
 
     /// Reads one `<entity>` element.
@@ -146,9 +150,10 @@ struct XcodeModelParser {
         guard let name = node["name"], !name.isEmpty else {
             throw fail("an entity has no name.", line: node.line)
         }
-        var entity = Entity(name: name, parentName: node["parentEntity"].flatMap { $0.isEmpty ? nil : $0 },
-                            isAbstract: node.flag("isAbstract"), elementID: nonEmpty(node["elementID"]),
-                            versionHashModifier: nonEmpty(node["versionHashModifier"]), line: node.line)
+        var entity = Entity(
+            name: name, parentName: node["parentEntity"].flatMap { $0.isEmpty ? nil : $0 },
+            isAbstract: node.flag("isAbstract"), elementID: nonEmpty(node["elementID"]),
+            versionHashModifier: nonEmpty(node["versionHashModifier"]), line: node.line)
         var singleIndexes: [IndexDescription] = []
         for child in node.children {
             switch child.name {
@@ -161,7 +166,8 @@ struct XcodeModelParser {
                 entity.relationships.append(try readRelationship(child, entity: name))
             case "uniquenessConstraints":
                 for constraint in child.children(named: "uniquenessConstraint") {
-                    entity.constraints.append(try propertyNames(constraint, listedAs: "constraint", in: "uniqueness constraint", entity: name))
+                    entity.constraints.append(
+                        try propertyNames(constraint, listedAs: "constraint", in: "uniqueness constraint", entity: name))
                 }
             case "fetchIndex":
                 if let index = try readFetchIndex(child, entity: name) { entity.indexes.append(index) }
@@ -174,13 +180,16 @@ struct XcodeModelParser {
                     throw fail("a fetched property has no name.", line: child.line, entity: name)
                 }
                 guard let request = child.children(named: "fetchRequest").first else {
-                    throw fail("the fetched property has no fetch request.", line: child.line, entity: name, element: ("fetched property", propertyName))
+                    throw fail(
+                        "the fetched property has no fetch request.", line: child.line, entity: name,
+                        element: ("fetched property", propertyName))
                 }
-                entity.fetchedProperties.append(FetchedPropertyDescription(propertyName, fetchRequest: try readFetchRequest(request, entity: name)))
+                entity.fetchedProperties.append(
+                    FetchedPropertyDescription(propertyName, fetchRequest: try readFetchRequest(request, entity: name)))
             case "userInfo":
-                continue  // not stored: ignored
+                continue // not stored: ignored
             default:
-                continue  // unknown to this reader and not part of the store's shape
+                continue // unknown to this reader and not part of the store's shape
             }
         }
         entity.indexes += singleIndexes
@@ -190,8 +199,10 @@ struct XcodeModelParser {
     /// Reads one `<attribute>` element.
     /// The property names a uniqueness constraint or compound index lists, as the `value` of its
     /// `child` elements; an element that lists none is an error naming `kind`.
-    private func propertyNames(_ node: XMLNode, listedAs child: String, in kind: String,
-                               entity: String) throws(SkerryError) -> [String] {
+    private func propertyNames(
+        _ node: XMLNode, listedAs child: String, in kind: String,
+        entity: String
+    ) throws(SkerryError) -> [String] {
         let names = node.children(named: child).compactMap { $0["value"] }
         guard !names.isEmpty else {
             throw fail("a \(kind) lists no property.", line: node.line, entity: entity, element: (kind, ""))
@@ -201,31 +212,41 @@ struct XcodeModelParser {
 
     /// Reads one `<attribute>` element: one attribute, or for a composite attribute its elements,
     /// flattened into attributes named "composite.element" (optional when the composite is).
-    private func readAttributes(_ node: XMLNode, entity: String, composites: [String: XMLNode],
-                                prefix: String = "", optional: Bool = false) throws(SkerryError) -> [Attribute] {
+    private func readAttributes(
+        _ node: XMLNode, entity: String, composites: [String: XMLNode],
+        prefix: String = "", optional: Bool = false
+    ) throws(SkerryError) -> [Attribute] {
         guard node["attributeType"] == "Composite" else {
             let attribute = try readAttribute(node, entity: entity)
             guard !prefix.isEmpty else { return [attribute] }
             let d = attribute.description
-            return [Attribute(description: AttributeDescription(prefix + d.name, d.type, isOptional: d.isOptional || optional,
-                                                                defaultValue: d.defaultValue.isNull ? nil : d.defaultValue,
-                                                                renamingIdentifier: d.renamingIdentifier.map { prefix + $0 },
-                                                                valueTransformerName: d.valueTransformerName),
-                              elementID: attribute.elementID.map { prefix + $0 }, versionHashModifier: attribute.versionHashModifier,
-                              line: attribute.line)]
+            return [
+                Attribute(
+                    description: AttributeDescription(
+                        prefix + d.name, d.type, isOptional: d.isOptional || optional,
+                        defaultValue: d.defaultValue.isNull ? nil : d.defaultValue,
+                        renamingIdentifier: d.renamingIdentifier.map { prefix + $0 },
+                        valueTransformerName: d.valueTransformerName),
+                    elementID: attribute.elementID.map { prefix + $0 }, versionHashModifier: attribute.versionHashModifier,
+                    line: attribute.line)
+            ]
         }
         let name = node["name"] ?? ""
         let element = ("attribute", prefix + name)
         guard let compositeName = nonEmpty(node["composite"]), let composite = composites[compositeName] else {
-            throw fail("the composite '\(node["composite"] ?? "")' it names is not defined in the model.", line: node.line, entity: entity, element: element)
+            throw fail(
+                "the composite '\(node["composite"] ?? "")' it names is not defined in the model.", line: node.line, entity: entity,
+                element: element)
         }
         guard prefix.split(separator: ".").count < 8 else {
-            throw fail("composites nest more than 8 deep (a composite containing itself?).", line: node.line, entity: entity, element: element)
+            throw fail(
+                "composites nest more than 8 deep (a composite containing itself?).", line: node.line, entity: entity, element: element)
         }
         var attributes: [Attribute] = []
         for child in composite.children(named: "attribute") {
-            attributes += try readAttributes(child, entity: entity, composites: composites, prefix: prefix + name + ".",
-                                             optional: optional || node.flag("optional"))
+            attributes += try readAttributes(
+                child, entity: entity, composites: composites, prefix: prefix + name + ".",
+                optional: optional || node.flag("optional"))
         }
         return attributes
     }
@@ -242,8 +263,9 @@ struct XcodeModelParser {
         if node.flag("derived") || node["derivationExpression"] != nil {
             let expression = node["derivationExpression"] ?? ""
             guard let parsed = AttributeDerivation(expression: expression) else {
-                throw fail("the derivation '\(expression)' is not one Skerry computes (a key path, to-many.@count, to-many.@sum/@min/@max/@avg.attribute, canonical:/lowercase:/uppercase: of a key path, now()).",
-                           line: node.line, entity: entity, element: element)
+                throw fail(
+                    "the derivation '\(expression)' is not one Skerry computes (a key path, to-many.@count, to-many.@sum/@min/@max/@avg.attribute, canonical:/lowercase:/uppercase: of a key path, now()).",
+                    line: node.line, entity: entity, element: element)
             }
             derivation = parsed
         }
@@ -271,7 +293,7 @@ struct XcodeModelParser {
             // whose names the model cannot tell apart) likewise. A registered transformer decides.
             type = nonEmpty(node["valueTransformerName"]).flatMap { transformers[$0] } ?? .binary
         case "Undefined" where node.flag("transient"):
-            type = .binary  // a transient of any value: Skerry keeps Data (AttributeValue has no "any")
+            type = .binary // a transient of any value: Skerry keeps Data (AttributeValue has no "any")
         case "Undefined", "Object ID": throw unsupported("attributes of type '\(typeName)'")
         default:
             throw fail("the attribute type '\(typeName)' is unknown.", line: node.line, entity: entity, element: element)
@@ -280,13 +302,15 @@ struct XcodeModelParser {
         if type == .date, let interval = node["defaultDateTimeInterval"] { defaultText = interval }
         // Read as Core Data's model compiler reads it: leniently, never an error (see XcodeDefaultValue).
         let defaultValue = defaultText.map { XcodeDefaultValue.parse($0, as: type) } ?? .null
-        return Attribute(description: AttributeDescription(name, type, isOptional: node.flag("optional"),
-                                                           defaultValue: defaultValue.isNull ? nil : defaultValue,
-                                                           renamingIdentifier: nonEmpty(node["elementID"]),
-                                                           valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil,
-                                                           isTransient: node.flag("transient"), derivation: derivation),
-                         elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
-                         line: node.line)
+        return Attribute(
+            description: AttributeDescription(
+                name, type, isOptional: node.flag("optional"),
+                defaultValue: defaultValue.isNull ? nil : defaultValue,
+                renamingIdentifier: nonEmpty(node["elementID"]),
+                valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil,
+                isTransient: node.flag("transient"), derivation: derivation),
+            elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
+            line: node.line)
     }
 
     /// Reads one `<relationship>` element.
@@ -316,14 +340,16 @@ struct XcodeModelParser {
         }
         let toMany = node.flag("toMany")
         let minCount = try count("minCount"), maxCount = try count("maxCount")
-        let description = RelationshipDescription(name, destination: destination, inverse: nonEmpty(node["inverseName"]),
-                                                  toMany: toMany, ordered: node.flag("ordered"),
-                                                  isOptional: node.flag("optional"), deleteRule: deleteRule,
-                                                  minCount: toMany ? minCount : 0, maxCount: toMany ? maxCount : 0,
-                                                  renamingIdentifier: nonEmpty(node["elementID"]), isTransient: node.flag("transient"))
-        return Relationship(description: description, inverseEntity: nonEmpty(node["inverseEntity"]),
-                            elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
-                            line: node.line)
+        let description = RelationshipDescription(
+            name, destination: destination, inverse: nonEmpty(node["inverseName"]),
+            toMany: toMany, ordered: node.flag("ordered"),
+            isOptional: node.flag("optional"), deleteRule: deleteRule,
+            minCount: toMany ? minCount : 0, maxCount: toMany ? maxCount : 0,
+            renamingIdentifier: nonEmpty(node["elementID"]), isTransient: node.flag("transient"))
+        return Relationship(
+            description: description, inverseEntity: nonEmpty(node["inverseEntity"]),
+            elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
+            line: node.line)
     }
 
     /// Reads one `<fetchRequest>` element: a fetch request template of the model, or the request
@@ -335,9 +361,10 @@ struct XcodeModelParser {
             throw fail("the fetch request names no entity.", line: node.line, entity: entity, element: element)
         }
         func count(_ key: String) -> Int { node[key].flatMap { Int($0) }.map { max(0, $0) } ?? 0 }
-        return FetchRequestTemplate(name: name, entityName: entityName, predicateFormat: nonEmpty(node["predicateString"]),
-                                    fetchLimit: count("fetchLimit"), fetchOffset: count("fetchOffset"),
-                                    fetchBatchSize: count("fetchBatchSize"))
+        return FetchRequestTemplate(
+            name: name, entityName: entityName, predicateFormat: nonEmpty(node["predicateString"]),
+            fetchLimit: count("fetchLimit"), fetchOffset: count("fetchOffset"),
+            fetchBatchSize: count("fetchBatchSize"))
     }
 
     /// Reads one `<fetchIndex>` element.
@@ -387,12 +414,14 @@ struct XcodeModelParser {
             var item = FlatEntity(entity: entity)
             if let parentName = entity.parentName {
                 guard let parent = byName[parentName] else {
-                    throw fail("the parent entity '\(parentName)' is not defined in the model.", line: entity.line,
-                               entity: entity.name, element: ("parent entity", parentName))
+                    throw fail(
+                        "the parent entity '\(parentName)' is not defined in the model.", line: entity.line,
+                        entity: entity.name, element: ("parent entity", parentName))
                 }
                 if parentName == entity.name || visiting.contains(parentName) {
-                    throw fail("the parent entities form a cycle: \((visiting + [entity.name, parentName]).joined(separator: " -> ")).",
-                               line: entity.line, entity: entity.name, element: ("parent entity", parentName))
+                    throw fail(
+                        "the parent entities form a cycle: \((visiting + [entity.name, parentName]).joined(separator: " -> ")).",
+                        line: entity.line, entity: entity.name, element: ("parent entity", parentName))
                 }
                 let inherited = try resolve(parent, visiting: visiting + [entity.name])
                 item.attributes = inherited.attributes
@@ -406,15 +435,18 @@ struct XcodeModelParser {
             item.constraints += entity.constraints
             item.indexes += entity.indexes
             item.fetchedProperties += entity.fetchedProperties
-            var names: [String: String] = [:]  // lowercased name -> declaring entity
-            let properties = item.attributes.map { ($0.declaredIn, $0.attribute.description.name, "attribute", $0.attribute.line) }
+            var names: [String: String] = [:] // lowercased name -> declaring entity
+            let properties =
+                item.attributes.map { ($0.declaredIn, $0.attribute.description.name, "attribute", $0.attribute.line) }
                 + item.relationships.map { ($0.declaredIn, $0.relationship.name, "relationship", $0.relationship.line) }
             for (declaredIn, name, kind, line) in properties {
                 if let first = names[name.lowercased()] {
-                    let origin = first == entity.name && declaredIn == entity.name
+                    let origin =
+                        first == entity.name && declaredIn == entity.name
                         ? "is declared twice" : "is declared in both '\(first)' and '\(declaredIn)'"
-                    throw fail("the property name \(origin) (names are compared case-insensitively).",
-                               line: declaredIn == entity.name ? line : entity.line, entity: entity.name, element: (kind, name))
+                    throw fail(
+                        "the property name \(origin) (names are compared case-insensitively).",
+                        line: declaredIn == entity.name ? line : entity.line, entity: entity.name, element: (kind, name))
                 }
                 names[name.lowercased()] = declaredIn
             }
@@ -434,45 +466,55 @@ struct XcodeModelParser {
                 let r = relationship.description
                 let element = ("relationship", r.name)
                 guard let destination = flat[r.destinationEntityName] else {
-                    throw fail("the destination entity '\(r.destinationEntityName)' is not defined in the model.",
-                               line: relationship.line, entity: entity.name, element: element)
+                    throw fail(
+                        "the destination entity '\(r.destinationEntityName)' is not defined in the model.",
+                        line: relationship.line, entity: entity.name, element: element)
                 }
                 if let inverseEntity = relationship.inverseEntity, inverseEntity != r.destinationEntityName {
-                    throw fail("the inverse entity '\(inverseEntity)' is not the destination entity '\(r.destinationEntityName)'.",
-                               line: relationship.line, entity: entity.name, element: element)
+                    throw fail(
+                        "the inverse entity '\(inverseEntity)' is not the destination entity '\(r.destinationEntityName)'.",
+                        line: relationship.line, entity: entity.name, element: element)
                 }
                 guard let inverseName = r.inverseName else { continue }
                 guard let inverse = destination.relationships.first(where: { $0.relationship.name == inverseName }) else {
-                    throw fail("the inverse relationship '\(inverseName)' is not defined in the destination entity '\(r.destinationEntityName)'.",
-                               line: relationship.line, entity: entity.name, element: element)
+                    throw fail(
+                        "the inverse relationship '\(inverseName)' is not defined in the destination entity '\(r.destinationEntityName)'.",
+                        line: relationship.line, entity: entity.name, element: element)
                 }
                 let back = inverse.relationship.description
                 // The inverse points back at this entity, or at one of its ancestors (a sub-entity
                 // relating to the destination through an inherited relationship).
                 var ancestry = [entity.name], parent = entity.parentName
-                while let name = parent, !ancestry.contains(name) { ancestry.append(name); parent = flat[name]?.entity.parentName }
+                while let name = parent, !ancestry.contains(name) {
+                    ancestry.append(name)
+                    parent = flat[name]?.entity.parentName
+                }
                 guard ancestry.contains(back.destinationEntityName), back.inverseName == r.name else {
-                    throw fail("the inverse \(r.destinationEntityName).\(inverseName) does not point back to \(entity.name).\(r.name) (it points to \(back.destinationEntityName).\(back.inverseName ?? "no inverse")).",
-                               line: relationship.line, entity: entity.name, element: element)
+                    throw fail(
+                        "the inverse \(r.destinationEntityName).\(inverseName) does not point back to \(entity.name).\(r.name) (it points to \(back.destinationEntityName).\(back.inverseName ?? "no inverse")).",
+                        line: relationship.line, entity: entity.name, element: element)
                 }
             }
         }
     }
 
     /// The ``ObjectModel`` of the concrete entities, in file order.
-    private func makeModel(_ entities: [Entity], flat: [String: FlatEntity], configurations: [String: [String]],
-                           templates: [FetchRequestTemplate]) throws(SkerryError) -> ObjectModel {
+    private func makeModel(
+        _ entities: [Entity], flat: [String: FlatEntity], configurations: [String: [String]],
+        templates: [FetchRequestTemplate]
+    ) throws(SkerryError) -> ObjectModel {
         // Each entity with its own properties after its superentity's (made first; `flatten`
         // has ruled out cycles and missing parents).
         var made: [String: EntityDescription] = [:]
         func make(_ entity: Entity) -> EntityDescription {
             if let done = made[entity.name] { return done }
             let superentity = entity.parentName.flatMap { name in flat[name].map { make($0.entity) } }
-            let description = EntityDescription(name: entity.name, attributes: entity.attributes.map(\.description),
-                                                relationships: entity.relationships.map(\.description),
-                                                uniquenessConstraints: entity.constraints, indexes: entity.indexes,
-                                                renamingIdentifier: entity.elementID, fetchedProperties: entity.fetchedProperties,
-                                                superentity: superentity, isAbstract: entity.isAbstract)
+            let description = EntityDescription(
+                name: entity.name, attributes: entity.attributes.map(\.description),
+                relationships: entity.relationships.map(\.description),
+                uniquenessConstraints: entity.constraints, indexes: entity.indexes,
+                renamingIdentifier: entity.elementID, fetchedProperties: entity.fetchedProperties,
+                superentity: superentity, isAbstract: entity.isAbstract)
             made[entity.name] = description
             return description
         }
@@ -483,33 +525,40 @@ struct XcodeModelParser {
         for entity in entities {
             if let modifier = entity.versionHashModifier { modifiers.append("\(entity.name)=\(modifier)") }
             for attribute in entity.attributes {
-                if let modifier = attribute.versionHashModifier { modifiers.append("\(entity.name).\(attribute.description.name)=\(modifier)") }
+                if let modifier = attribute.versionHashModifier {
+                    modifiers.append("\(entity.name).\(attribute.description.name)=\(modifier)")
+                }
             }
             for relationship in entity.relationships {
                 if let modifier = relationship.versionHashModifier { modifiers.append("\(entity.name).\(relationship.name)=\(modifier)") }
             }
         }
         do {
-            return try ObjectModel(entities: descriptions,
-                                   versionHashModifier: modifiers.isEmpty ? nil : modifiers.sorted().joined(separator: ";"),
-                                   configurations: configurations, fetchRequestTemplates: templates)
+            return try ObjectModel(
+                entities: descriptions,
+                versionHashModifier: modifiers.isEmpty ? nil : modifiers.sorted().joined(separator: ";"),
+                configurations: configurations, fetchRequestTemplates: templates)
         } catch {
             let line = error.entityName.flatMap { name in flat[name]?.entity.line }
-            throw SkerryError(.invalidModel, "\(file.path)\(line.map { ", line \($0)" } ?? ""): \(error.message)",
-                              entityName: error.entityName, key: error.key)
+            throw SkerryError(
+                .invalidModel, "\(file.path)\(line.map { ", line \($0)" } ?? ""): \(error.message)",
+                entityName: error.entityName, key: error.key)
         }
     }
 
     // MARK: Helpers
 
     /// An error that names the file, the line, the entity and the element.
-    private func fail(_ message: String, line: Int, entity: String? = nil,
-                      element: (kind: String, name: String)? = nil) -> SkerryError {
+    private func fail(
+        _ message: String, line: Int, entity: String? = nil,
+        element: (kind: String, name: String)? = nil
+    ) -> SkerryError {
         var place = "\(file.path), line \(line)"
         if let entity { place += ", entity '\(entity)'" }
         if let element { place += element.name.isEmpty ? ", \(element.kind)" : ", \(element.kind) '\(element.name)'" }
-        return SkerryError(.invalidModel, "\(place): \(message)", entityName: entity,
-                           key: element.flatMap { $0.name.isEmpty ? nil : $0.name })
+        return SkerryError(
+            .invalidModel, "\(place): \(message)", entityName: entity,
+            key: element.flatMap { $0.name.isEmpty ? nil : $0.name })
     }
 
     /// `text`, or nil when it is nil or empty.

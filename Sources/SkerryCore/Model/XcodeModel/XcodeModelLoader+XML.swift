@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// One element of a parsed XML document: the little the model loader needs (no text content,
@@ -53,10 +54,13 @@ struct XMLNode: Sendable {
         if ok, parser.parserError == nil, builder.stack.isEmpty, let root = builder.root {
             return .success(root)
         }
-        let reason = parser.parserError.map { "XML parser error \(($0 as NSError).code)" }
+        let reason =
+            parser.parserError.map { "XML parser error \(($0 as NSError).code)" }
             ?? (builder.root == nil ? "the document has no root element" : "unexpected end of the document")
-        return .failure(XMLParseFailure(reason: reason, line: max(parser.lineNumber, 1),
-                                        openElements: builder.openElements))
+        return .failure(
+            XMLParseFailure(
+                reason: reason, line: max(parser.lineNumber, 1),
+                openElements: builder.openElements))
     }
 }
 
@@ -87,19 +91,23 @@ private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
         guard failure == nil else { return }
-        failure = XMLParseFailure(reason: "XML parser error \((parseError as NSError).code)",
-                                  line: max(parser.lineNumber, 1), openElements: openElements)
+        failure = XMLParseFailure(
+            reason: "XML parser error \((parseError as NSError).code)",
+            line: max(parser.lineNumber, 1), openElements: openElements)
         parser.abortParsing()
     }
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+        qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+    ) {
         guard failure == nil else { return }
         guard stack.count < XMLNode.maximumDepth else {
             // A model file nests a handful of elements; a hostile one could nest enough to
             // overflow the stack when the tree is freed (or in the parser): stop here instead.
-            failure = XMLParseFailure(reason: "elements are nested more than \(XMLNode.maximumDepth) deep",
-                                      line: max(parser.lineNumber, 1), openElements: Array(openElements.prefix(8)))
+            failure = XMLParseFailure(
+                reason: "elements are nested more than \(XMLNode.maximumDepth) deep",
+                line: max(parser.lineNumber, 1), openElements: Array(openElements.prefix(8)))
             parser.abortParsing()
             return
         }
@@ -111,8 +119,10 @@ private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
         stack[stack.count - 1].text += string
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?) {
+    func parser(
+        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
+        qualifiedName qName: String?
+    ) {
         guard failure == nil, let node = stack.popLast() else { return }
         if stack.isEmpty {
             root = node

@@ -128,7 +128,9 @@ public struct XcodeModel: Sendable {
     public func load(version name: String) throws(SkerryError) -> XcodeModelVersion {
         let bare = name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
         guard let folder = versionFolders[bare] else {
-            throw Self.failure("\(url.path): the model has no version '\(name)'; its versions are \(versionNames.map { "'\($0)'" }.joined(separator: ", ")).")
+            throw Self.failure(
+                "\(url.path): the model has no version '\(name)'; its versions are \(versionNames.map { "'\($0)'" }.joined(separator: ", "))."
+            )
         }
         let transformers = Self.transformers.withLock { $0 }
         return try XcodeModelParser(versionName: bare, folder: folder, transformers: transformers).parse()
@@ -205,14 +207,18 @@ public struct XcodeModel: Sendable {
         case .success(let name): named = name
         case .failure(let reason):
             guard versions.count == 1 else {
-                throw failure("\(file.path): \(reason), so the package has no current version; it holds \(versions.count) versions (\(versions.map { "'\($0)'" }.joined(separator: ", "))): name one in '_XCCurrentVersionName' (Xcode: Model Version in the File inspector).")
+                throw failure(
+                    "\(file.path): \(reason), so the package has no current version; it holds \(versions.count) versions (\(versions.map { "'\($0)'" }.joined(separator: ", "))): name one in '_XCCurrentVersionName' (Xcode: Model Version in the File inspector)."
+                )
             }
             named = nil
         }
         guard let value = named else { return versions[0] }
         let name = value.hasSuffix(".xcdatamodel") ? String(value.dropLast(".xcdatamodel".count)) : value
         guard versions.contains(name) else {
-            throw failure("\(file.path): the current version '\(value)' is not in the package; its versions are \(versions.map { "'\($0)'" }.joined(separator: ", ")).")
+            throw failure(
+                "\(file.path): the current version '\(value)' is not in the package; its versions are \(versions.map { "'\($0)'" }.joined(separator: ", "))."
+            )
         }
         return name
     }
@@ -307,8 +313,10 @@ extension MigrationPlan {
     ///   - xcodeVersions: the versions, oldest first (``XcodeModel/loadAllVersions()``).
     ///   - steps: custom steps; their own `renamedAttributes` win over the declared ones.
     ///   - progress: told of each step as it starts.
-    public convenience init(xcodeVersions: [XcodeModelVersion], steps: [MigrationStep] = [],
-                            progress: (@Sendable (Int, Int) -> Void)? = nil) {
+    public convenience init(
+        xcodeVersions: [XcodeModelVersion], steps: [MigrationStep] = [],
+        progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) {
         var merged: [MigrationStep] = []
         for index in 0..<max(0, xcodeVersions.count - 1) {
             let custom = steps.first { $0.from == index }
@@ -317,15 +325,18 @@ extension MigrationPlan {
             for (key, oldName) in xcodeVersions[index + 1].renamingIdentifiers {
                 let parts = key.split(separator: ".").map(String.init)
                 guard parts.count == 2, parts[1] != oldName,
-                      new.entity(named: parts[0])?.attribute(named: parts[1]) != nil,
-                      old.entity(named: parts[0])?.attribute(named: oldName) != nil else { continue }
+                    new.entity(named: parts[0])?.attribute(named: parts[1]) != nil,
+                    old.entity(named: parts[0])?.attribute(named: oldName) != nil
+                else { continue }
                 renames[key] = oldName
             }
             renames.merge(custom?.renamedAttributes ?? [:]) { _, own in own }
             if custom == nil && renames.isEmpty { continue }
-            merged.append(MigrationStep(from: index, renamedAttributes: renames, renamedEntities: custom?.renamedEntities ?? [:],
-                                        renamedRelationships: custom?.renamedRelationships ?? [:],
-                                        transformRow: custom?.transformRow, finish: custom?.finish))
+            merged.append(
+                MigrationStep(
+                    from: index, renamedAttributes: renames, renamedEntities: custom?.renamedEntities ?? [:],
+                    renamedRelationships: custom?.renamedRelationships ?? [:],
+                    transformRow: custom?.transformRow, finish: custom?.finish))
         }
         self.init(versions: xcodeVersions.map(\.model), steps: merged, progress: progress)
     }
@@ -342,15 +353,20 @@ extension MigrationPlan {
     /// - Throws: ``SkerryError/Code/modelMismatch`` for a mapping model whose versions are not two
     ///   consecutive versions of the plan, or that a step cannot carry out (a custom migration
     ///   policy class, an expression other than a key path or a constant).
-    public convenience init(xcodeVersions: [XcodeModelVersion], mappingModels: [XcodeMappingModel],
-                            steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SkerryError) {
+    public convenience init(
+        xcodeVersions: [XcodeModelVersion], mappingModels: [XcodeMappingModel],
+        steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) throws(SkerryError) {
         var byIndex = Dictionary(steps.map { ($0.from, $0) }, uniquingKeysWith: { _, last in last })
         let names = xcodeVersions.map(\.name)
         for mapping in mappingModels {
             guard let source = mapping.sourceVersionName, let from = names.firstIndex(of: source), from + 1 < names.count,
-                  mapping.destinationVersionName == names[from + 1] else {
-                throw SkerryError(.modelMismatch,
-                                  "\(mapping.url.path) maps '\(mapping.sourceVersionName ?? "?")' to '\(mapping.destinationVersionName ?? "?")', which are not two consecutive versions of the plan (\(names.map { "'\($0)'" }.joined(separator: ", "))).")
+                mapping.destinationVersionName == names[from + 1]
+            else {
+                throw SkerryError(
+                    .modelMismatch,
+                    "\(mapping.url.path) maps '\(mapping.sourceVersionName ?? "?")' to '\(mapping.destinationVersionName ?? "?")', which are not two consecutive versions of the plan (\(names.map { "'\($0)'" }.joined(separator: ", ")))."
+                )
             }
             let mapped = try mapping.migrationStep(from: from)
             guard let custom = byIndex[from] else {
@@ -365,13 +381,13 @@ extension MigrationPlan {
                     try second(entity, source, &row)
                 }
             }
-            byIndex[from] = MigrationStep(from: from,
-                                          renamedAttributes: mapped.renamedAttributes.merging(custom.renamedAttributes) { _, own in own },
-                                          renamedEntities: mapped.renamedEntities.merging(custom.renamedEntities) { _, own in own },
-                                          renamedRelationships: mapped.renamedRelationships.merging(custom.renamedRelationships) { _, own in own },
-                                          transformRow: transform, finish: custom.finish)
+            byIndex[from] = MigrationStep(
+                from: from,
+                renamedAttributes: mapped.renamedAttributes.merging(custom.renamedAttributes) { _, own in own },
+                renamedEntities: mapped.renamedEntities.merging(custom.renamedEntities) { _, own in own },
+                renamedRelationships: mapped.renamedRelationships.merging(custom.renamedRelationships) { _, own in own },
+                transformRow: transform, finish: custom.finish)
         }
         self.init(versions: xcodeVersions.map(\.model), steps: Array(byIndex.values), progress: progress)
     }
 }
-
