@@ -1,7 +1,7 @@
 /// Which threads may use a context: Core Data's `NSManagedObjectContextConcurrencyType`, with its
 /// case names.
 public enum ContextConcurrencyType: Sendable, Hashable {
-    /// The context has its own serial queue; use it inside ``ObjectContext/perform(_:)`` or
+    /// The context has its own serial queue; use it inside `ObjectContext.perform(_:)` or
     /// ``ObjectContext/performAndWait(_:)``.
     case privateQueueConcurrencyType
     /// The context's queue is the main queue: the main thread (and code on the main queue, such as

@@ -158,7 +158,7 @@ public final class ObjectContext: @unchecked Sendable {
         queue.async { self.runOwned(block) }
     }
 
-    /// Runs `block` on the context's queue later and returns at once: ``perform(_:)`` under a name
+    /// Runs `block` on the context's queue later and returns at once: `perform(_:)` under a name
     /// that async code can call too. (In async code, `perform { }` names the awaited form below,
     /// and Swift asks for `await`; `enqueue` cannot be taken for it.)
     /// - Parameter block: the work; it may use the context and its objects.
