@@ -18,8 +18,10 @@
             // keep `logging`; logging.cancel() stops it
             // doc: end
             logging.cancel()
-            #expect(handler.entries.map(\.message.description) == ["store loaded"])
-            #expect(handler.entries.first?.metadata["skerry.outcome"] == "created")
+            // A statement may cross the slow threshold on a loaded machine: not what this checks.
+            let entries = handler.entries.filter { $0.message != "slow statement" }
+            #expect(entries.map(\.message.description) == ["store loaded"])
+            #expect(entries.first?.metadata["skerry.outcome"] == "created")
         }
 
         func logger(_ level: Logger.Level) -> (Logger, InMemoryLogHandler) {
@@ -54,7 +56,8 @@
                 try load(
                     try ObjectModel(entities: [EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer64)])]))
             }
-            let entries = handler.entries
+            // A statement may cross the slow threshold on a loaded machine: not what this checks.
+            let entries = handler.entries.filter { $0.message != "slow statement" }
             #expect(
                 entries.map(\.message.description) == [
                     "store loaded", "migration step 1 of 1 done", "store loaded", "store failed to load",
