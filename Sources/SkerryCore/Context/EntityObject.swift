@@ -69,26 +69,29 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// The context the object is registered in; nil once the object was invalidated by
     /// `reset()`, by a rollback of its insert, by the save of its delete, by a merged delete, or
     /// by the end of its context.
-    public var context: ObjectContext? { registration.isRegistered ? owner : nil }
+    public var context: ObjectContext? { registration.isRegistered ? owner.takeUnretainedValue() : nil }
 
-    /// The context that created the object. `unowned(unsafe)`, to keep value access free of
-    /// reference counting: it is read only while `registration.isRegistered` is true, and every
-    /// path that ends the registration goes through ``ObjectRegistry`` (`unregister`,
-    /// `unregisterAll` from `reset()` and from the context's deinit), which invalidates the object
-    /// before the context can go away.
-    private unowned(unsafe) let owner: ObjectContext
-    // The mutable state below is marked `@exclusivity(unchecked)`: it is touched only on the
-    // owner's queue (one thread at a time), and no code holds an `inout` access to one of these
-    // properties across a call that could reach the same property again, so the run-time
-    // exclusivity check (a thread-local access-set insert on every read and write, 8% of a bulk
-    // fetch's instructions) can never fire. Keep it that way: mutate them in single statements.
+    /// The context that created the object, held without a reference count, so that value access
+    /// costs no reference counting (the context's count lives in a side table, because of the weak
+    /// references of its observers: every count would take the slow path). Used only while
+    /// `registration.isRegistered` is true: every path that ends the registration goes through
+    /// ``ObjectRegistry`` (`unregister`, `unregisterAll` from `reset()` and from the context's
+    /// deinit), which invalidates the object before the context can go away. Calls go through
+    /// ``withOwner(_:)``, which borrows the reference without retaining it.
+    private let owner: Unmanaged<ObjectContext>
+    // The mutable state below is marked `@exclusivity(unchecked)`: it is touched only by the
+    // thread that owns the context (every entry point checks it, `checkConfinement`), and no code
+    // holds an `inout` access to one of these properties across a call that could reach the same
+    // property again, so the run-time exclusivity check (a thread-local access-set insert on every
+    // read and write) can never fire. Keep it that way: mutate them in single statements.
 
     /// The object's ID, and whether (and how) `owner`'s registry holds it; written only by
     /// ``ObjectRegistry``.
     @exclusivity(unchecked) var registration: Registration
 
-    /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
-    @exclusivity(unchecked) var values: [AttributeValue]
+    /// The values, laid out by `entity.valueLayout`; nil while the object is a fault (or invalid).
+    /// Owned by the object: freed when it becomes a fault, is invalidated, or goes away.
+    @exclusivity(unchecked) var storage: UnsafeMutableRawPointer?
     /// The values last read from or written to the store, captured on the first change of a
     /// saved object; nil while the object has no pending change.
     @exclusivity(unchecked) var committedValues: [AttributeValue]?
@@ -103,17 +106,90 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// Faults fetched together with a batch size, loaded together.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
 
+    /// A new object; `values` empty makes a fault.
     init(
         entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
         version: Int64, isFault: Bool, relationships: [RelationshipValue]? = nil
     ) {
         self.entity = entity
         self.registration = Registration(unregistered: objectID)
-        self.owner = context
-        self.values = values
+        self.owner = Unmanaged.passUnretained(context)
         self.relationshipValues = relationships ?? Array(repeating: .notLoaded, count: entity.relationships.count)
         self.version = version
         self.isFaultFlag = isFault
+        if !values.isEmpty { self.values = values }
+    }
+
+    /// A new loaded object whose storage (laid out for `entity`, possibly empty) it takes over.
+    init(
+        entity: EntityDescription, objectID: ObjectID, context: ObjectContext, storage: UnsafeMutableRawPointer,
+        version: Int64, relationships: [RelationshipValue]
+    ) {
+        self.entity = entity
+        self.registration = Registration(unregistered: objectID)
+        self.owner = Unmanaged.passUnretained(context)
+        self.storage = storage
+        self.relationshipValues = relationships
+        self.version = version
+        self.isFaultFlag = false
+    }
+
+    deinit {
+        if let storage { entity.valueLayout.deallocate(storage) }
+    }
+
+    /// Runs `body` with the owning context, borrowed without retaining it. Only while registered.
+    @inline(__always)
+    func withOwner<T>(_ body: (ObjectContext) -> T) -> T {
+        owner._withUnsafeGuaranteedRef(body)
+    }
+
+    /// ``withOwner(_:)`` for work that throws.
+    @inline(__always)
+    func withOwnerThrowing<T>(_ body: (ObjectContext) throws(SkerryError) -> T) throws(SkerryError) -> T {
+        try owner._withUnsafeGuaranteedRef { context in Result { () throws(SkerryError) in try body(context) } }.get()
+    }
+
+    /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
+    /// Reading builds an array (use ``value(at:)`` for one); setting an empty array frees the
+    /// storage (the object becomes value-less), any other writes every value.
+    var values: [AttributeValue] {
+        get {
+            guard let storage else { return [] }
+            let layout = entity.valueLayout
+            return layout.types.indices.map { layout.load(storage, $0) }
+        }
+        set {
+            let layout = entity.valueLayout
+            guard !newValue.isEmpty else {
+                if let storage { layout.deallocate(storage) }
+                storage = nil
+                return
+            }
+            let base = storage ?? layout.allocate()
+            for index in newValue.indices { layout.store(base, index, newValue[index]) }
+            storage = base
+        }
+    }
+
+    /// Takes over `newStorage` (laid out by `entity.valueLayout`) as the object's values, freeing
+    /// the storage it had.
+    @inline(__always)
+    func adoptStorage(_ newStorage: UnsafeMutableRawPointer) {
+        if let storage { entity.valueLayout.deallocate(storage) }
+        storage = newStorage
+    }
+
+    /// The value of attribute `index` (a valid index of a loaded object).
+    @inline(__always)
+    func value(at index: Int) -> AttributeValue {
+        entity.valueLayout.load(storage!, index)
+    }
+
+    /// Sets attribute `index` of a loaded object to `value`, which fits the attribute.
+    @inline(__always)
+    func storeValue(_ value: AttributeValue, at index: Int) {
+        entity.valueLayout.store(storage!, index, value)
     }
 
     // MARK: State
@@ -124,7 +200,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     @inline(__always) var isDeletedFlag: Bool { registration.isDeleted }
 
     /// Whether `context` is the context that made this object.
-    func isOwned(by context: ObjectContext) -> Bool { owner === context }
+    func isOwned(by context: ObjectContext) -> Bool { owner.toOpaque() == Unmanaged.passUnretained(context).toOpaque() }
 
     /// Whether the object was inserted and not saved yet.
     public var isInserted: Bool { isInsertedFlag }
@@ -156,9 +232,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         guard !isFaultFlag else { return changes }
         for (index, attribute) in entity.attributes.enumerated() {
             if let committedValues, !isInsertedFlag {
-                if committedValues[index] != values[index] { changes[attribute.name] = values[index] }
-            } else if isInsertedFlag && !values[index].isNull {
-                changes[attribute.name] = values[index]
+                let value = value(at: index)
+                if committedValues[index] != value { changes[attribute.name] = value }
+            } else if isInsertedFlag, case let value = value(at: index), !value.isNull {
+                changes[attribute.name] = value
             }
         }
         return changes
@@ -204,15 +281,15 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         }
         // The owner is used in place, without a strong reference: this is the hot path of every read.
         try checkRegistered("value(forKey:as:)")
-        if isFaultFlag { try owner.fulfillFault(self) }
-        return (values[index], types[index])
+        if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
+        return (value(at: index), types[index])
     }
 
     /// The error of reading the attribute at `index` (a valid index of a loaded object) as `type`.
     @usableFromInline
     func unreadableValueError(at index: Int, as type: Any.Type) -> SkerryError {
         let attribute = entity.attributes[index]
-        let value = values[index]
+        let value = value(at: index)
         let why = value.isNull ? "it has no value; read it as an Optional" : "it is \(attribute.type) and holds \(value)"
         return SkerryError(
             .wrongValueType, "Cannot read '\(entity.name).\(attribute.name)' as \(type): \(why).",
@@ -253,9 +330,9 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         }
         // The owner is used in place, without a strong reference: this is the hot path of every write.
         try checkRegistered("setValue(_:forKey:)")
-        if isFaultFlag { try owner.fulfillFault(self) }
-        if !isInsertedFlag && committedValues == nil { owner.willChange(self) }
-        values[index] = newValue
+        if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
+        if !isInsertedFlag && committedValues == nil { withOwner { $0.willChange(self) } }
+        storeValue(newValue, at: index)
     }
 
     /// The values of the attributes as they are in the store (or were at the last save),
@@ -281,7 +358,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     @inline(__always)
     func activeContext(_ function: StaticString = #function) throws(SkerryError) -> ObjectContext {
         try checkRegistered(function)
-        return owner
+        return owner.takeUnretainedValue()
     }
 
     /// Throws unless the object is registered (so that `owner` may be used), then stops the process
@@ -294,14 +371,14 @@ public final class EntityObject: Hashable, CustomStringConvertible {
                 "\(objectID) is no longer registered in a context (it was reset, rolled back, deleted or its context is gone).",
                 entityName: entity.name, objectID: objectID)
         }
-        owner.checkConfinement(function)
+        withOwner { $0.checkConfinement(function) }
     }
 
     /// For reads of state that do not need the object registered: stops the process unless the
     /// caller owns the object's context, while it has one.
     @inline(__always)
     func checkConfinementIfRegistered(_ function: StaticString = #function) {
-        if registration.isRegistered { owner.checkConfinement(function) }
+        if registration.isRegistered { withOwner { $0.checkConfinement(function) } }
     }
 
     private func loadIfFault(_ function: StaticString = #function) throws(SkerryError) {

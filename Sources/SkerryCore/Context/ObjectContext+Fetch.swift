@@ -44,18 +44,33 @@ extension ObjectContext {
             return faults(
                 try sourceObjectIDs(request, query), batchSize: request.fetchBatchSize,
                 prefetching: prefetched.isEmpty ? nil : (query.entity, prefetched))
+        } else if parent == nil {
+            objects = try fetchFromStore(query)
         } else {
             let rows = try sourceRows(request, query, unlimited: false)
             registry.reserveCapacity(rows.count)
-            if registry.isEmpty {
-                // A context that holds no object yet (as each perform of a container starts):
-                // the rows name distinct objects, none registered, so none is looked up first.
-                objects = rows.map(registerNew)
-            } else {
-                objects = rows.map(register)
-            }
+            objects = rows.map(register)
         }
         for index in prefetched { try prefetch(index, of: objects, entity: query.entity) }
+        return objects
+    }
+
+    /// Reads the rows of `query` from its store straight into objects, registering each as it is
+    /// read: no row is built first.
+    private func fetchFromStore(_ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
+        let store = try coordinator.store(for: query.entity)
+        var objects: [EntityObject] = []
+        // A context that holds no object yet (as each perform of a container starts): the rows
+        // name distinct objects, none registered, so none is looked up first.
+        let holdsNone = registry.isEmpty
+        try store.forEachRow(query) { objectID, version, storage, relationships in
+            objects.append(
+                holdsNone
+                    ? registerNew(objectID, version: version, storage: storage, relationships: relationships)
+                    : register(objectID, version: version, storage: storage, relationships: relationships))
+        }
+        counts.sourceRequests += 1
+        counts.rowsRead += objects.count
         return objects
     }
 
@@ -232,29 +247,41 @@ extension ObjectContext {
     /// The registered object for a row, created if needed. A fault, or an object without pending
     /// changes (also one whose changes were set back), takes the row's values.
     func register(_ row: RowSnapshot) -> EntityObject {
-        let objectID = row.objectID
-        if let object = registry[objectID] {
-            if object.isFaultFlag { counts.objectsMaterialized += 1 }
-            if object.isFaultFlag || (!object.isUpdatedFlag && !object.isDeletedFlag) {
-                clearChange(object)
-                object.values = row.values
-                if object.isFaultFlag {
-                    object.relationshipValues = row.relationships
-                } else {
-                    // What the row carries (foreign keys) is refreshed; relationships loaded
-                    // separately stay loaded, as Core Data keeps relationship faults fired.
-                    for (index, value) in row.relationships.enumerated() where value != .notLoaded {
-                        object.relationshipValues[index] = value
-                    }
-                }
-                object.version = row.version
-                object.isFaultFlag = false
-                object.faultBatch = nil
-                noteTemporaryIDs(of: object)
-            }
+        register(
+            row.objectID, version: row.version, storage: row.objectID.entity.valueLayout.allocate(holding: row.values),
+            relationships: row.relationships)
+    }
+
+    /// ``register(_:)`` for a row read as its parts; takes over `storage` (laid out by the
+    /// entity's `valueLayout`).
+    func register(
+        _ objectID: ObjectID, version: Int64, storage: UnsafeMutableRawPointer,
+        relationships: [RelationshipValue]
+    ) -> EntityObject {
+        guard let object = registry[objectID] else {
+            return registerNew(objectID, version: version, storage: storage, relationships: relationships)
+        }
+        if object.isFaultFlag { counts.objectsMaterialized += 1 }
+        guard object.isFaultFlag || (!object.isUpdatedFlag && !object.isDeletedFlag) else {
+            objectID.entity.valueLayout.deallocate(storage) // its pending changes stay
             return object
         }
-        return registerNew(row)
+        clearChange(object)
+        object.adoptStorage(storage)
+        if object.isFaultFlag {
+            object.relationshipValues = relationships
+        } else {
+            // What the row carries (foreign keys) is refreshed; relationships loaded
+            // separately stay loaded, as Core Data keeps relationship faults fired.
+            for (index, value) in relationships.enumerated() where value != .notLoaded {
+                object.relationshipValues[index] = value
+            }
+        }
+        object.version = version
+        object.isFaultFlag = false
+        object.faultBatch = nil
+        noteTemporaryIDs(of: object)
+        return object
     }
 
     /// In a child context, notes an object whose relationships (read from the parent) name the
@@ -267,10 +294,13 @@ extension ObjectContext {
     }
 
     /// Registers a new object for a row that has none registered here.
-    private func registerNew(_ row: RowSnapshot) -> EntityObject {
+    private func registerNew(
+        _ objectID: ObjectID, version: Int64, storage: UnsafeMutableRawPointer,
+        relationships: [RelationshipValue]
+    ) -> EntityObject {
         let object = EntityObject(
-            entity: row.objectID.entity, objectID: row.objectID, context: self, values: row.values,
-            version: row.version, isFault: false, relationships: row.relationships)
+            entity: objectID.entity, objectID: objectID, context: self, storage: storage,
+            version: version, relationships: relationships)
         registry.register(object)
         noteTemporaryIDs(of: object)
         counts.objectsMaterialized += 1

@@ -271,7 +271,7 @@ struct ObjectSubject: PredicateSubject {
             current = next
         }
         if current.isFaultFlag { try context.fulfillFault(current) }
-        return current.values[key.index]
+        return current.value(at: key.index)
     }
 
     func related(_ relationship: ResolvedRelationship) throws(SkerryError) -> [ObjectSubject] {

@@ -251,7 +251,7 @@ extension ObjectContext {
         var missing: [(EntityObject, String)] = []
         for object in objects {
             for (index, attribute) in object.entity.attributes.enumerated()
-            where !attribute.isOptional && object.values[index].isNull {
+            where !attribute.isOptional && !object.entity.valueLayout.hasValue(object.storage!, index) {
                 missing.append((object, attribute.name))
             }
         }
@@ -331,8 +331,8 @@ extension ObjectContext {
     private func merge(_ row: RowSnapshot, into object: EntityObject) {
         if let committed = object.committedValues, !object.isFaultFlag {
             var merged = row.values
-            for index in merged.indices where committed[index] != object.values[index] {
-                merged[index] = object.values[index]
+            for index in merged.indices where committed[index] != object.value(at: index) {
+                merged[index] = object.value(at: index)
             }
             object.values = merged
             object.committedValues = row.values

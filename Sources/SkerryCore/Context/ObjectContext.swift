@@ -64,6 +64,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// nested ones included: a nested one joins the outermost, which alone saves or fails.
     /// Touched only by the thread that owns the context.
     @exclusivity(unchecked) package var unitOfWorkDepth = 0
+    /// The space of the last insert's temporary ID (see `temporarySpace(for:)`).
+    @exclusivity(unchecked) private var lastTemporarySpace: ObjectIDSpace?
     /// What the context read and what its cache answered.
     @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
@@ -221,6 +223,19 @@ public final class ObjectContext: @unchecked Sendable {
     /// Inserts a new object of `entity`; see ``insert(entityName:)``.
     public func insert(_ entity: EntityDescription) throws(SkerryError) -> EntityObject {
         checkConfinement()
+        let objectID = ObjectID.temporary(in: try temporarySpace(for: entity))
+        let object = EntityObject(
+            entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
+            version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
+        registry.registerInserted(object)
+        checkRegistryInvariants()
+        return object
+    }
+
+    /// The space of temporary IDs of `entity`, checked to be an entity of the model held by a
+    /// loaded store. The last one is kept: a bulk insert looks it up once.
+    private func temporarySpace(for entity: EntityDescription) throws(SkerryError) -> ObjectIDSpace {
+        if let last = lastTemporarySpace, last.entity === entity { return last }
         guard coordinator.model.entity(named: entity.name) === entity else {
             throw SkerryError(.unknownEntity, "Entity '\(entity.name)' is not an entity of this context's model.", entityName: entity.name)
         }
@@ -230,14 +245,9 @@ public final class ObjectContext: @unchecked Sendable {
                 "Entity '\(entity.name)' is abstract: it has no objects of its own; insert an object of one of its sub-entities.",
                 entityName: entity.name)
         }
-        let store = try coordinator.store(for: entity)
-        let objectID = ObjectID.temporary(store: store.identity, entity: entity)
-        let object = EntityObject(
-            entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
-            version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
-        registry.registerInserted(object)
-        checkRegistryInvariants()
-        return object
+        let space = try coordinator.store(for: entity).identity.space(for: entity, temporary: true)
+        lastTemporarySpace = space
+        return space
     }
 
     /// Marks `object` for deletion at the next save, applying its relationships' delete rules
@@ -379,7 +389,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Complexity: O(registered objects), without allocating.
     public func hasRegisteredObjects(ofEntity entityName: String) -> Bool {
         checkConfinement()
-        return registry.objects.values.contains { $0.entity.name == entityName }
+        return registry.objects.contains { $0.entity.name == entityName }
     }
 
     /// Whether objects of `entity` have pending changes in this context.

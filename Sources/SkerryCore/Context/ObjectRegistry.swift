@@ -42,7 +42,7 @@ final class ObjectRegistry {
     // across a call that reaches the same property again (each mutation is one statement).
 
     /// Registered objects by ID: the identity map.
-    @exclusivity(unchecked) private(set) var objects: [ObjectID: EntityObject] = [:]
+    @exclusivity(unchecked) private(set) var objects = IdentityMap()
     /// Inserted objects in insertion order (saved in that order, so that keys follow it). An
     /// entry whose object is no longer an insert is a tombstone, skipped and compacted away, so
     /// that removing an insert costs O(1).
@@ -82,7 +82,7 @@ final class ObjectRegistry {
 
     /// Makes room for `additional` more objects.
     func reserveCapacity(_ additional: Int) {
-        objects.reserveCapacity(objects.count + additional)
+        objects.reserveCapacity(additional)
     }
 
     // MARK: Registering
@@ -91,7 +91,7 @@ final class ObjectRegistry {
     func register(_ object: EntityObject) {
         assert(objects[object.registration.objectID] == nil, "a second object for \(object.registration.objectID)")
         object.registration.isRegistered = true
-        objects[object.registration.objectID] = object
+        objects.insert(object, for: object.registration.objectID)
     }
 
     /// Registers `object` as a pending insert.
@@ -117,7 +117,7 @@ final class ObjectRegistry {
     /// Forgets every object (invalidating each) and every pending change.
     func unregisterAll() {
         let all = objects.values
-        objects = [:]
+        objects.removeAll()
         insertedList = []
         insertedCount = 0
         changed = []
@@ -186,7 +186,7 @@ final class ObjectRegistry {
         if let other = objects[permanentID], other !== object { unregister(other) }
         if object.registration.isInserted { removeInsert(object) }
         object.registration.objectID = permanentID
-        objects[permanentID] = object
+        objects.insert(object, for: permanentID)
     }
 
     /// Gives `object`, a pending insert, the permanent ID `permanentID` reserved for it before its
@@ -196,7 +196,7 @@ final class ObjectRegistry {
         let previousID = object.registration.objectID
         if objects[previousID] === object { objects.removeValue(forKey: previousID) }
         object.registration.objectID = permanentID
-        objects[permanentID] = object
+        objects.insert(object, for: permanentID)
     }
 
     /// Notes that `object`'s relationships (read from the parent) hold temporary IDs.
@@ -219,10 +219,11 @@ final class ObjectRegistry {
     /// Checks every invariant listed on the type, stopping with a message that names the first one
     /// broken. Complexity: O(registered objects).
     func checkInvariants(context: ObjectContext) {
+        objects.checkConsistency()
         var seen = Set<ObjectIdentifier>()
         var insertedSeen = 0
         var deletedSeen = 0
-        for (objectID, object) in objects {
+        objects.forEach { objectID, object in
             let registration = object.registration
             precondition(registration.objectID == objectID, "registry: \(registration.objectID) is registered under \(objectID)")
             precondition(registration.isRegistered, "registry: \(objectID) is in the identity map but not registered")

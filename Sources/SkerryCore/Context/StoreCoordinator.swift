@@ -64,6 +64,11 @@ public final class StoreCoordinator: @unchecked Sendable {
         inverses[ObjectIdentifier(entity)]?[index] ?? nil
     }
 
+    deinit {
+        // The stack is gone: its stores' identities may drop their interned ID spaces.
+        for store in stores { store.identity.forgetSpaces() }
+    }
+
     /// Adds a loaded store.
     func add(_ store: any ObjectStore) {
         lock.withLock { stores.append(store) }

@@ -41,6 +41,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     package let storedAttributeCount: Int
     /// The indexes of the derived attributes, computed when an object is saved.
     let derivedAttributeIndexes: [Int]
+    /// Where each attribute's value lies in an object's storage (see ``ValueLayout``).
+    let valueLayout: ValueLayout
 
     /// Describes an entity.
     /// - Parameters:
@@ -90,6 +92,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.attributeIndexByName = byName
         self.defaultValues = attributes.map(\.defaultValue)
         self.attributeTypes = attributes.map(\.type)
+        self.valueLayout = ValueLayout(types: attributeTypes)
     }
 
     /// Whether the entity is `entity` or one of its sub-entities, at any depth.

@@ -209,3 +209,41 @@ final class SQLiteStatement {
 func sqlite3ColumnCount(_ statement: SQLiteStatement) -> Int32 {
     sqlite3_column_count(statement.handle)
 }
+
+extension SQLiteStatement {
+    /// Decodes columns `firstColumn...` of the current row into `base`, storage laid out by
+    /// `layout` that holds no value yet: column `firstColumn + i` is attribute `i`, for the first
+    /// `count` attributes. Integers,
+    /// floating-point numbers and strings go straight into their slots, without an intermediate
+    /// ``AttributeValue``. Returns the index of the first attribute whose stored value does not
+    /// fit its type (the values before it are set), or nil when every one was decoded.
+    func decodeValues(into base: UnsafeMutableRawPointer, _ layout: ValueLayout, count: Int, from firstColumn: Int32) -> Int? {
+        let types = layout.types
+        for index in 0..<count {
+            let column = firstColumn + Int32(index)
+            let columnType = sqlite3_column_type(handle, column)
+            if columnType == SQLITE_NULL { continue }
+            let type = types[index]
+            switch type {
+            case .integer64, .integer32, .integer16:
+                guard columnType == SQLITE_INTEGER else { return index }
+                let value = sqlite3_column_int64(handle, column)
+                guard type == .integer64 || type.integerRange.contains(value) else { return index }
+                layout.initializeInteger(base, index, value)
+            case .boolean:
+                guard columnType == SQLITE_INTEGER else { return index }
+                layout.initializeInteger(base, index, sqlite3_column_int64(handle, column) != 0 ? 1 : 0)
+            case .double, .float, .date:
+                guard columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER else { return index }
+                layout.initializeDouble(base, index, sqlite3_column_double(handle, column))
+            case .string:
+                guard columnType == SQLITE_TEXT else { return index }
+                layout.initializeString(base, index, text(at: column))
+            case .decimal, .url, .binary, .uuid:
+                guard let value = value(at: column, as: type) else { return index }
+                layout.store(base, index, value)
+            }
+        }
+        return nil
+    }
+}

@@ -131,6 +131,18 @@ package protocol ObjectStore: AnyObject, Sendable {
 
     /// The rows matching `query`, in its order.
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]
+    /// Reads the rows matching `query`, in its order, handing each to `body` as it is read: its
+    /// ID, its version, its attribute values in new storage laid out by its entity's
+    /// `valueLayout` (which `body` takes over) and its relationships as in ``RowSnapshot``. Saves
+    /// building every row's values first; a store may rely on the default, which reads
+    /// ``fetchRows(_:)-(StoreQuery)``. If reading fails midway, the rows handed over stay handed
+    /// over.
+    func forEachRow(
+        _ query: StoreQuery,
+        _ body: (
+            _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
+            _ relationships: [RelationshipValue]
+        ) -> Void) throws(SkerryError)
     /// The keys of the rows matching `query`, in its order.
     func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID]
     /// How many rows match `query` (limit and offset applied).
@@ -198,4 +210,18 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
         description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
         events: EventHub?
     ) throws(SkerryError) -> any ObjectStore
+}
+
+extension ObjectStore {
+    package func forEachRow(
+        _ query: StoreQuery,
+        _ body: (
+            _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
+            _ relationships: [RelationshipValue]
+        ) -> Void
+    ) throws(SkerryError) {
+        for row in try fetchRows(query) {
+            body(row.objectID, row.version, row.objectID.entity.valueLayout.allocate(holding: row.values), row.relationships)
+        }
+    }
 }

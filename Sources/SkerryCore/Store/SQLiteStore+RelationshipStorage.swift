@@ -188,6 +188,14 @@ package struct SQLiteEntityLayout: Sendable {
     package let foreignKeyIndexes: [Int]
     /// The destination entity of each of `foreignKeyIndexes`.
     package let foreignKeyDestinations: [EntityDescription]
+    /// With a store identity: the space of the entity's (permanent) IDs, and of each of
+    /// `foreignKeyIndexes`' destinations, so that reading a row makes its IDs without a look-up.
+    package let spaces: (own: ObjectIDSpace, foreignKeyDestinations: [ObjectIDSpace])?
+    /// The space of the entity's IDs, for a layout made with a store identity (as the SQLite
+    /// store's are; a precondition otherwise).
+    var space: ObjectIDSpace { spaces!.own }
+    /// The ID space of each of `foreignKeyIndexes`' destinations (a layout made with an identity).
+    var foreignKeyDestinationSpaces: [ObjectIDSpace] { spaces!.foreignKeyDestinations }
     /// The foreign-key columns, in row order.
     package let foreignKeyColumns: [String]
     /// For each of `foreignKeyIndexes` whose destination has sub-entities, its position in
@@ -210,19 +218,23 @@ package struct SQLiteStoreLayout: Sendable {
     /// The store's entities; an entity's code is its position here.
     private let entities: [EntityDescription]
     private let codes: [ObjectIdentifier: Int]
+    /// With a store identity: the space of each entity's (permanent) IDs, by code.
+    private let codeSpaces: [ObjectIDSpace]?
     /// For each entity with sub-entities in the store: the entity and its sub-entities, as codes.
     private let families: [ObjectIdentifier: [Int]]
     /// For each entity with sub-entities: the columns its family's tables share.
     private let familyColumns: [ObjectIdentifier: [String]]
 
-    /// The layouts of `entities` (a store's entities; relationships' destinations among them).
-    package init(entities: [EntityDescription]) {
+    /// The layouts of `entities` (a store's entities; relationships' destinations among them),
+    /// with the ID spaces of the store `identity` when given.
+    package init(entities: [EntityDescription], identity: StoreIdentity? = nil) {
         let relationships = RelationshipLayout(entities: entities)
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.entities = entities
         var codes: [ObjectIdentifier: Int] = [:]
         for (code, entity) in entities.enumerated() { codes[ObjectIdentifier(entity)] = code }
         self.codes = codes
+        codeSpaces = identity.map { identity in entities.map { identity.space(for: $0, temporary: false) } }
         var families: [ObjectIdentifier: [Int]] = [:]
         var familyColumns: [ObjectIdentifier: [String]] = [:]
         let extraColumns = relationships.extraColumns
@@ -253,6 +265,9 @@ package struct SQLiteStoreLayout: Sendable {
             }
             layouts[ObjectIdentifier(entity)] = SQLiteEntityLayout(
                 storage: storage, foreignKeyIndexes: foreignKeyIndexes, foreignKeyDestinations: destinations,
+                spaces: identity.map { identity in
+                    (identity.space(for: entity, temporary: false), destinations.map { identity.space(for: $0, temporary: false) })
+                },
                 foreignKeyColumns: columns, foreignKeyEntityColumns: entityColumns,
                 selectRows: SQLBuilder.selectRows(entity, foreignKeyColumns: columns, extraExpressions: codeColumns),
                 insertRow: SQLBuilder.insert(entity, foreignKeyColumns: columns))
@@ -278,6 +293,12 @@ package struct SQLiteStoreLayout: Sendable {
     /// The entity of `code` (a store's entity), or nil for a code that names none.
     package func entity(code: Int64) -> EntityDescription? {
         code >= 0 && code < Int64(entities.count) ? entities[Int(code)] : nil
+    }
+
+    /// The space of the IDs of the entity of `code`, or nil for a code that names none (a layout
+    /// made with a store identity; a precondition otherwise).
+    func space(code: Int64) -> ObjectIDSpace? {
+        code >= 0 && code < Int64(entities.count) ? codeSpaces![Int(code)] : nil
     }
 
     /// The entity and its sub-entities held by the store, when it has sub-entities; nil otherwise.

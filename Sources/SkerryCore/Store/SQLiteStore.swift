@@ -35,7 +35,6 @@ final class SQLiteStore: ObjectStore {
         self.storeDescription = description
         self.entities = entities
         self.model = model
-        self.layout = SQLiteStoreLayout(entities: entities)
         let held = Set(entities.map(\.name))
         for entity in entities {
             for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
@@ -99,6 +98,7 @@ final class SQLiteStore: ObjectStore {
             throw SkerryError(.storeLoadFailed, "Cannot set the journal mode of \(description): \(error.message)", sqlite: error)
         }
         identity = StoreIdentity(identifier: identifier)
+        layout = SQLiteStoreLayout(entities: entities, identity: identity)
         events?.emit(
             .storeLoaded(
                 StoreLoadEvent(
@@ -138,30 +138,60 @@ final class SQLiteStore: ObjectStore {
     func decodeRow(_ statement: SQLiteStatement, _ entity: EntityDescription, _ layout: SQLiteEntityLayout) throws(SkerryError)
         -> RowSnapshot
     {
-        let objectID = ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))
-        let values = try Self.decodeAttributes(statement, entity)
-        var relationships: [RelationshipValue] = []
-        if !entity.relationships.isEmpty {
-            relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
-            var column = Int32(entity.storedAttributeCount + 2)
-            for (position, index) in layout.foreignKeyIndexes.enumerated() {
-                relationships[index] = .toOne(
-                    statement.isNull(at: column)
-                        ? nil
-                        : ObjectID(
-                            store: identity, entity: layout.foreignKeyDestinations[position], primaryKey: statement.int64(at: column)))
-                column += 1
-            }
-            // A destination with sub-entities: the related row's entity follows the foreign keys.
-            for position in layout.foreignKeyEntityColumns {
-                let index = layout.foreignKeyIndexes[position]
-                if case .toOne(let related?) = relationships[index], let entity = self.layout.entity(code: statement.int64(at: column)) {
-                    relationships[index] = .toOne(ObjectID(store: identity, entity: entity, primaryKey: related.key))
-                }
-                column += 1
-            }
+        RowSnapshot(
+            objectID: decodeObjectID(statement, layout), version: statement.int64(at: 1),
+            values: try Self.decodeAttributes(statement, entity),
+            relationships: decodeRelationships(statement, entity, layout))
+    }
+
+    /// The ID of the current row of a statement made from `layout.selectRows` (column 0).
+    @inline(__always)
+    func decodeObjectID(_ statement: SQLiteStatement, _ layout: SQLiteEntityLayout) -> ObjectID {
+        ObjectID(space: layout.space, key: statement.int64(at: 0))
+    }
+
+    /// The relationships of the current row of a statement made from `layout.selectRows`: the
+    /// to-ones kept in foreign-key columns, after the attributes; the others are not loaded.
+    func decodeRelationships(_ statement: SQLiteStatement, _ entity: EntityDescription, _ layout: SQLiteEntityLayout) -> [RelationshipValue]
+    {
+        guard !entity.relationships.isEmpty else { return [] }
+        var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
+        var column = Int32(entity.storedAttributeCount + 2)
+        let destinations = layout.foreignKeyDestinationSpaces
+        for (position, index) in layout.foreignKeyIndexes.enumerated() {
+            relationships[index] = .toOne(
+                statement.isNull(at: column)
+                    ? nil
+                    : ObjectID(space: destinations[position], key: statement.int64(at: column)))
+            column += 1
         }
-        return RowSnapshot(objectID: objectID, version: statement.int64(at: 1), values: values, relationships: relationships)
+        // A destination with sub-entities: the related row's entity follows the foreign keys.
+        for position in layout.foreignKeyEntityColumns {
+            let index = layout.foreignKeyIndexes[position]
+            if case .toOne(let related?) = relationships[index], let space = self.layout.space(code: statement.int64(at: column)) {
+                relationships[index] = .toOne(ObjectID(space: space, key: related.key))
+            }
+            column += 1
+        }
+        return relationships
+    }
+
+    /// The attribute values of the current row (columns from 2 on) in new storage laid out by
+    /// `entity.valueLayout`, which the caller takes over; transient attributes, which the store
+    /// does not keep, get their default values.
+    static func decodeAttributeStorage(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError)
+        -> UnsafeMutableRawPointer
+    {
+        let valueLayout = entity.valueLayout
+        let base = valueLayout.allocate()
+        let stored = entity.storedAttributeCount
+        if let undecodable = statement.decodeValues(into: base, valueLayout, count: stored, from: 2) {
+            valueLayout.deallocate(base)
+            throw Self.undecodable(entity, entity.attributes[undecodable], primaryKey: statement.int64(at: 0))
+        }
+        let defaults = entity.defaultValues
+        for index in stored..<defaults.count where !defaults[index].isNull { valueLayout.store(base, index, defaults[index]) }
+        return base
     }
 
     /// The attribute values of the current row (columns from 2 on); transient attributes, which
@@ -200,6 +230,31 @@ final class SQLiteStore: ObjectStore {
                 rows.append(try decodeRow(statement, query.entity, entityLayout))
             }
             return rows
+        }
+    }
+
+    func forEachRow(_ query: StoreQuery, _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void)
+        throws(SkerryError)
+    {
+        if query.includesSubentities, layout.family(query.entity) != nil {
+            // Each row decoded as its own entity, read by key after the family's IDs.
+            for row in try fetchFamilyRows(query) {
+                body(row.objectID, row.version, row.objectID.entity.valueLayout.allocate(holding: row.values), row.relationships)
+            }
+            return
+        }
+        let entityLayout = try layout.of(query.entity)
+        let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout)
+        let entity = query.entity
+        try read(entity) { connection in
+            try checkRawConditions(query.predicate, connection)
+            let statement = try connection.cachedStatement(sql.text)
+            try statement.bind(sql.bindings)
+            while try statement.step() {
+                let objectID = decodeObjectID(statement, entityLayout)
+                let storage = try Self.decodeAttributeStorage(statement, objectID.entity)
+                body(objectID, statement.int64(at: 1), storage, decodeRelationships(statement, entity, entityLayout))
+            }
         }
     }
 
@@ -251,15 +306,16 @@ final class SQLiteStore: ObjectStore {
                 + SQLBuilder.inKeys(source)
                 + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
         }
-        let identity = identity, storeLayout = layout, hasEntityColumn = layout.family(destination) != nil
+        let storeLayout = layout, hasEntityColumn = layout.family(destination) != nil
+        let space = try layout.of(destination).space
         return try read(entity) { connection in
             let statement = try connection.cachedStatement(sql)
             try statement.bind([SQLBuilder.jsonKeys(sourceKeys)])
             var related: [Int64: [ObjectID]] = [:]
             while try statement.step() {
-                let entity = hasEntityColumn ? storeLayout.entity(code: statement.int64(at: 2)) ?? destination : destination
-                related[statement.int64(at: 0), default: []].append(
-                    ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 1)))
+                // A destination with sub-entities: the third column names each related row's entity.
+                let rowSpace = hasEntityColumn ? storeLayout.space(code: statement.int64(at: 2)) ?? space : space
+                related[statement.int64(at: 0), default: []].append(ObjectID(space: rowSpace, key: statement.int64(at: 1)))
             }
             return related
         }
@@ -271,13 +327,13 @@ final class SQLiteStore: ObjectStore {
         }
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout)
-        let (identity, entity) = (identity, query.entity)
+        let space = try layout.of(query.entity).space
         return try read(query.entity) { connection in
             try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
             try statement.bind(sql.bindings)
             var objectIDs: [ObjectID] = []
-            while try statement.step() { objectIDs.append(ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 0))) }
+            while try statement.step() { objectIDs.append(ObjectID(space: space, key: statement.int64(at: 0))) }
             return objectIDs
         }
     }

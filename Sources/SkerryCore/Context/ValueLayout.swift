@@ -1,0 +1,234 @@
+import Foundation
+
+/// How an entity's attribute values lie in an object's value storage: one block of memory per
+/// object, a bitmap of which attributes hold a value, then one slot per attribute in its Swift
+/// form (an `Int64` for integers and Booleans, a `Double` for floating-point numbers and dates, a
+/// `String`, `Data`, `Decimal`, `UUID` or `URL`). Ten integers take 88 bytes.
+///
+/// The layout covers every attribute of the entity, whether a store keeps it or not, so that
+/// attributes that live only in memory (transient ones) have their slots like the others.
+///
+/// A slot whose bit is clear holds nothing (no value, or not initialized yet): only slots with
+/// their bit set are read or destroyed. Every function here takes a `base` allocated by
+/// ``allocate()`` for this layout; none checks its arguments (the callers check the index and
+/// the value's fit first). Immutable and shared, like the entity.
+final class ValueLayout: Sendable {
+    /// The Swift form of a slot.
+    enum Slot: UInt8, Sendable {
+        case integer, double, string, data, decimal, uuid, url
+
+        init(_ type: AttributeType) {
+            switch type {
+            case .boolean, .integer16, .integer32, .integer64: self = .integer
+            case .float, .double, .date: self = .double
+            case .string: self = .string
+            case .binary: self = .data
+            case .decimal: self = .decimal
+            case .uuid: self = .uuid
+            case .url: self = .url
+            }
+        }
+
+        /// Whether values of this form hold references (and must be destroyed).
+        var holdsReferences: Bool { self == .string || self == .data || self == .url }
+
+        var size: Int {
+            switch self {
+            case .integer, .double: return 8
+            case .string: return MemoryLayout<String>.size
+            case .data: return MemoryLayout<Data>.size
+            case .decimal: return MemoryLayout<Decimal>.size
+            case .uuid: return MemoryLayout<UUID>.size
+            case .url: return MemoryLayout<URL>.size
+            }
+        }
+
+        var alignment: Int {
+            switch self {
+            case .integer, .double: return 8
+            case .string: return MemoryLayout<String>.alignment
+            case .data: return MemoryLayout<Data>.alignment
+            case .decimal: return MemoryLayout<Decimal>.alignment
+            case .uuid: return MemoryLayout<UUID>.alignment
+            case .url: return MemoryLayout<URL>.alignment
+            }
+        }
+    }
+
+    /// Each attribute's type.
+    let types: [AttributeType]
+    /// Each attribute's slot form.
+    let slots: [Slot]
+    /// Each attribute's slot offset from the start of the storage.
+    let offsets: [Int]
+    /// The bytes of one object's storage (at least 8).
+    let size: Int
+    /// The 64-bit words of the value bitmap at the start of the storage.
+    let bitmapWords: Int
+    /// The attributes whose slots hold references.
+    let referenceIndexes: [Int]
+    /// Whether every slot is a plain integer (a copy of the bytes copies the values).
+    let isAllIntegers: Bool
+
+    init(types: [AttributeType]) {
+        self.types = types
+        slots = types.map(Slot.init)
+        bitmapWords = (types.count + 63) / 64
+        var offset = bitmapWords * 8
+        var offsets: [Int] = []
+        offsets.reserveCapacity(types.count)
+        for slot in slots {
+            offset = (offset + slot.alignment - 1) / slot.alignment * slot.alignment
+            offsets.append(offset)
+            offset += slot.size
+        }
+        self.offsets = offsets
+        size = max(8, (offset + 7) / 8 * 8)
+        let slots = self.slots
+        referenceIndexes = slots.indices.filter { slots[$0].holdsReferences }
+        isAllIntegers = slots.allSatisfy { $0 == .integer }
+    }
+
+    // MARK: Storage
+
+    /// New storage with no value set.
+    @inline(__always)
+    func allocate() -> UnsafeMutableRawPointer {
+        let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
+        return base
+    }
+
+    /// New storage holding `values` (indexed like the attributes, each fitting its attribute).
+    func allocate(holding values: [AttributeValue]) -> UnsafeMutableRawPointer {
+        let base = allocate()
+        for index in values.indices where !values[index].isNull { store(base, index, values[index]) }
+        return base
+    }
+
+    /// Destroys the values of `base` and frees it.
+    @inline(__always)
+    func deallocate(_ base: UnsafeMutableRawPointer) {
+        clear(base)
+        base.deallocate()
+    }
+
+    /// Destroys every value of `base`, leaving none set.
+    func clear(_ base: UnsafeMutableRawPointer) {
+        for index in referenceIndexes where hasValue(base, index) { destroy(base, index) }
+        base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
+    }
+
+    @inline(__always)
+    func hasValue(_ base: UnsafeRawPointer, _ index: Int) -> Bool {
+        base.load(fromByteOffset: (index >> 6) << 3, as: UInt64.self) & (1 << UInt64(index & 63)) != 0
+    }
+
+    @inline(__always)
+    private func setBit(_ base: UnsafeMutableRawPointer, _ index: Int, _ on: Bool) {
+        let word = base.advanced(by: (index >> 6) << 3).assumingMemoryBound(to: UInt64.self)
+        if on { word.pointee |= 1 << UInt64(index & 63) } else { word.pointee &= ~(1 << UInt64(index & 63)) }
+    }
+
+    /// Destroys the value in slot `index` (set, holding references); leaves its bit as it is.
+    private func destroy(_ base: UnsafeMutableRawPointer, _ index: Int) {
+        let slot = base + offsets[index]
+        switch slots[index] {
+        case .string: slot.assumingMemoryBound(to: String.self).deinitialize(count: 1)
+        case .data: slot.assumingMemoryBound(to: Data.self).deinitialize(count: 1)
+        case .url: slot.assumingMemoryBound(to: URL.self).deinitialize(count: 1)
+        case .integer, .double, .decimal, .uuid: break
+        }
+    }
+
+    // MARK: Reading
+
+    /// The value of attribute `index`.
+    @inline(__always)
+    func load(_ base: UnsafeRawPointer, _ index: Int) -> AttributeValue {
+        guard hasValue(base, index) else { return .null }
+        let slot = base + offsets[index]
+        switch types[index] {
+        case .boolean: return .bool(slot.load(as: Int64.self) != 0)
+        case .integer16, .integer32, .integer64: return .int(slot.load(as: Int64.self))
+        case .float, .double: return .double(slot.load(as: Double.self))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: slot.load(as: Double.self)))
+        case .string: return .string(slot.assumingMemoryBound(to: String.self).pointee)
+        case .binary: return .data(slot.assumingMemoryBound(to: Data.self).pointee)
+        case .decimal: return .decimal(slot.loadUnaligned(as: Decimal.self))
+        case .uuid: return .uuid(slot.loadUnaligned(as: UUID.self))
+        case .url: return .url(slot.assumingMemoryBound(to: URL.self).pointee)
+        }
+    }
+
+    /// The integer (or Boolean as 0/1) in slot `index`, or nil when it holds no value.
+    @inline(__always)
+    func loadInteger(_ base: UnsafeRawPointer, _ index: Int) -> Int64? {
+        hasValue(base, index) ? base.load(fromByteOffset: offsets[index], as: Int64.self) : nil
+    }
+
+    /// The floating-point number (or date as seconds since the reference date) in slot `index`.
+    @inline(__always)
+    func loadDouble(_ base: UnsafeRawPointer, _ index: Int) -> Double? {
+        hasValue(base, index) ? base.load(fromByteOffset: offsets[index], as: Double.self) : nil
+    }
+
+    /// The string in slot `index`.
+    @inline(__always)
+    func loadString(_ base: UnsafeRawPointer, _ index: Int) -> String? {
+        hasValue(base, index) ? (base + offsets[index]).assumingMemoryBound(to: String.self).pointee : nil
+    }
+
+    // MARK: Writing
+
+    /// Sets attribute `index` to `value`, which fits the attribute's type (`.null` clears it).
+    func store(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: AttributeValue) {
+        if hasValue(base, index) && slots[index].holdsReferences { destroy(base, index) }
+        let slot = base + offsets[index]
+        switch value {
+        case .null:
+            setBit(base, index, false)
+            return
+        case .bool(let v): slot.storeBytes(of: v ? Int64(1) : 0, as: Int64.self)
+        case .int(let v): slot.storeBytes(of: v, as: Int64.self)
+        case .double(let v): slot.storeBytes(of: v, as: Double.self)
+        case .date(let v): slot.storeBytes(of: v.timeIntervalSinceReferenceDate, as: Double.self)
+        case .string(let v): slot.initializeMemory(as: String.self, repeating: v, count: 1)
+        case .data(let v): slot.initializeMemory(as: Data.self, repeating: v, count: 1)
+        case .decimal(let v): slot.storeBytes(of: v, toByteOffset: 0, as: Decimal.self)
+        case .uuid(let v): slot.storeBytes(of: v, toByteOffset: 0, as: UUID.self)
+        case .url(let v): slot.initializeMemory(as: URL.self, repeating: v, count: 1)
+        }
+        setBit(base, index, true)
+    }
+
+    /// Sets attribute `index`, an integer or Boolean attribute, holding no value yet.
+    @inline(__always)
+    func initializeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {
+        base.storeBytes(of: value, toByteOffset: offsets[index], as: Int64.self)
+        setBit(base, index, true)
+    }
+
+    /// Sets attribute `index`, a floating-point or date attribute, holding no value yet.
+    @inline(__always)
+    func initializeDouble(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Double) {
+        base.storeBytes(of: value, toByteOffset: offsets[index], as: Double.self)
+        setBit(base, index, true)
+    }
+
+    /// Sets attribute `index`, a string attribute, holding no value yet.
+    @inline(__always)
+    func initializeString(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: String) {
+        (base + offsets[index]).initializeMemory(as: String.self, repeating: value, count: 1)
+        setBit(base, index, true)
+    }
+
+    /// Copies every value of `source` into `destination` (which holds none).
+    func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
+        if referenceIndexes.isEmpty {
+            destination.copyMemory(from: source, byteCount: size)
+            return
+        }
+        for index in types.indices where hasValue(source, index) { store(destination, index, load(source, index)) }
+    }
+}
