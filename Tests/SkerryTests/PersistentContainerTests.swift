@@ -289,6 +289,39 @@ import Testing
         #expect(context.performAndWait { context.registeredObjects.count } == 0)
     }
 
+    /// A service makes a context per request (`{ stack.newBackgroundContext() }`): once the
+    /// performs are over, the stack keeps none of those contexts, however many of the others'
+    /// saves they were sent to merge. A context kept by the stack (its did-save observation, a
+    /// merge block) would make a service's memory grow with every request.
+    @Test func contextsMadePerPerformAreReleasedAfterwards() async throws {
+        let stack = try makeStack()
+        let made = Locked<[WeakContext]>([])
+        let container = PersistentContainer(managedObjectContext: {
+            let context = stack.newBackgroundContext()
+            made.append(WeakContext(context: context))
+            return context
+        })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for number in 0..<40 {
+                group.addTask {
+                    try await container.schedule { context in
+                        // Half of them save: each save is sent to every context alive to merge.
+                        if number.isMultiple(of: 2) { try context.insert(Book(title: "Book \(number)")) }
+                        _ = try context.count(of: Book.all)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(made.value.count == 40)
+        // A merge block still queued holds its context until it ran: let every queue drain.
+        for reference in made.value {
+            if let context = reference.context { context.performAndWait {} }
+        }
+        #expect(made.value.filter { $0.context != nil }.isEmpty)
+        #expect(try storedTitles(in: stack).count == 20)
+    }
+
     @Test func withoutCleanUpAContextKeepsItsObjectsAsACacheThatReadsNothingFromTheStore() throws {
         let stack = try makeStack()
         let context = stack.newBackgroundContext()
@@ -366,4 +399,9 @@ import Testing
         #expect(try storedTitles(in: stack) == ["Dune", "Kept"])
         #expect(log.all.count == 1)
     }
+}
+
+/// A context, not kept alive.
+private struct WeakContext: Sendable {
+    weak var context: ObjectContext?
 }

@@ -101,9 +101,19 @@ final class Catalogue: Sendable {
 
 /// Counts look-ups in memory and writes them in batches through one long-lived context: the
 /// changes a service holds in flight, saved every `batch` views and on shutdown.
+///
+/// At most one flush is queued on the context at any time: look-ups arrive faster than a save
+/// of a batch completes, and a block queued per look-up past the threshold made the queue (and
+/// the service's memory) grow without bound under load.
 final class ViewCounter: Sendable {
+    private struct Pending {
+        var counts: [String: Int] = [:]
+        var views = 0
+        var flushQueued = false
+    }
+
     private let context: ObjectContext
-    private let pending = Mutex<[String: Int]>([:])
+    private let pending = Mutex(Pending())
     private let logger: Logger
     private let batch = 200
 
@@ -111,33 +121,37 @@ final class ViewCounter: Sendable {
         context = stack.newBackgroundContext()
         // The counts win over the store; other columns changed meanwhile are kept.
         context.mergePolicy = .mergeByPropertyObjectTrump
+        // It only writes: merging every request context's saves would be wasted work.
+        context.automaticallyMergesChangesFromParent = false
         self.logger = logger
     }
 
     func record(isbn: String) {
         let due = pending.withLock { pending in
-            pending[isbn, default: 0] += 1
-            return pending.values.reduce(0, +) >= batch
+            pending.counts[isbn, default: 0] += 1
+            pending.views += 1
+            guard pending.views >= batch, !pending.flushQueued else { return false }
+            pending.flushQueued = true
+            return true
         }
         if due { context.perform { self.flushOnQueue() } }
     }
 
     /// Saves every pending count and waits: called on shutdown.
     func flush() throws {
-        try context.performAndWait {
-            try save(
-                pending.withLock { pending in
-                    defer { pending = [:] }
-                    return pending
-                })
+        try context.performAndWait { try save(takePending()) }
+    }
+
+    /// Takes the pending counts; look-ups from now on may queue the next flush.
+    private func takePending() -> [String: Int] {
+        pending.withLock { pending in
+            defer { pending = Pending() }
+            return pending.counts
         }
     }
 
     private func flushOnQueue() {
-        let counts = pending.withLock { pending in
-            defer { pending = [:] }
-            return pending
-        }
+        let counts = takePending()
         do {
             try save(counts)
         } catch {
@@ -149,6 +163,9 @@ final class ViewCounter: Sendable {
     private func save(_ counts: [String: Int]) throws {
         defer { context.reset() }
         guard !counts.isEmpty else { return }
+        // One fetch per book rather than one `isbn IN (...)` fetch: the same statement every
+        // time (each connection caches prepared statements by their SQL, and an IN list of a
+        // different length each time would fill that cache with large one-off statements).
         for (isbn, count) in counts {
             let request = FetchRequest(entityName: "Book", predicate: AttributeKey("isbn") == isbn)
             guard let book = try context.fetch(request).first else { continue } // deleted meanwhile
