@@ -93,6 +93,11 @@ let package = Package(
             name: "SkerryPostgres",
             dependencies: ["SkerryCore", "CLibPQ"]
         ),
+        // A second process for the PostgreSQL tests (not a product).
+        .executableTarget(
+            name: "SkerryPostgresPeer",
+            dependencies: ["SkerryCore", "SkerryPostgres"]
+        ),
         .executableTarget(
             name: "SkerryMemoryIO",
             dependencies: ["Skerry", "SkerryCore"]
@@ -142,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SkerryPostgresTests",
-            dependencies: ["SkerryPostgres", "SkerryCore", "SkerryTestSupport"]
+            dependencies: ["SkerryPostgres", "SkerryCore", "SkerryTestSupport", "SkerryPostgresPeer"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -213,8 +213,8 @@ final class PostgresConnection {
 
     /// Runs `body` in a transaction, committing if it returns and rolling back if it throws, so
     /// that a failure leaves the database exactly as it was.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+    func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
+        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
         do {
             let result = try body()
             try execute("COMMIT")

@@ -66,6 +66,9 @@ extension PostgresStore {
             try sendUpdates(changes.updates, resolve, send, &members)
             try sendInserts(changes.inserts, keys: keys, resolve, send, &members)
             try sendMembers(members, resolve, send)
+            if options.propagatesChanges, let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys)) {
+                try send(Self.recordChangesSQL, bindings, .other(nil))
+            }
             try pipeline.finish()
         } catch {
             // A statement that could not be written (a link to an object never saved) throws before
@@ -331,7 +334,7 @@ extension PostgresStore {
             guard case .joinTable(let table, let source, _, _) = storage else { return nil }
             return (table, source)
         }
-        let returning = returningKeys || !joinTables.isEmpty
+        let returning = returningKeys || !joinTables.isEmpty || options.propagatesChanges
         var delete = SQLBuilder.query(
             "DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
             layout: layout, ordered: false, dialect: .postgres)
@@ -347,6 +350,9 @@ extension PostgresStore {
                     for (table, column) in joinTables {
                         try connection.query("DELETE FROM \(q(table)) WHERE " + Self.inKeys(column), [Self.keyArray(keys)])
                     }
+                }
+                if let bindings = changeBindings(PostgresChangeRecord(deleted: keys, of: entity.name)) {
+                    try connection.query(Self.recordChangesSQL, bindings)
                 }
                 return (keys.count, keys)
             }
