@@ -100,7 +100,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "SkerryMemoryIO",
-            dependencies: ["Skerry", "SkerryCore"]
+            dependencies: ["Skerry", "SkerryCore", "SkerryPostgres"]
         ),
         .executableTarget(
             name: "SkerryExample",

@@ -141,7 +141,9 @@ final class PostgresConnection {
     /// Counts one execution (and traces it, when statements are traced).
     func record(_ result: PostgresResult, _ sql: String, _ start: ContinuousClock.Instant?) {
         guard let counters else { return }
-        let written = result.affectedRows, read = written > 0 ? 0 : Int(result.rowCount)
+        // A SELECT's command tag carries its row count too: those rows were read, not written.
+        let isSelect = PQcmdStatus(result.handle).map { strncmp($0, "SELECT", 6) == 0 } ?? false
+        let written = isSelect ? 0 : result.affectedRows, read = isSelect ? Int(result.rowCount) : 0
         counters.record(rowsRead: read, rowsWritten: written)
         if let start { counters.traceFinished(sql, start: start, rowsRead: read, rowsWritten: written) }
     }
