@@ -112,21 +112,35 @@ extension PostgresStore {
     }
 
     /// The next keys of each entity's sequence, one per insert: one statement per entity.
-    /// Sequences never hand out a key twice, whichever process asks.
+    /// Sequences never hand out a key twice, whichever process asks. An insert whose ID is
+    /// already permanent keeps its key (reserved earlier by ``reservePrimaryKeys(_:count:)``).
     private func allocateKeys(_ inserts: [RowInsert], _ connection: PostgresConnection) throws -> [Int64] {
         guard !inserts.isEmpty else { return [] }
         var counts: [ObjectIdentifier: (entity: EntityDescription, count: Int)] = [:]
-        for insert in inserts {
+        for insert in inserts where insert.objectID.isTemporary {
             counts[ObjectIdentifier(insert.objectID.entity), default: (insert.objectID.entity, 0)].count += 1
         }
         var allocated: [ObjectIdentifier: [Int64]] = [:]
         for (id, (entity, count)) in counts {
-            let result = try connection.query(
-                "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
-                [.string(SQLBuilder.quote(Self.sequenceName(entity.name))), .int(Int64(count))])
-            allocated[id] = (0..<result.rowCount).map { result.int64($0, 0) }.reversed()
+            allocated[id] = try Self.nextKeys(entity, count: count, connection).reversed()
         }
-        return inserts.map { allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() }
+        return inserts.map { $0.objectID.isTemporary ? allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() : $0.objectID.key }
+    }
+
+    /// `count` keys of `entity`'s sequence, in one statement.
+    private static func nextKeys(_ entity: EntityDescription, count: Int, _ connection: PostgresConnection) throws -> [Int64] {
+        let result = try connection.query(
+            "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
+            [.string(SQLBuilder.quote(sequenceName(entity.name))), .int(Int64(count))])
+        return (0..<result.rowCount).map { result.int64($0, 0) }
+    }
+
+    /// Reserves `count` keys of `entity`'s sequence for objects not saved yet
+    /// (``SkerryCore/ObjectContext/obtainPermanentIDs(for:)``): the sequence never hands them out
+    /// again, in any process, and a save that inserts an object under a reserved key writes that key.
+    func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
+        guard count > 0 else { return [] }
+        return try withConnection(entity) { connection in try Self.nextKeys(entity, count: count, connection) }
     }
 
     /// The row with this key as it is now, or nil.

@@ -189,6 +189,34 @@ import Testing
         #expect(listener.backendPID.load(ordering: .relaxed) != pid)
     }
 
+    @Test func permanentIDsObtainedBeforeTheSaveNameTheRowInEveryInstance() throws {
+        let schema = Self.newSchema()
+        let first = try Self.stack(schema, propagatesChanges: false)
+        let second = try Self.stack(schema, propagatesChanges: false)
+        // Keys reserved in two instances at once never collide (one sequence), and the saves
+        // write the rows under them.
+        let (one, two) = try [first, second].map { stack in
+            let context = stack.newBackgroundContext()
+            return try context.performAndWait {
+                let note = try context.insert(entityName: "Note")
+                try note.setValue("reserved", forKey: "text")
+                try context.obtainPermanentIDs(for: [note])
+                let reserved = note.objectID
+                try context.save()
+                #expect(note.objectID == reserved)
+                return reserved.uriRepresentation()
+            }
+        }.reduce(into: (URL?.none, URL?.none)) { pair, uri in if pair.0 == nil { pair.0 = uri } else { pair.1 = uri } }
+        let firstURI = try #require(one), secondURI = try #require(two)
+        #expect(firstURI != secondURI)
+        // Each instance finds the other's row by its URI (the store's identifier is shared).
+        let context = first.newBackgroundContext()
+        let text = try context.performAndWait {
+            try context.existingObject(with: first.objectID(forURIRepresentation: secondURI)).value(forKey: "text") as? String
+        }
+        #expect(text == "reserved")
+    }
+
     @Test func aStackWithoutPropagationNeitherAnnouncesNorHears() throws {
         let schema = Self.newSchema()
         let quiet = try Self.stack(schema, propagatesChanges: false)
