@@ -93,9 +93,14 @@ let package = Package(
             name: "SkerryPostgres",
             dependencies: ["SkerryCore", "CLibPQ"]
         ),
+        // A second process for the PostgreSQL tests (not a product).
+        .executableTarget(
+            name: "SkerryPostgresPeer",
+            dependencies: ["SkerryCore", "SkerryPostgres"]
+        ),
         .executableTarget(
             name: "SkerryMemoryIO",
-            dependencies: ["Skerry", "SkerryCore"]
+            dependencies: ["Skerry", "SkerryCore", "SkerryPostgres"]
         ),
         .executableTarget(
             name: "SkerryExample",
@@ -142,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SkerryPostgresTests",
-            dependencies: ["SkerryPostgres", "SkerryCore", "SkerryTestSupport"]
+            dependencies: ["SkerryPostgres", "SkerryCore", "SkerryTestSupport", "SkerryPostgresPeer"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -29,6 +29,7 @@ guides = {
     "services.md": ("SkerryCore", "Services"),
     "performance.md": ("SkerryCore", "Performance"),
     "postgres.md": ("SkerryCore", "PostgreSQL"),
+    "several-instances.md": ("SkerryCore", "SeveralInstances"),
     "public-api.md": ("SkerryCore", "PublicAPI"),
     "typed-layer.md": ("Skerry", "TypedLayer"),
     "names.md": ("Skerry", "Names"),

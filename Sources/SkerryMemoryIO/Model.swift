@@ -33,10 +33,10 @@ func studyModel() throws -> ObjectModel {
     try ObjectModel(types: [Author.self, Book.self])
 }
 
-/// A stack over the study's store file.
-func studyStack(_ store: URL) throws -> PersistentStack {
+/// A stack over the study's store.
+func studyStack(_ store: StoreDescription) throws -> PersistentStack {
     let stack = PersistentStack(name: "Study", model: try studyModel())
-    stack.persistentStoreDescriptions = [StoreDescription(url: store)]
+    stack.persistentStoreDescriptions = [store]
     try stack.loadPersistentStores()
     return stack
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Skerry
 import SkerryCore
+import SkerryPostgres
 
 /// The parameters of a run.
 struct StudyOptions {
@@ -10,6 +11,18 @@ struct StudyOptions {
     var output: URL?
     var variant: String?
     var store: URL?
+    /// A PostgreSQL connection string: the study runs on a PostgreSQL store there instead of a
+    /// SQLite file.
+    var postgres: String?
+    /// The PostgreSQL schema the study's tables go in.
+    var schema = "skerry_memory_io"
+
+    /// Where the study's store is: the PostgreSQL store when a connection string was given,
+    /// otherwise the SQLite file `file`.
+    func storeDescription(file: URL) -> StoreDescription {
+        guard let postgres else { return StoreDescription(url: file) }
+        return .postgres(postgres, schema: schema)
+    }
 }
 
 /// One perform's measurements.
@@ -21,10 +34,15 @@ struct Sample {
     let seconds: Double
 }
 
-/// Fills a new store with `objects` books by `objects / 20` authors (at least one).
-func populate(_ store: URL, objects: Int, progress: (Int, Int) -> Void) throws {
+/// Fills the store with `objects` books by `objects / 20` authors (at least one), after emptying
+/// it (a PostgreSQL schema may hold an earlier run's rows; a SQLite file is new).
+func populate(_ store: StoreDescription, objects: Int, progress: (Int, Int) -> Void) throws {
     let stack = try studyStack(store)
     let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
+    try container.perform { context in
+        _ = try context.batchDelete(Book.all)
+        _ = try context.batchDelete(Author.all)
+    }
     let authors = max(1, objects / 20)
     let summary = String(repeating: "A story of sand, spice and empire. ", count: 4)
     let batch = 50
@@ -44,7 +62,7 @@ func populate(_ store: URL, objects: Int, progress: (Int, Int) -> Void) throws {
 }
 
 /// Runs the K performs of one variant and returns a sample per perform.
-func runVariant(cleanUp: Bool, store: URL, performs: Int, workingSet: Int, progress: (Int, Int) -> Void) throws -> [Sample] {
+func runVariant(cleanUp: Bool, store: StoreDescription, performs: Int, workingSet: Int, progress: (Int, Int) -> Void) throws -> [Sample] {
     let stack = try studyStack(store)
     let context = stack.newBackgroundContext()
     let container = PersistentContainer(managedObjectContext: { context }, cleanUpAfterExecution: cleanUp)

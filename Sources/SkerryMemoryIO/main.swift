@@ -1,8 +1,10 @@
 // The main job: what `cleanUpAfterExecution` trades, measured.
 //
 //     swift run -c release skerry-memory-io [OUTPUT-FOLDER] [--objects M] [--performs K] [--working-set W]
+//         [--postgres CONNINFO [--schema NAME]]
 //
-// A PersistentContainer over a SQLite file with M books by M/20 authors runs K performs, each
+// A PersistentContainer over a SQLite file (or, with --postgres, a PostgreSQL store in schema NAME,
+// default skerry_memory_io, emptied first) with M books by M/20 authors runs K performs, each
 // touching one author of a working set of W (reached by a fetch) and their books (reached through
 // the relationship): once with cleanUpAfterExecution true, once false, each in its own process so
 // that peak resident memory is the variant's own. It prints a table and writes memory-io.csv and
@@ -32,8 +34,14 @@ func parseOptions(_ arguments: [String]) throws -> StudyOptions {
         case "--output": options.output = URL(fileURLWithPath: try value(), isDirectory: true)
         case "--variant": options.variant = try value()
         case "--store": options.store = URL(fileURLWithPath: try value())
+        case "--postgres": options.postgres = try value()
+        case "--schema": options.schema = try value()
         case "--help", "-h":
-            print("usage: skerry-memory-io [OUTPUT-FOLDER] [--objects M] [--performs K] [--working-set W]")
+            print(
+                "usage: skerry-memory-io [OUTPUT-FOLDER] [--objects M] [--performs K] [--working-set W] [--postgres CONNINFO [--schema NAME]]"
+            )
+            print("  --postgres CONNINFO  run on a PostgreSQL store (a libpq connection string or URI) instead of a SQLite file")
+            print("  --schema NAME        the PostgreSQL schema of its tables (default skerry_memory_io; its rows are replaced)")
             exit(0)
         case let argument where !argument.hasPrefix("-") && options.output == nil:
             options.output = URL(fileURLWithPath: argument, isDirectory: true)
@@ -68,10 +76,12 @@ func runChild(_ variant: String, options: StudyOptions, store: URL, output: URL)
     let samplesURL = output.appendingPathComponent("samples-\(variant).csv")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-    process.arguments = [
-        "--variant", variant, "--store", store.path, "--performs", String(options.performs),
-        "--working-set", String(options.workingSet), "--output", samplesURL.path,
-    ]
+    process.arguments =
+        [
+            "--variant", variant, "--store", store.path, "--performs", String(options.performs),
+            "--working-set", String(options.workingSet), "--output", samplesURL.path,
+        ]
+        + (options.postgres.map { ["--postgres", $0, "--schema", options.schema] } ?? [])
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()
@@ -90,7 +100,7 @@ do {
     if let variant = options.variant, let store = options.store, let samplesURL = options.output {
         // A child: one variant; samples to a file, peak resident memory to standard output.
         let samples = try runVariant(
-            cleanUp: variant == "cleanup", store: store, performs: options.performs,
+            cleanUp: variant == "cleanup", store: options.storeDescription(file: store), performs: options.performs,
             workingSet: options.workingSet, progress: progress("  \(variant)"))
         try samplesCSV(samples).write(to: samplesURL, atomically: true, encoding: .utf8)
         print(ProcessMemory.peakResident)
@@ -104,12 +114,17 @@ do {
     let store = output.appendingPathComponent("study.sqlite")
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
     print("Skerry memory versus I/O: \(options.objects) books, \(options.performs) performs, working set of \(options.workingSet) authors")
+    if options.postgres != nil {
+        print("Store: \(options.storeDescription(file: store))")
+    }
     print("Output: \(output.path)")
-    try populate(store, objects: options.objects, progress: progress("  store"))
+    try populate(options.storeDescription(file: store), objects: options.objects, progress: progress("  store"))
     let results = try ["cleanup", "cache"].map { try runChild($0, options: options, store: store, output: output) }
     print(table(results))
     try combinedCSV(results).write(to: output.appendingPathComponent("memory-io.csv"), atomically: true, encoding: .utf8)
-    let title = "cleanUpAfterExecution: \(options.objects) books, \(options.performs) performs, working set \(options.workingSet)"
+    let title =
+        (options.postgres != nil ? "PostgreSQL, " : "")
+        + "cleanUpAfterExecution: \(options.objects) books, \(options.performs) performs, working set \(options.workingSet)"
     try chartSVG(results, title: title).write(to: output.appendingPathComponent("memory-io.svg"), atomically: true, encoding: .utf8)
     print("Wrote memory-io.csv and memory-io.svg")
 } catch {

@@ -141,7 +141,9 @@ final class PostgresConnection {
     /// Counts one execution (and traces it, when statements are traced).
     func record(_ result: PostgresResult, _ sql: String, _ start: ContinuousClock.Instant?) {
         guard let counters else { return }
-        let written = result.affectedRows, read = written > 0 ? 0 : Int(result.rowCount)
+        // A SELECT's command tag carries its row count too: those rows were read, not written.
+        let isSelect = PQcmdStatus(result.handle).map { strncmp($0, "SELECT", 6) == 0 } ?? false
+        let written = isSelect ? 0 : result.affectedRows, read = isSelect ? Int(result.rowCount) : 0
         counters.record(rowsRead: read, rowsWritten: written)
         if let start { counters.traceFinished(sql, start: start, rowsRead: read, rowsWritten: written) }
     }
@@ -213,8 +215,8 @@ final class PostgresConnection {
 
     /// Runs `body` in a transaction, committing if it returns and rolling back if it throws, so
     /// that a failure leaves the database exactly as it was.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+    func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
+        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
         do {
             let result = try body()
             try execute("COMMIT")

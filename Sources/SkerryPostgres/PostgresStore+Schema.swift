@@ -55,6 +55,7 @@ extension PostgresStore {
             try createJoinTable(table, connection)
         }
         try createFunctions(connection)
+        try createChangesTable(connection)
         let identifier = UUID().uuidString
         try writeMetadata(["formatVersion": formatVersion, "storeIdentifier": identifier], connection)
         try writeModelMetadata(model: model, entities: entities, connection)
@@ -139,6 +140,7 @@ extension PostgresStore {
         model: ObjectModel, entities: [EntityDescription]
     ) throws -> String {
         try createFunctions(connection) // this version's definitions
+        try createChangesTable(connection) // stores created before change propagation lack it
         let metadata = try readMetadata(connection)
         // An unreadable schema text is the same failure as a missing one, reported below.
         guard let identifier = metadata["storeIdentifier"], let schemaText = metadata["schema"],
@@ -150,6 +152,17 @@ extension PostgresStore {
             throw SkerryError(
                 .storeLoadFailed,
                 "\(description) has storage format \(metadata["formatVersion"] ?? "?"), which this version of Skerry does not read (it reads format \(formatVersion))."
+            )
+        }
+        // A plan's custom steps (row transforms, finish closures, renames) are not run by this
+        // store: refused rather than skipped, so that no step the user wrote is silently left out.
+        if let plan = description.migrationPlan, let hash = metadata["modelVersionHash"], hash != model.versionHash,
+            let version = plan.versions.firstIndex(where: { $0.versionHash == hash }),
+            let step = plan.steps.values.filter({ $0.from >= version }).min(by: { $0.from < $1.from })
+        {
+            throw SkerryError(
+                .modelMismatch,
+                "\(description) was written with version \(version) of its MigrationPlan, and the plan has a custom step from version \(step.from); PostgreSQL stores migrate additive changes by themselves but do not run MigrationPlan steps. The store was left untouched."
             )
         }
         let current = StoredSchema(entities: entities)

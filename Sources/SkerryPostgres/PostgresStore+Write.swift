@@ -2,16 +2,42 @@ import SkerryCore
 
 extension PostgresStore {
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
-        do {
-            return try pool.withConnection { connection in
-                try connection.transaction { try writeTransaction(changes, connection, then: next) }
+        var attempt = 1
+        while true {
+            var nextStarted = false
+            do {
+                return try pool.withConnection { connection in
+                    try connection.transaction {
+                        try writeTransaction(changes, connection) {
+                            nextStarted = true
+                            return try next()
+                        }
+                    }
+                }
+            } catch let conflicts as StoreWriteConflicts {
+                throw conflicts // for the context's merge policy, untouched
+            } catch {
+                let mapped = Self.mapError(error, entity: nil)
+                // The server ended the transaction to break a deadlock or a serialization
+                // conflict with another writer, before anything of the save was kept (the next
+                // store's write had not begun): the whole transaction is written again, as
+                // PostgreSQL advises for these two codes.
+                if !nextStarted, attempt < Self.writeAttempts, let code = mapped.postgres?.sqlState,
+                    code == .deadlockDetected || code == .serializationFailure
+                {
+                    attempt += 1
+                    continue
+                }
+                throw mapped
             }
-        } catch let conflicts as StoreWriteConflicts {
-            throw conflicts // for the context's merge policy, untouched
-        } catch {
-            throw Self.mapError(error, entity: nil)
         }
     }
+
+    /// How many times a write is tried when the server ends it to break a deadlock or a
+    /// serialization conflict (``write(_:then:)``). Locking every changed row first, in one
+    /// order, keeps saves from deadlocking on the rows they change; what remains (a batch delete's
+    /// scan order, unique-index waits) is rare and retried.
+    static let writeAttempts = 4
 
     /// One statement of a write, kept to learn what its answer means.
     private enum Sent {
@@ -31,8 +57,8 @@ extension PostgresStore {
         }
     }
 
-    /// The write, inside its transaction: keys first (one statement per entity), then every
-    /// delete, update, insert and to-many member write in one pipeline — deletes first, so that a
+    /// The write, inside its transaction: keys first (one statement per entity), then the locks of
+    /// the rows it changes, every delete, update, insert and to-many member write in one pipeline — deletes first, so that a
     /// save that deletes a row and inserts another with the same unique value does not trip over
     /// its own old row. Then the rows behind conflicts are read, and the write fails with them
     /// (rolled back) or runs `next` before it commits.
@@ -61,11 +87,15 @@ extension PostgresStore {
             }
         }
         do {
-            var members: [MembersWrite] = []
+            let members = try membersWrites(changes)
+            try sendLocks(changes, members, send)
             try sendDeletes(changes.deletes, send)
-            try sendUpdates(changes.updates, resolve, send, &members)
-            try sendInserts(changes.inserts, keys: keys, resolve, send, &members)
+            try sendUpdates(changes.updates, resolve, send)
+            try sendInserts(changes.inserts, keys: keys, resolve, send)
             try sendMembers(members, resolve, send)
+            if options.propagatesChanges, let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys)) {
+                try send(Self.recordChangesSQL, bindings, .other(nil))
+            }
             try pipeline.finish()
         } catch {
             // A statement that could not be written (a link to an object never saved) throws before
@@ -109,21 +139,35 @@ extension PostgresStore {
     }
 
     /// The next keys of each entity's sequence, one per insert: one statement per entity.
-    /// Sequences never hand out a key twice, whichever process asks.
+    /// Sequences never hand out a key twice, whichever process asks. An insert whose ID is
+    /// already permanent keeps its key (reserved earlier by ``reservePrimaryKeys(_:count:)``).
     private func allocateKeys(_ inserts: [RowInsert], _ connection: PostgresConnection) throws -> [Int64] {
         guard !inserts.isEmpty else { return [] }
         var counts: [ObjectIdentifier: (entity: EntityDescription, count: Int)] = [:]
-        for insert in inserts {
+        for insert in inserts where insert.objectID.isTemporary {
             counts[ObjectIdentifier(insert.objectID.entity), default: (insert.objectID.entity, 0)].count += 1
         }
         var allocated: [ObjectIdentifier: [Int64]] = [:]
         for (id, (entity, count)) in counts {
-            let result = try connection.query(
-                "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
-                [.string(SQLBuilder.quote(Self.sequenceName(entity.name))), .int(Int64(count))])
-            allocated[id] = (0..<result.rowCount).map { result.int64($0, 0) }.reversed()
+            allocated[id] = try Self.nextKeys(entity, count: count, connection).reversed()
         }
-        return inserts.map { allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() }
+        return inserts.map { $0.objectID.isTemporary ? allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() : $0.objectID.key }
+    }
+
+    /// `count` keys of `entity`'s sequence, in one statement.
+    private static func nextKeys(_ entity: EntityDescription, count: Int, _ connection: PostgresConnection) throws -> [Int64] {
+        let result = try connection.query(
+            "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
+            [.string(SQLBuilder.quote(sequenceName(entity.name))), .int(Int64(count))])
+        return (0..<result.rowCount).map { result.int64($0, 0) }
+    }
+
+    /// Reserves `count` keys of `entity`'s sequence for objects not saved yet
+    /// (``SkerryCore/ObjectContext/obtainPermanentIDs(for:)``): the sequence never hands them out
+    /// again, in any process, and a save that inserts an object under a reserved key writes that key.
+    func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
+        guard count > 0 else { return [] }
+        return try withConnection(entity) { connection in try Self.nextKeys(entity, count: count, connection) }
     }
 
     /// The row with this key as it is now, or nil.
@@ -133,6 +177,51 @@ extension PostgresStore {
             entityLayout.selectRows + " WHERE \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) = ?",
             [.int(objectID.key)])
         return result.rowCount > 0 ? try decodeRow(result, 0, objectID.entity, entityLayout) : nil
+    }
+
+    /// Locks every stored row the write changes (deleted and updated rows, and the rows whose
+    /// order column it rewrites) before any other statement, table by table in name order and by
+    /// key within a table: two saves that change some of the same rows take their locks in one
+    /// order, so neither can hold a row the other waits for while it waits for one the other
+    /// holds (a deadlock, which the server would end by failing one of them). Join-table rows
+    /// are written only by a save that holds the lock of their source row. Rows already gone
+    /// lock nothing; the version-checked statements after report them as conflicts.
+    private func sendLocks(
+        _ changes: StoreWrite, _ members: [MembersWrite],
+        _ send: (String, [AttributeValue], Sent) throws -> Void
+    ) throws {
+        var keys: [String: Set<Int64>] = [:]
+        for (objectID, _) in changes.deletes { keys[objectID.entityName, default: []].insert(objectID.key) }
+        for update in changes.updates { keys[update.objectID.entityName, default: []].insert(update.objectID.key) }
+        for write in members {
+            guard case .inverseForeignKey(let table, _, _?) = write.storage else { continue }
+            for member in write.members where !member.isTemporary { keys[table, default: []].insert(member.key) }
+        }
+        let q = SQLBuilder.quote
+        let key = q(SQLBuilder.primaryKeyColumn)
+        for table in keys.keys.sorted() {
+            try send(
+                "SELECT 1 FROM \(q(table)) WHERE \(Self.inKeys(SQLBuilder.primaryKeyColumn)) ORDER BY \(key) FOR UPDATE",
+                [Self.keyArray(keys[table]!.sorted())], .other(nil))
+        }
+    }
+
+    /// The to-many members this write stores on the side of their source: those of updated rows
+    /// (in lock order), then those of inserted rows.
+    private func membersWrites(_ changes: StoreWrite) throws -> [MembersWrite] {
+        var members: [MembersWrite] = []
+        for update in changes.updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) where !update.relationshipChanges.isEmpty {
+            members += Self.membersWrites(update.objectID, try layout.of(update.objectID.entity), update.relationshipChanges)
+        }
+        for insert in changes.inserts {
+            let entityLayout = try layout.of(insert.objectID.entity)
+            guard !entityLayout.storage.isEmpty else { continue }
+            members += Self.membersWrites(
+                insert.objectID, entityLayout,
+                insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
+                    .filter { !$0.value.objectIDs.isEmpty })
+        }
+        return members
     }
 
     /// The members of a to-many relationship that this store keeps on the side of `source`,
@@ -177,7 +266,7 @@ extension PostgresStore {
     /// Updates the changed columns of rows whose version is still the one read, in key order.
     private func sendUpdates(
         _ updates: [RowUpdate], _ resolve: StoreKeyResolver,
-        _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]
+        _ send: (String, [AttributeValue], Sent) throws -> Void
     ) throws {
         for update in updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
             let entity = update.objectID.entity
@@ -194,7 +283,6 @@ extension PostgresStore {
                 + (try foreignKeyChanges.map { change throws(SkerryError) in
                     try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index)
                 })
-            members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
             try send(
                 SQLBuilder.update(entity, changedColumns: columns),
                 values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
@@ -206,7 +294,7 @@ extension PostgresStore {
     /// is reported as a conflict with the row it collides with.
     private func sendInserts(
         _ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
-        _ send: (String, [AttributeValue], Sent) throws -> Void, _ members: inout [MembersWrite]
+        _ send: (String, [AttributeValue], Sent) throws -> Void
     ) throws {
         var last: (entity: EntityDescription, layout: SQLiteEntityLayout, sql: String)?
         for (index, insert) in inserts.enumerated() {
@@ -225,12 +313,6 @@ extension PostgresStore {
                 values.append(try resolve.key(insert.relationships[relationship].objectIDs.first, of: insert.objectID, relationship))
             }
             try send(sql, values, entity.uniquenessConstraints.isEmpty ? .other(insert.objectID) : .insert(index))
-            if !entityLayout.storage.isEmpty {
-                members += Self.membersWrites(
-                    insert.objectID, entityLayout,
-                    insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
-                        .filter { !$0.value.objectIDs.isEmpty })
-            }
         }
     }
 
@@ -284,8 +366,8 @@ extension PostgresStore {
         return nil
     }
 
-    /// The order in which a write touches rows: by entity name, then key. Two writers that touch
-    /// the same rows lock them in the same order and so cannot deadlock on them.
+    /// The order in which a write sends its statements about rows: by entity name, then key, the
+    /// order in which ``sendLocks(_:_:_:)`` locked them.
     private static func lockOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
         a.entity.name == b.entity.name ? a.key < b.key : a.entity.name < b.entity.name
     }
@@ -331,7 +413,7 @@ extension PostgresStore {
             guard case .joinTable(let table, let source, _, _) = storage else { return nil }
             return (table, source)
         }
-        let returning = returningKeys || !joinTables.isEmpty
+        let returning = returningKeys || !joinTables.isEmpty || options.propagatesChanges
         var delete = SQLBuilder.query(
             "DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
             layout: layout, ordered: false, dialect: .postgres)
@@ -347,6 +429,9 @@ extension PostgresStore {
                     for (table, column) in joinTables {
                         try connection.query("DELETE FROM \(q(table)) WHERE " + Self.inKeys(column), [Self.keyArray(keys)])
                     }
+                }
+                if let bindings = changeBindings(PostgresChangeRecord(deleted: keys, of: entity.name)) {
+                    try connection.query(Self.recordChangesSQL, bindings)
                 }
                 return (keys.count, keys)
             }

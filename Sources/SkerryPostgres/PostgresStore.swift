@@ -23,6 +23,10 @@ final class PostgresStore: ObjectStore {
     /// Where each entity's relationships are kept, and the SQL of its rows.
     let layout: SQLiteStoreLayout
     let pool: PostgresConnectionPool
+    /// This store instance's name in the change table: its own saves are not news to it.
+    let origin = UUID().uuidString
+    /// Hears the saves of others, when the description asked for change propagation.
+    let listener: PostgresChangeListener?
 
     /// Opens the store: connects, creates or checks (and additively migrates) the schema.
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the server cannot be reached or the
@@ -57,7 +61,22 @@ final class PostgresStore: ObjectStore {
             counters: StoreCounters(events: events, store: description))
         let identifier = try Self.prepareSchema(pool: pool, description: description, options: options, model: model, entities: entities)
         identity = StoreIdentity(identifier: identifier)
+        if options.propagatesChanges {
+            do {
+                listener = try PostgresChangeListener(
+                    connectionString: pool.connectionString, channel: Self.changesChannel(identifier),
+                    origin: origin, identity: identity, entities: entities,
+                    retention: options.changeRetention)
+            } catch {
+                throw Self.loadError(
+                    error as? PostgresError ?? PostgresError(sqlState: .connectionFailure, message: "\(error)"), description)
+            }
+        } else {
+            listener = nil
+        }
     }
+
+    deinit { listener?.stop() }
 
     /// The connection string with the schema put first on the search path.
     static func connectionString(_ options: PostgresStoreOptions) -> String {

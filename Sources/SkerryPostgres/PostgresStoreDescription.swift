@@ -18,13 +18,22 @@ public struct PostgresStoreOptions: Sendable, Hashable {
     /// Whether the stack hears of the saves of other processes using the same store (did-save
     /// events that contexts merge, as they do for saves of the same stack). See the services guide.
     public var propagatesChanges: Bool
+    /// How long a save stays in the change table for stacks that propagate changes: a stack cut
+    /// off from the database for longer than this cannot learn what it missed (see the services
+    /// guide). Default: one hour.
+    public var changeRetention: Duration
 
-    /// Options with defaults: 8 connections, the default schema, no change propagation.
-    public init(connectionString: String, maximumConnections: Int = 8, schema: String? = nil, propagatesChanges: Bool = false) {
+    /// Options with defaults: 8 connections, the default schema, no change propagation, one hour
+    /// of change retention.
+    public init(
+        connectionString: String, maximumConnections: Int = 8, schema: String? = nil, propagatesChanges: Bool = false,
+        changeRetention: Duration = .seconds(3600)
+    ) {
         self.connectionString = connectionString
         self.maximumConnections = maximumConnections
         self.schema = schema
         self.propagatesChanges = propagatesChanges
+        self.changeRetention = changeRetention
     }
 }
 

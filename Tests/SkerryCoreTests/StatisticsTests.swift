@@ -4,6 +4,25 @@ import Testing
 @testable import SkerryCore
 
 @Suite struct StatisticsTests {
+    /// Rows read are the rows a fetch returned, on every kind of store (PostgreSQL reports a
+    /// count for SELECTs too, which once made every fetch count as rows written and none as read).
+    @Test(arguments: StoreKind.allCases)
+    func fetchesCountRowsReadNotWritten(_ kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind, model: GraphFixtures.model())
+        defer { withExtendedLifetime(directory) {} }
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for title in ["Dune", "Dune Messiah", "Children of Dune"] { try writer.insertNamed("Book", title) }
+            try writer.save()
+        }
+        let before = stack.statistics
+        let reader = stack.newBackgroundContext()
+        let fetched = try reader.performAndWait { try reader.fetch(FetchRequest(entityName: "Book")).count }
+        #expect(fetched == 3)
+        #expect(stack.statistics.since(before).rowsRead == 3)
+        #expect(stack.statistics.since(before).rowsWritten == 0)
+    }
+
     @Test func storesCountStatementsAndRowsAndContextsCountTheirCache() throws {
         let stack = try makeMemoryStack(model: GraphFixtures.model())
         let writer = stack.newBackgroundContext()

@@ -1,10 +1,10 @@
 import Skerry
 import SkerryCore
 
-/// An in-memory Skerry stack with one entity of the shape.
-func makeStack(_ model: ObjectModel) throws -> PersistentStack {
+/// A Skerry stack with one entity of the shape, in memory unless `store` says otherwise.
+func makeStack(_ model: ObjectModel, store: StoreDescription = .inMemory()) throws -> PersistentStack {
     let stack = PersistentStack(name: "Bench", model: model)
-    stack.persistentStoreDescriptions = [.inMemory()]
+    stack.persistentStoreDescriptions = [store]
     try stack.loadPersistentStores()
     return stack
 }
@@ -25,19 +25,19 @@ func engineState<Item: BenchShape>(_ stack: PersistentStack, _: Item.Type) throw
 // MARK: - Engine
 
 /// Skerry's engine: an `ObjectContext` per scenario (a new background context, as an app would
-/// use), objects read and written by attribute index.
+/// use), objects read and written by attribute index. In memory, or in the store `store` describes.
 final class EngineBench<Item: BenchShape> {
     let stack: PersistentStack
     let entity: EntityDescription
 
-    init() throws {
+    init(store: StoreDescription) throws {
         let model = try ObjectModel(entities: [Item.engineEntity()])
-        stack = try makeStack(model)
+        stack = try makeStack(model, store: store)
         entity = model.entity(named: Item.entityName)!
     }
 
-    static func prepare(_ scenario: Scenario, _ sizes: Sizes) throws -> Work {
-        let engine = try EngineBench()
+    static func prepare(_ scenario: Scenario, _ sizes: Sizes, store: StoreDescription = .inMemory()) throws -> Work {
+        let engine = try EngineBench(store: store)
         let prefill = sizes.prefill(scenario)
         if prefill > 0 { try engine.insert(makeItems(prefill)) }
         let request = FetchRequest(entityName: Item.entityName)
@@ -138,14 +138,14 @@ final class TypedBench<Item: BenchShape> {
     let stack: PersistentStack
     let container: PersistentContainer
 
-    init() throws {
-        let stack = try makeStack(try ObjectModel(types: [Item.self]))
+    init(store: StoreDescription) throws {
+        let stack = try makeStack(try ObjectModel(types: [Item.self]), store: store)
         self.stack = stack
         container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
     }
 
-    static func prepare(_ scenario: Scenario, _ sizes: Sizes) throws -> Work {
-        let typed = try TypedBench()
+    static func prepare(_ scenario: Scenario, _ sizes: Sizes, store: StoreDescription = .inMemory()) throws -> Work {
+        let typed = try TypedBench(store: store)
         let container = typed.container
         let prefill = sizes.prefill(scenario)
         if prefill > 0 { try typed.insert(makeItems(prefill)) }

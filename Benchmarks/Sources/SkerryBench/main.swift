@@ -5,6 +5,11 @@
 //     swift run -c release skerry-bench [--quick] [--repeat N] [--markdown]
 //         [--insert N] [--fetch N] [--update N] [--by-id N] [--by-id-table N] [--delete N]
 //         [--scenarios insert,fetch,...] [--shapes int10,mixed] [--implementations raw,engine,...]
+//         [--postgres CONNINFO]
+//
+// With `--postgres`, the same scenarios run against a PostgreSQL server instead: raw libpq (the
+// baseline), the Skerry engine and typed layer on the PostgreSQL store, and Fluent when the
+// package is built with `--traits Fluent` (scripts/postgres-benchmark.sh does all of it).
 //
 // The runs of one scenario and shape are interleaved (raw, GRDB, engine, typed, raw, ...), so
 // that a load that comes and goes on a shared machine touches every implementation alike.
@@ -20,7 +25,7 @@ func fail(_ message: String) -> Never {
 let usage = """
     usage: skerry-bench [--quick] [--repeat N] [--markdown]
                         [--insert N] [--fetch N] [--update N] [--by-id N] [--by-id-table N] [--delete N]
-                        [--scenarios LIST] [--shapes LIST] [--implementations LIST]
+                        [--scenarios LIST] [--shapes LIST] [--implementations LIST] [--postgres CONNINFO]
       --quick             tiny sizes, one run each (CI smoke)
       --repeat N          runs per scenario, shape and implementation; the median is reported (default 5)
       --markdown          print Markdown tables only (no progress, no header)
@@ -28,6 +33,10 @@ let usage = """
       shapes:             \(Shape.allCases.map(\.rawValue).joined(separator: ","))
       implementations:    \(Implementation.allCases.map(\.rawValue).joined(separator: ","))
       default sizes:      insert 50,000; fetch 200,000; update 50,000; by-id 10,000 of 50,000; delete 50,000
+      --postgres CONNINFO against this PostgreSQL server (a libpq connection string or URI) instead;
+                          implementations \(PostgresImplementation.allCases.map(\.rawValue).joined(separator: ","))\
+    \(PostgresImplementation.fluentIsBuilt ? "" : " (fluent: build with --traits Fluent)");
+                          default sizes: insert 10,000; fetch 40,000; update 10,000; by-id 2,000 of 10,000; delete 10,000
     """
 
 func list<T: RawRepresentable & Equatable>(_ text: String, _ all: [T]) -> [T] where T.RawValue == String {
@@ -38,12 +47,17 @@ func list<T: RawRepresentable & Equatable>(_ text: String, _ all: [T]) -> [T] wh
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-var sizes = arguments.contains("--quick") ? Sizes.quick : Sizes.full
+/// The PostgreSQL server, when `--postgres` is given (the mode of the whole run).
+let postgres: PostgresBenchServer? = arguments.firstIndex(of: "--postgres").map { index in
+    guard index + 1 < arguments.count else { fail("--postgres needs a connection string\n\(usage)") }
+    return PostgresBenchServer(connectionString: arguments[index + 1])
+}
+var sizes = arguments.contains("--quick") ? Sizes.quick : postgres != nil ? Sizes.postgres : Sizes.full
 var repeats = arguments.contains("--quick") ? 1 : 5
 var markdownOnly = false
 var scenarios = Scenario.allCases
 var shapes = Shape.allCases
-var implementations = Implementation.allCases
+var implementationsText: String?
 while !arguments.isEmpty {
     let option = arguments.removeFirst()
     func value() -> String {
@@ -61,7 +75,8 @@ while !arguments.isEmpty {
     case "--repeat": repeats = number()
     case "--scenarios": scenarios = list(value(), Scenario.allCases)
     case "--shapes": shapes = list(value(), Shape.allCases)
-    case "--implementations": implementations = list(value(), Implementation.allCases)
+    case "--implementations": implementationsText = value()
+    case "--postgres": _ = value()
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -75,6 +90,37 @@ if scenarios.contains(.fetchByID) && sizes.fetchByID > sizes.fetchByIDTable {
     fail("--by-id (\(sizes.fetchByID)) must not exceed --by-id-table (\(sizes.fetchByIDTable))")
 }
 
+/// One column of the table: an implementation, its title, how to prepare a run.
+struct Contender {
+    let name: String
+    let title: String
+    let prepare: (Scenario, Shape, Sizes) throws -> Work
+}
+
+/// The implementations of the run; the first is the baseline the ratios divide by.
+let contenders: [Contender]
+if let postgres {
+    var chosen = implementationsText.map { list($0, PostgresImplementation.allCases) } ?? PostgresImplementation.available
+    if !PostgresImplementation.fluentIsBuilt {
+        if chosen.contains(.fluent) { fail("this build has no Fluent: build with `--traits Fluent`") }
+        chosen.removeAll { $0 == .fluent }
+    }
+    contenders = chosen.map { implementation in
+        Contender(name: implementation.rawValue, title: implementation.title) { scenario, shape, sizes in
+            try postgres.prepare(scenario, implementation, shape, sizes)
+        }
+    }
+} else {
+    contenders = (implementationsText.map { list($0, Implementation.allCases) } ?? Implementation.allCases).map { implementation in
+        Contender(name: implementation.rawValue, title: implementation.title) { scenario, shape, sizes in
+            try prepare(scenario, implementation, shape, sizes)
+        }
+    }
+}
+let baseline =
+    contenders.first?.name == (postgres != nil ? PostgresImplementation.raw.rawValue : Implementation.raw.rawValue)
+    ? contenders.first : nil
+
 @MainActor func progress(_ text: String) {
     if !markdownOnly { FileHandle.standardError.write(Data(text.utf8)) }
 }
@@ -82,7 +128,7 @@ if scenarios.contains(.fetchByID) && sizes.fetchByID > sizes.fetchByIDTable {
 struct Result {
     let scenario: Scenario
     let shape: Shape
-    var medians: [Implementation: Double]
+    var medians: [String: Double]
 }
 
 var results: [Result] = []
@@ -90,20 +136,20 @@ let started = DispatchTime.now().uptimeNanoseconds
 for scenario in scenarios {
     for shape in shapes {
         progress("\(scenario.title(sizes)), \(shape.title): ")
-        var times: [Implementation: [Double]] = [:]
+        var times: [String: [Double]] = [:]
         for run in 0..<repeats {
             // Rotated each run, so that no implementation always runs first (or right after another).
-            let order = (0..<implementations.count).map { implementations[($0 + run) % implementations.count] }
-            for implementation in order {
+            let order = (0..<contenders.count).map { contenders[($0 + run) % contenders.count] }
+            for contender in order {
                 do {
-                    let work = try prepare(scenario, implementation, shape, sizes)
+                    let work = try contender.prepare(scenario, shape, sizes)
                     let start = DispatchTime.now().uptimeNanoseconds
                     try work.run()
                     let end = DispatchTime.now().uptimeNanoseconds
                     try work.verify()
-                    times[implementation, default: []].append(Double(end - start) / 1e9)
+                    times[contender.name, default: []].append(Double(end - start) / 1e9)
                 } catch {
-                    fail("\(scenario.rawValue) \(shape.rawValue) \(implementation.rawValue): \(error)")
+                    fail("\(scenario.rawValue) \(shape.rawValue) \(contender.name): \(error)")
                 }
             }
             progress(".")
@@ -121,34 +167,35 @@ func milliseconds(_ value: Double) -> String {
     return String(format: format, ms)
 }
 
-let others = implementations.filter { $0 != .raw }
+let others = contenders.filter { $0.name != baseline?.name }
 if !markdownOnly {
+    let setting = postgres.map { "PostgreSQL (\($0.versions))" } ?? "in-memory databases, SQLite \(sqliteVersion)"
     print(
         """
-        Skerry comparative benchmarks: in-memory databases, release build, SQLite \(sqliteVersion), \
+        Skerry comparative benchmarks: \(setting), release build, \
         \(ProcessInfo.processInfo.activeProcessorCount) cores; median of \(repeats) run\(repeats == 1 ? "" : "s") \
         per cell (\(String(format: "%.0f", elapsed)) s in all).
         """)
     print("")
 }
-if implementations.contains(.raw) {
-    if !markdownOnly { print("Median time / raw SQLite median (same run):") }
+if let baseline {
+    if !markdownOnly { print("Median time / \(baseline.title) median (same run):") }
     print("")
-    print("| scenario | shape | raw SQLite | " + others.map(\.title).joined(separator: " | ") + " |")
+    print("| scenario | shape | \(baseline.title) | " + others.map(\.title).joined(separator: " | ") + " |")
     print("|---|---|---:|" + others.map { _ in "---:|" }.joined())
     for result in results {
-        let raw = result.medians[.raw]!
-        let ratios = others.map { String(format: "%.2fx", result.medians[$0]! / raw) }
+        let base = result.medians[baseline.name]!
+        let ratios = others.map { String(format: "%.2fx", result.medians[$0.name]! / base) }
         print(
-            "| \(result.scenario.title(sizes)) | \(result.shape.title) | \(milliseconds(raw)) | " + ratios.joined(separator: " | ") + " |")
+            "| \(result.scenario.title(sizes)) | \(result.shape.title) | \(milliseconds(base)) | " + ratios.joined(separator: " | ") + " |")
     }
     print("")
 }
 if !markdownOnly { print("Median times:") }
 print("")
-print("| scenario | shape | " + implementations.map(\.title).joined(separator: " | ") + " |")
-print("|---|---|" + implementations.map { _ in "---:|" }.joined())
+print("| scenario | shape | " + contenders.map(\.title).joined(separator: " | ") + " |")
+print("|---|---|" + contenders.map { _ in "---:|" }.joined())
 for result in results {
-    let cells = implementations.map { milliseconds(result.medians[$0]!) }
+    let cells = contenders.map { milliseconds(result.medians[$0.name]!) }
     print("| \(result.scenario.title(sizes)) | \(result.shape.title) | " + cells.joined(separator: " | ") + " |")
 }

@@ -12,6 +12,10 @@ public struct DidSaveEvent: Sendable {
     public let changes: StoreChanges
     /// For a save to the stores, the temporary ID each inserted object had, with its permanent ID.
     public var permanentIDs: [(temporary: ObjectID, permanent: ObjectID)] = []
+    /// Whether another process (or another stack) made this save, to a store shared that way
+    /// (a PostgreSQL store with `propagatesChanges`). Such an event names a context of this
+    /// stack that never saves (named "otherProcesses"), and carries permanent IDs only.
+    public var isFromOtherProcess = false
 }
 
 /// A registration of a did-save observer; the observer is called until ``cancel()``.

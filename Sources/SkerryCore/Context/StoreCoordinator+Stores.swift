@@ -22,14 +22,22 @@ extension StoreCoordinator {
     /// - Throws: ``SkerryError/Code/storeLoadFailed``, ``SkerryError/Code/modelMismatch``, or
     ///   ``SkerryError/Code/invalidArgument`` on a coordinator of a context not attached yet.
     public func addPersistentStore(with description: StoreDescription) throws(SkerryError) {
+        _ = try addStore(with: description)
+    }
+
+    /// Adds the store `description` describes, as ``addPersistentStore(with:)`` does, and
+    /// returns it; nil when the coordinator holds it already.
+    package func addStore(with description: StoreDescription) throws(SkerryError) -> (any ObjectStore)? {
         guard !isUnattached else {
             throw SkerryError(.invalidArgument, "This coordinator stands for a context not attached yet; it holds no stores.")
         }
-        if persistentStores.contains(description) { return }
+        if persistentStores.contains(description) { return nil }
         do {
             try description.checkConfiguration(of: model)
             let entities = model.entities.filter { description.holds($0, of: model) }
-            add(try description.makeStore(model: model, entities: entities, events: events))
+            let store = try description.makeStore(model: model, entities: entities, events: events)
+            add(store)
+            return store
         } catch {
             let failure = SkerryError.converting(error)
             events.emit(.storeLoadFailed(store: description, error: failure))

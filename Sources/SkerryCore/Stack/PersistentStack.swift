@@ -30,6 +30,8 @@ open class PersistentStack: @unchecked Sendable {
     private var descriptions: [StoreDescription]
     private var loaded: [StoreDescription] = []
     private var lazyViewContext: ObjectContext?
+    /// The context named in the did-save events of other processes' saves (it never saves).
+    private var lazyOthersContext: ObjectContext?
 
     /// Creates a stack. Nothing is opened until ``loadPersistentStores()``.
     /// - Parameters:
@@ -79,7 +81,9 @@ open class PersistentStack: @unchecked Sendable {
                 continue
             }
             do {
-                try coordinator.addPersistentStore(with: description)
+                if let store = try coordinator.addStore(with: description) {
+                    store.deliverSavesOfOthers { [weak self] changes in self?.postSaveOfOthers(changes) }
+                }
                 lock.withLock { loaded.append(description) }
                 completionHandler(description, nil)
             } catch {
@@ -120,6 +124,18 @@ open class PersistentStack: @unchecked Sendable {
             lazyViewContext = context
             return context
         }
+    }
+
+    /// Posts a save another process made to a shared store (a PostgreSQL store with change
+    /// propagation) as a did-save event, so that contexts merge it as they merge the stack's own.
+    private func postSaveOfOthers(_ changes: StoreChanges) {
+        let context = lock.withLock {
+            if let context = lazyOthersContext { return context }
+            let context = ObjectContext(coordinator: coordinator, name: "otherProcesses")
+            lazyOthersContext = context
+            return context
+        }
+        coordinator.didSave.post(DidSaveEvent(context: context, changes: changes, isFromOtherProcess: true))
     }
 
     /// A new context with its own queue, for background work, that merges the saves of the

@@ -181,6 +181,11 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// (`ObjectContext.obtainPermanentIDs(for:)`.) The default throws: a store kind that cannot
     /// reserve keys says so.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64]
+    /// Starts handing the stack what other processes (or other stacks) saved to this store, for
+    /// stores shared that way that were asked to: `deliver` receives each such save's IDs, on a
+    /// thread of the store's own. Called once, after the store was added. Stores that cannot
+    /// learn of others' saves do nothing (the default).
+    func deliverSavesOfOthers(to deliver: @escaping @Sendable (StoreChanges) -> Void)
 }
 
 extension ObjectStore {
@@ -189,6 +194,8 @@ extension ObjectStore {
             .invalidArgument, "\(storeDescription) cannot give permanent IDs to objects before they are saved; save them instead.",
             entityName: entity.name)
     }
+
+    package func deliverSavesOfOthers(to deliver: @escaping @Sendable (StoreChanges) -> Void) {}
 }
 
 /// Opens stores of a kind implemented outside this module (see ``StoreDescription/storeFactory``):

@@ -1,0 +1,175 @@
+import CLibPQ
+import Foundation
+import SkerryCore
+import Synchronization
+
+/// Hears the saves other processes (and other stacks) make to one PostgreSQL store and hands
+/// them to the stack: one connection per store that opted in, `LISTEN`ing on the store's
+/// channel, on a thread of its own.
+///
+/// A `NOTIFY` only wakes the listener; what it delivers comes from the change table, read from
+/// a cursor: every change whose transaction may still have been running at the last read (a
+/// transaction ID at or above that read's snapshot `xmin`) is read again, and changes already
+/// delivered are skipped by id. So a save is delivered once it committed, whatever order
+/// transactions committed in, after a lost notification (the listener also reads every few
+/// seconds) and after a reconnection (it resumes from its cursor) — as long as the change is
+/// still in the table (kept for ``PostgresStoreOptions/changeRetention``).
+final class PostgresChangeListener: Sendable {
+    /// Where the listener has read up to: changes of transactions below `watermark` are all
+    /// read; those at or above it that were already delivered are in `delivered` (id: transaction).
+    struct Cursor {
+        var watermark: Int64
+        var delivered: [Int64: Int64] = [:]
+    }
+
+    /// The connection and cursor handed from the loading thread to the listener's thread.
+    ///
+    /// `@unchecked Sendable`: the connection is used by the loading thread only until `start`
+    /// hands it over (under `state`'s lock, once), then by the listener's thread only.
+    private struct Handover: @unchecked Sendable {
+        let connection: PostgresConnection
+        let cursor: Cursor
+    }
+
+    private let connectionString: String
+    private let channel: String
+    private let origin: String
+    private let identity: StoreIdentity
+    private let entities: [String: EntityDescription]
+    private let retention: Duration
+    private let state: Mutex<Handover?>
+    private let stopped = Atomic<Bool>(false)
+    /// The server process of the listener's current connection (for tests that cut it).
+    let backendPID = Atomic<Int32>(0)
+
+    /// Connects, listens, and takes the starting cursor now — so that every save committed after
+    /// the store loaded is delivered, even one made before the thread runs.
+    /// - Throws: ``PostgresError`` when the server cannot be reached.
+    init(
+        connectionString: String, channel: String, origin: String, identity: StoreIdentity,
+        entities: [EntityDescription], retention: Duration
+    ) throws {
+        self.connectionString = connectionString
+        self.channel = channel
+        self.origin = origin
+        self.identity = identity
+        self.entities = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.retention = retention
+        let connection = try PostgresConnection(connectionString: connectionString)
+        try connection.listen(channel)
+        var cursor = Cursor(watermark: 0)
+        _ = try Self.read(connection, &cursor, starting: true) // what is in the table already is not news
+        state = Mutex(Handover(connection: connection, cursor: cursor))
+        backendPID.store(PQbackendPID(connection.handle), ordering: .relaxed)
+    }
+
+    /// Starts the listener's thread, which hands each save of others to `deliver`. Only the
+    /// first call starts it.
+    func start(_ deliver: @escaping @Sendable (StoreChanges) -> Void) {
+        guard
+            let handover = state.withLock({ value -> Handover? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
+        let thread = Thread { [self] in run(handover, deliver) }
+        thread.name = "skerry.postgres.changes"
+        thread.start()
+    }
+
+    /// Stops the thread (within a fraction of a second) and closes its connection.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    /// Seconds between reads of the change table when no notification came: short while a
+    /// change may be pending behind a running transaction, longer otherwise.
+    private static let pollWhilePending = 0.5, pollIdle = 5.0, pruneInterval = 60.0
+
+    private func run(_ handover: Handover, _ deliver: @escaping @Sendable (StoreChanges) -> Void) {
+        var connection: PostgresConnection? = handover.connection
+        var cursor = handover.cursor
+        var lastRead = ContinuousClock.now, lastPrune = ContinuousClock.now - .seconds(Self.pruneInterval)
+        var failures = 0
+        while !stopped.load(ordering: .relaxed) {
+            do {
+                let current: PostgresConnection
+                if let connection {
+                    current = connection
+                } else {
+                    current = try PostgresConnection(connectionString: connectionString)
+                    try current.listen(channel)
+                    backendPID.store(PQbackendPID(current.handle), ordering: .relaxed)
+                    connection = current
+                    lastRead = ContinuousClock.now - .seconds(Self.pollIdle) // catch up at once
+                }
+                let woken = try !current.waitForNotifications(timeout: 0.25).isEmpty
+                // Changes read at or above the watermark: a transaction may still be running below them.
+                let pending = !cursor.delivered.isEmpty
+                let due = ContinuousClock.now - lastRead >= .seconds(pending ? Self.pollWhilePending : Self.pollIdle)
+                if woken || due {
+                    lastRead = ContinuousClock.now
+                    for record in try Self.read(current, &cursor) where record.origin != origin {
+                        let changes = record.changes.storeChanges(identity, entities)
+                        if !changes.isEmpty { deliver(changes) }
+                    }
+                }
+                if ContinuousClock.now - lastPrune >= .seconds(Self.pruneInterval) {
+                    lastPrune = ContinuousClock.now
+                    try prune(current)
+                }
+                failures = 0
+            } catch {
+                // The connection broke (or the server refused a statement): reconnect after a
+                // pause and resume from the cursor, so that nothing committed meanwhile is lost.
+                connection = nil
+                failures += 1
+                let pause = min(5.0, 0.25 * Double(1 << min(failures, 5)))
+                var waited = 0.0
+                while waited < pause && !stopped.load(ordering: .relaxed) {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    waited += 0.1
+                }
+            }
+        }
+    }
+
+    /// Reads the changes not yet seen from `cursor`, in one snapshot, and moves the cursor.
+    /// Every transaction below the snapshot's `xmin` has ended (committed: visible; rolled back:
+    /// absent), so the next read starts there; changes at or above it are kept by id to skip.
+    /// `starting`: the first read, which starts at `xmin` (older changes are not news).
+    static func read(
+        _ connection: PostgresConnection, _ cursor: inout Cursor,
+        starting: Bool = false
+    ) throws -> [(origin: String, changes: PostgresChangeRecord)] {
+        let q = SQLBuilder.quote
+        return try connection.transaction(isolation: "REPEATABLE READ READ ONLY") {
+            let xmin = try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").int64(0, 0)
+            let rows = try connection.query(
+                "SELECT \"id\", \"transaction\", \"origin\", \"changes\" FROM \(q(PostgresStore.changesTable)) WHERE \"transaction\" >= ? ORDER BY \"id\"",
+                [.int(starting ? xmin : cursor.watermark)])
+            var records: [(String, PostgresChangeRecord)] = []
+            let decoder = JSONDecoder()
+            for row in 0..<rows.rowCount {
+                let id = rows.int64(row, 0), transaction = rows.int64(row, 1)
+                guard cursor.delivered[id] == nil else { continue }
+                cursor.delivered[id] = transaction
+                // A record another version of Skerry wrote in a form this one cannot read names
+                // nothing this process can merge: skipped, as a change to an unknown entity is.
+                guard let record = try? decoder.decode(PostgresChangeRecord.self, from: Data(rows.text(row, 3).utf8)) else { continue }
+                records.append((rows.text(row, 2), record))
+            }
+            cursor.watermark = max(cursor.watermark, xmin)
+            cursor.delivered = cursor.delivered.filter { $0.value >= cursor.watermark }
+            return records
+        }
+    }
+
+    /// Deletes the changes older than the retention (any listener may; they agree on the age).
+    private func prune(_ connection: PostgresConnection) throws {
+        let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        try connection.query(
+            "DELETE FROM \(SQLBuilder.quote(PostgresStore.changesTable)) WHERE \"savedAt\" < now() - make_interval(secs => ?)",
+            [.double(seconds)])
+    }
+}

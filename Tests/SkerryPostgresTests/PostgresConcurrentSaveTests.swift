@@ -1,0 +1,110 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import SkerryCore
+@testable import SkerryPostgres
+
+/// Saves that change some of the same rows at once: the server never has to end one of them to
+/// break a deadlock, whatever order their statements come in; the loser of a race gets the typed
+/// conflict the SQLite store gives.
+@Suite(.postgres) struct PostgresConcurrentSaveTests {
+    static func model() throws -> ObjectModel {
+        try ObjectModel(entities: [
+            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)]),
+            EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)]),
+        ])
+    }
+
+    /// Runs `sql` on `connection` until it answers a non-zero count, or fails the test after a
+    /// generous bound (a guard against hanging, not a measurement).
+    static func waitUntil(_ connection: PostgresConnection, _ sql: String, _ bindings: [AttributeValue]) throws {
+        for _ in 0..<600 {
+            if try connection.scalarInt64(sql, bindings) ?? 0 > 0 { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Issue.record("timed out waiting for: \(sql)")
+        throw CancellationError()
+    }
+
+    /// One save deletes two books and renames their author; another renames the author and
+    /// retitles one of those books. Statement by statement, the first would hold a book and wait
+    /// for the author while the second holds the author and waits for the book: a deadlock,
+    /// which the server breaks by failing one save with 40P01 (a `.database` error). The store
+    /// locks every row a save changes first, in one order, so the second save waits for the
+    /// first, then finds its book deleted: a merge conflict, with nothing of it kept.
+    @Test func savesChangingTheSameRowsInOppositeOrdersEndInACommitAndAConflict() throws {
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let stack = PersistentStack(name: "Concurrent", model: try Self.model())
+        stack.persistentStoreDescriptions = [.postgres(try PostgresTestServer.require(), maximumConnections: 4, schema: schema)]
+        try stack.loadPersistentStores()
+        let seeding = stack.newBackgroundContext()
+        let (author, first, second) = try seeding.performAndWait {
+            let author = try seeding.insert(entityName: "Author")
+            try author.setValue("Ann", forKey: "name")
+            let books = try (0..<2).map { index in
+                let book = try seeding.insert(entityName: "Book")
+                try book.setValue("Book \(index)", forKey: "title")
+                return book
+            }
+            try seeding.save()
+            return (author.objectID, books[0].objectID, books[1].objectID)
+        }
+
+        // Another session holds the second book, so that the first save stops part-way.
+        let holder = try PostgresTestServer.connect()
+        let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
+        try holder.execute("BEGIN")
+        try holder.query("SELECT 1 FROM \"\(schema)\".\"Book\" WHERE _pk = ? FOR UPDATE", [.int(second.key)])
+        let watcher = try PostgresTestServer.connect()
+        let blockedBy = "SELECT count(*) FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
+
+        // Each save's error, or nil when it committed.
+        let results = Locked<[Int: SkerryError?]>([:])
+        let done = DispatchGroup()
+        func save(_ number: Int, _ change: @escaping @Sendable (ObjectContext) throws -> Void) {
+            let context = stack.newBackgroundContext()
+            DispatchQueue.global().async(group: done) {
+                let failure: SkerryError? = context.performAndWait {
+                    do {
+                        try change(context)
+                        try context.save()
+                        return nil
+                    } catch {
+                        return error as? SkerryError ?? SkerryError(.database, "\(error)")
+                    }
+                }
+                results.update { $0[number] = failure }
+            }
+        }
+
+        save(1) { context in
+            try context.delete(context.existingObject(with: first))
+            try context.delete(context.existingObject(with: second))
+            try context.existingObject(with: author).setValue("Ann Smith", forKey: "name")
+        }
+        try Self.waitUntil(watcher, blockedBy, [.int(holderPID)])
+        let firstPID = try #require(
+            try watcher.scalarInt64("SELECT pid FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))", [.int(holderPID)]))
+        save(2) { context in
+            try context.existingObject(with: author).setValue("A. Smith", forKey: "name")
+            try context.existingObject(with: first).setValue("Retitled", forKey: "title")
+        }
+        try Self.waitUntil(watcher, blockedBy, [.int(firstPID)])
+        try holder.execute("ROLLBACK")
+        done.wait()
+
+        let outcome = results.value
+        #expect(outcome.count == 2)
+        let firstFailure = try #require(outcome[1], "the first save did not finish")
+        #expect(firstFailure == nil, "the first save failed: \(String(describing: firstFailure))")
+        let conflict = try #require(outcome[2] ?? nil, "the second save committed")
+        #expect(conflict.code == .mergeConflict, "\(conflict)")
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let authors = try reader.fetch(FetchRequest(entityName: "Author"))
+            #expect(try authors.map { try $0.value(forKey: "name") as? String } == ["Ann Smith"])
+            #expect(try reader.count(for: FetchRequest(entityName: "Book")) == 0)
+        }
+    }
+}
