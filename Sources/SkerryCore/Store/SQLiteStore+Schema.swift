@@ -196,11 +196,12 @@ extension SQLiteStore {
             return identifier
         }
         let migration = SchemaMigration(from: stored, to: entities)
-        if !migration.incompatibilities.isEmpty {
+        if !migration.incompatibilities.isEmpty || !migration.changedHierarchies.isEmpty {
             throw SkerryError(
                 .modelMismatch,
                 "\(description) was written with a model that cannot be migrated automatically to this one: "
-                    + migration.incompatibilities.joined(separator: "; ") + ". The store was left untouched.")
+                    + (migration.incompatibilities + migration.changedHierarchies).joined(separator: "; ")
+                    + ". The store was left untouched.")
         }
         let layoutChanged = RelationshipLayout(schema: stored).storage != RelationshipLayout(entities: entities).storage
         if !description.shouldMigrateAutomatically && (!migration.isEmpty || layoutChanged) {
