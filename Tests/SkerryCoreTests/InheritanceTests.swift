@@ -232,4 +232,37 @@ import Testing
             #expect(try Self.titles(context.fetch(FetchRequest(entityName: "Media"))) == ["Dune"])
         }
     }
+
+    /// A batch delete that leaves sub-entities out (a fetch request's `includesSubentities =
+    /// false`, as Core Data's `NSBatchDeleteRequest(fetchRequest:)` takes it) deletes the
+    /// entity's own objects only.
+    @Test func aBatchDeleteWithoutSubentitiesKeepsTheirObjects() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.stack(.file, directory)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            _ = try Self.insert("Book", "Dune", year: 1965, in: context)
+            _ = try Self.insert("Book", "Emma", year: 1815, in: context)
+            _ = try Self.insert("Ebook", "Manual", year: 2021, in: context)
+            _ = try Self.insert("Ebook", "Guide", year: 1990, in: context)
+            try context.save()
+            var fetch = FetchRequest(entityName: "Book", predicate: AttributeKey("year") > Int16(1900))
+            fetch.includesSubentities = false
+            let result = try context.execute(BatchDeleteRequest(fetchRequest: fetch))
+            #expect(result.deletedObjectIDs.map(\.entityName) == ["Book"])
+            var count = BatchDeleteRequest(entityName: "Book")
+            count.includesSubentities = false
+            count.resultType = .count
+            #expect(try context.execute(count).count == 1)
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let left = try Self.titles(reader.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")])))
+            #expect(left == ["Guide", "Manual"])
+            // The default includes sub-entities.
+            let deleted = try reader.execute(BatchDeleteRequest(entityName: "Book", predicate: AttributeKey("year") > Int16(2000)))
+            #expect(deleted.deletedObjectIDs.map(\.entityName) == ["Ebook"])
+            #expect(try Self.titles(reader.fetch(FetchRequest(entityName: "Media"))) == ["Guide"])
+        }
+    }
 }
