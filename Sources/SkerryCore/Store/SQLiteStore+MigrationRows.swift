@@ -8,8 +8,8 @@ struct MigrationSourceRow {
 }
 
 extension SQLiteStore {
-    /// Moves a table out of the way under `_retired_<name>`, without its indexes (whose names the
-    /// new table's indexes take).
+    /// Moves a table out of the way under `_retired_<name>`, without its indexes and triggers
+    /// (whose names the new table's take).
     static func retire(_ table: String, _ connection: SQLiteConnection) throws -> String {
         let q = SQLBuilder.quote
         let statement = try connection.cachedStatement(
@@ -19,6 +19,7 @@ extension SQLiteStore {
         while try statement.step() { indexes.append(statement.text(at: 0)) }
         statement.reset()
         for index in indexes { try connection.execute("DROP INDEX \(q(index))") }
+        try dropFamilyTriggers(of: table, connection)
         let retired = "_retired_\(table)"
         try connection.execute("ALTER TABLE \(q(table)) RENAME TO \(q(retired))")
         return retired

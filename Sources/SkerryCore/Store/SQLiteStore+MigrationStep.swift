@@ -99,6 +99,7 @@ extension SQLiteStore {
         for entity in step.destination {
             try createIndexes(entity, extraColumns: destinationLayout.extraColumns[entity.name] ?? [], connection)
         }
+        try syncFamilyUniqueness(step.destination, connection)
         if let finish = step.custom?.finish {
             try finish(migrationContext(step, retired: retired, layout: destinationLayout, connection))
         }

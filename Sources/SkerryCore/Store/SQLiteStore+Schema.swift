@@ -62,6 +62,7 @@ extension SQLiteStore {
         for table in layout.joinTables.sorted() {
             try createJoinTable(table, connection)
         }
+        try syncFamilyUniqueness(entities, connection)
         let identifier = UUID().uuidString
         try writeMetadata(["formatVersion": formatVersion, "storeIdentifier": identifier], connection)
         try writeModelMetadata(model: model, entities: entities, connection)
@@ -190,6 +191,8 @@ extension SQLiteStore {
         }
         let current = StoredSchema(entities: entities)
         if stored.shape == current.shape {
+            // Stores written before uniqueness held across hierarchies get their triggers here.
+            try syncFamilyUniqueness(entities, connection)
             if metadata["modelVersionHash"] != model.versionHash || stored != current {
                 try writeModelMetadata(model: model, entities: entities, connection)
             }
@@ -231,6 +234,7 @@ extension SQLiteStore {
         for entity in entities where !newEntityNames.contains(entity.name) {
             try syncIndexes(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }
+        try syncFamilyUniqueness(entities, connection)
         try writeModelMetadata(model: model, entities: entities, connection)
         return identifier
     }
