@@ -391,11 +391,16 @@ extension PostgresStore {
         return mapped
     }
 
-    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
+    // Deletes the entity's own rows: this store does not read entity hierarchies yet
+    // (docs/postgres.md), so `includesSubentities` changes nothing here.
+    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
+    {
         try batchDelete(entity, predicate: predicate, returningKeys: false).count
     }
 
-    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID] {
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError)
+        -> [ObjectID]
+    {
         let identity = identity
         return try batchDelete(entity, predicate: predicate, returningKeys: true).keys.map {
             ObjectID(store: identity, entity: entity, primaryKey: $0)

@@ -232,43 +232,37 @@ import Testing
             #expect(try Self.titles(context.fetch(FetchRequest(entityName: "Media"))) == ["Dune"])
         }
     }
-    /// A migration that rebuilds tables would lose links held by sub-entities' rows (the engine
-    /// moves inherited relationships in the declaring entity's table only): it is refused, and the
-    /// store keeps every object and link.
-    @Test func aRebuildingMigrationOfAHierarchyIsRefusedAndLosesNothing() throws {
+
+    /// A batch delete that leaves sub-entities out (a fetch request's `includesSubentities =
+    /// false`, as Core Data's `NSBatchDeleteRequest(fetchRequest:)` takes it) deletes the
+    /// entity's own objects only.
+    @Test func aBatchDeleteWithoutSubentitiesKeepsTheirObjects() throws {
         let directory = TemporaryDirectory()
-        do {
-            let stack = try Self.stack(.file, directory)
-            let context = stack.newBackgroundContext()
-            try context.performAndWait {
-                let person = try context.insert(entityName: "Person")
-                try person.setValue("Ann", forKey: "name")
-                let book = try Self.insert("Book", "Dune", year: 1965, in: context)
-                try book.setValue(person, forKey: "owner")
-                try context.save()
-            }
-        }
-        // The next version removes Person's name: not an in-place change, so tables are rebuilt.
-        let original = try String(contentsOf: FixtureFiles.url("Hierarchy.xcdatamodel/contents"), encoding: .utf8)
-        let changed = original.replacingOccurrences(
-            of: #"<attribute name="name" attributeType="String"/>"#,
-            with: "")
-        #expect(changed != original)
-        let folder = directory.file("Next.xcdatamodel")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try changed.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
-        let model = try XcodeModel(contentsOf: folder).loadCurrentVersion().model
-        let stack = PersistentStack(name: "Hierarchy", model: model)
-        stack.persistentStoreDescriptions = [StoreDescription(url: directory.file("Hierarchy.sqlite"))]
-        let error = expectError(.modelMismatch) { try stack.loadPersistentStores() }
-        #expect(error?.message.contains("hierarchy") == true)
-        let reopened = try Self.stack(.file, directory)
-        let context = reopened.newBackgroundContext()
+        let stack = try Self.stack(.file, directory)
+        let context = stack.newBackgroundContext()
         try context.performAndWait {
-            let books = try context.fetch(FetchRequest(entityName: "Book"))
-            #expect(try Self.titles(books) == ["Dune"])
-            let owner = try #require(try books[0].value(forKey: "owner") as? EntityObject)
-            #expect(try owner.value(forKey: "name", as: String.self) == "Ann")
+            _ = try Self.insert("Book", "Dune", year: 1965, in: context)
+            _ = try Self.insert("Book", "Emma", year: 1815, in: context)
+            _ = try Self.insert("Ebook", "Manual", year: 2021, in: context)
+            _ = try Self.insert("Ebook", "Guide", year: 1990, in: context)
+            try context.save()
+            var fetch = FetchRequest(entityName: "Book", predicate: AttributeKey("year") > Int16(1900))
+            fetch.includesSubentities = false
+            let result = try context.execute(BatchDeleteRequest(fetchRequest: fetch))
+            #expect(result.deletedObjectIDs.map(\.entityName) == ["Book"])
+            var count = BatchDeleteRequest(entityName: "Book")
+            count.includesSubentities = false
+            count.resultType = .count
+            #expect(try context.execute(count).count == 1)
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let left = try Self.titles(reader.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")])))
+            #expect(left == ["Guide", "Manual"])
+            // The default includes sub-entities.
+            let deleted = try reader.execute(BatchDeleteRequest(entityName: "Book", predicate: AttributeKey("year") > Int16(2000)))
+            #expect(deleted.deletedObjectIDs.map(\.entityName) == ["Ebook"])
+            #expect(try Self.titles(reader.fetch(FetchRequest(entityName: "Media"))) == ["Guide"])
         }
     }
 }

@@ -30,6 +30,9 @@ import Testing
         var renamingIdentifier: String?
         var attributes: [Attribute]
         var relationships: [Relationship] = []
+        /// The superentity's name; the entity inherits its properties.
+        var parent: String?
+        var isAbstract = false
     }
 
     /// A model being changed, one version at a time.
@@ -44,23 +47,35 @@ import Testing
         }
 
         func model() throws -> ObjectModel {
-            try ObjectModel(
-                entities: entities.map { entity in
-                    EntityDescription(
-                        name: entity.name,
-                        attributes: entity.attributes.map {
-                            AttributeDescription(
-                                $0.name, $0.type, isOptional: $0.isOptional,
-                                defaultValue: $0.defaultValue.isNull ? nil : $0.defaultValue,
-                                renamingIdentifier: $0.renamingIdentifier)
-                        },
-                        relationships: entity.relationships.map {
-                            RelationshipDescription(
-                                $0.name, destination: $0.destination, inverse: $0.inverse, toMany: $0.isToMany,
-                                ordered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
-                        },
-                        renamingIdentifier: entity.renamingIdentifier)
-                })
+            var built: [String: EntityDescription] = [:]
+            func build(_ entity: Entity) -> EntityDescription {
+                if let done = built[entity.name] { return done }
+                let parent = entity.parent.flatMap { name in entities.first { $0.name == name } }.map(build)
+                let description = EntityDescription(
+                    name: entity.name,
+                    attributes: entity.attributes.map {
+                        AttributeDescription(
+                            $0.name, $0.type, isOptional: $0.isOptional,
+                            defaultValue: $0.defaultValue.isNull ? nil : $0.defaultValue,
+                            renamingIdentifier: $0.renamingIdentifier)
+                    },
+                    relationships: entity.relationships.map {
+                        RelationshipDescription(
+                            $0.name, destination: $0.destination, inverse: $0.inverse, toMany: $0.isToMany,
+                            ordered: $0.isOrdered, renamingIdentifier: $0.renamingIdentifier)
+                    },
+                    renamingIdentifier: entity.renamingIdentifier, superentity: parent, isAbstract: entity.isAbstract)
+                built[entity.name] = description
+                return description
+            }
+            return try ObjectModel(entities: entities.map(build))
+        }
+
+        /// `name` and its superentities' names, nearest first.
+        func lineage(_ name: String) -> [String] {
+            var result = [name]
+            while let parent = entities.first(where: { $0.name == result.last })?.parent, !result.contains(parent) { result.append(parent) }
+            return result
         }
 
         static let types: [AttributeType] = [
@@ -76,6 +91,13 @@ import Testing
                     attributes.append(Attribute(name: spec.fresh("a"), type: types[Int(g.next() % UInt64(types.count))]))
                 }
                 spec.entities.append(Entity(name: name, attributes: attributes))
+            }
+            // Some entities inherit from an earlier one; a parent is sometimes abstract.
+            for k in spec.entities.indices.dropFirst() where g.next() % 3 == 0 {
+                let parent = Int(g.next() % UInt64(k))
+                spec.entities[k].parent = spec.entities[parent].name
+                if g.next() % 3 == 0 { spec.entities[parent].isAbstract = true }
+                spec.log.append("\(spec.entities[k].name) inherits from \(spec.entities[parent].name)")
             }
             for _ in 0..<(1 + Int(g.next() % 4)) { spec.addRelationship(&g) }
             return spec
@@ -111,7 +133,7 @@ import Testing
         /// One random change that lightweight migration infers and the data always fits.
         mutating func change(_ g: inout SplitMix64) {
             let e = Int(g.next() % UInt64(entities.count))
-            switch g.next() % 11 {
+            switch g.next() % 14 {
             case 0:
                 let type = Self.types[Int(g.next() % UInt64(Self.types.count))]
                 let withDefault = type == .string || type == .integer32
@@ -137,6 +159,7 @@ import Testing
                     for r in entities[i].relationships.indices where entities[i].relationships[r].destination == old {
                         entities[i].relationships[r].destination = new
                     }
+                    if entities[i].parent == old { entities[i].parent = new }
                 }
                 log.append("rename entity \(old)")
             case 4:
@@ -153,7 +176,7 @@ import Testing
             case 6 where entities.count < 5:
                 entities.append(Entity(name: fresh("E"), attributes: [Attribute(name: fresh("a"), type: .string)]))
                 log.append("add entity")
-            case 7 where entities.count > 2:
+            case 7 where entities.count > 2 && !entities.contains(where: { $0.parent == entities[e].name }):
                 let removed = entities.remove(at: e).name
                 for i in entities.indices {
                     let gone = entities[i].relationships.filter { $0.destination == removed }.map(\.name)
@@ -204,13 +227,37 @@ import Testing
                     }
                     log.append("rename \(entities[e].name).\(old)")
                 }
+            case 11 where entities.count < 6:
+                entities.append(
+                    Entity(name: fresh("E"), attributes: [Attribute(name: fresh("a"), type: .integer32)], parent: entities[e].name))
+                log.append("add sub-entity of \(entities[e].name)")
+            case 12 where entities[e].parent == nil && entities.count < 6:
+                let parent = fresh("E")
+                entities.append(
+                    Entity(name: parent, attributes: [Attribute(name: fresh("a"), type: .string)], isAbstract: g.next() % 2 == 0))
+                entities[e].parent = parent
+                log.append("give \(entities[e].name) the new parent \(parent)")
+            case 13 where entities[e].parent != nil:
+                // Out of its hierarchy, taking copies of what it inherited (relationships without
+                // inverse only), when nothing points at its superentities (whose relationships
+                // could no longer hold its objects).
+                let ancestors = Array(lineage(entities[e].name).dropFirst())
+                let inherited = ancestors.reversed().compactMap { name in entities.first { $0.name == name } }
+                guard
+                    !entities.contains(where: { $0.relationships.contains { ancestors.contains($0.destination) } }),
+                    !inherited.contains(where: { $0.relationships.contains { $0.inverse != nil } })
+                else { break }
+                entities[e].attributes = inherited.flatMap(\.attributes) + entities[e].attributes
+                entities[e].relationships = inherited.flatMap(\.relationships) + entities[e].relationships
+                entities[e].parent = nil
+                log.append("take \(entities[e].name) out of its hierarchy")
             default:
                 break
             }
         }
     }
 
-    @Test(arguments: Array(UInt64(1)...12))
+    @Test(arguments: Array(UInt64(1)...24))
     func randomLightweightChangesCarryEveryRowAndLink(seed: UInt64) throws {
         var g = SplitMix64(seed: seed)
         var spec = Spec.random(&g)

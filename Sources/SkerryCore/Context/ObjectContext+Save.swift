@@ -405,9 +405,11 @@ extension ObjectContext {
         let store = try coordinator.store(for: entity)
         let predicate = try request.predicate?.resolved(for: entity, in: coordinator.model)
         if request.resultType == .count {
-            return BatchDeleteResult(deletedObjectIDs: [], count: try store.batchDeleteCount(entity, predicate: predicate))
+            return BatchDeleteResult(
+                deletedObjectIDs: [],
+                count: try store.batchDeleteCount(entity, predicate: predicate, includesSubentities: request.includesSubentities))
         }
-        let objectIDs = try store.batchDelete(entity, predicate: predicate)
+        let objectIDs = try store.batchDelete(entity, predicate: predicate, includesSubentities: request.includesSubentities)
         return BatchDeleteResult(deletedObjectIDs: objectIDs, count: objectIDs.count)
     }
 }

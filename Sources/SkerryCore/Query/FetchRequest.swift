@@ -70,6 +70,9 @@ public struct BatchDeleteRequest: Sendable, Hashable {
     public var predicate: FetchPredicate?
     /// What the result reports; `.objectIDs` by default.
     public var resultType: ResultType = .objectIDs
+    /// Whether the objects of the entity's sub-entities are deleted too (true by default, as in
+    /// Core Data); false deletes the entity's own objects only.
+    public var includesSubentities: Bool = true
 
     /// Creates a batch delete.
     /// - Parameters:
@@ -80,10 +83,11 @@ public struct BatchDeleteRequest: Sendable, Hashable {
         self.predicate = predicate
     }
 
-    /// A batch delete of what `fetchRequest` matches (its entity and predicate): Core Data's
-    /// `NSBatchDeleteRequest(fetchRequest:)`.
+    /// A batch delete of what `fetchRequest` matches (its entity, predicate and
+    /// `includesSubentities`): Core Data's `NSBatchDeleteRequest(fetchRequest:)`.
     public init(fetchRequest: FetchRequest) {
         self.init(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate)
+        includesSubentities = fetchRequest.includesSubentities
     }
 }
 

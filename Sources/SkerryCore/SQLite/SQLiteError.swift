@@ -26,10 +26,13 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// Whether the error is a UNIQUE or PRIMARY KEY constraint failure.
+    /// Whether the error is a UNIQUE or PRIMARY KEY constraint failure (including a uniqueness
+    /// constraint of an entity hierarchy, which triggers keep across its tables).
     public var isUniqueConstraintViolation: Bool {
-        // SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY: macros Swift does not import.
+        // SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY and SQLITE_CONSTRAINT_TRIGGER:
+        // macros Swift does not import.
         extendedResultCode == SQLITE_CONSTRAINT | (8 << 8) || extendedResultCode == SQLITE_CONSTRAINT | (6 << 8)
+            || (extendedResultCode == SQLITE_CONSTRAINT | (7 << 8) && message.hasPrefix("UNIQUE constraint failed"))
     }
 
     public var description: String {

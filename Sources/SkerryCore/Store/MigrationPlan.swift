@@ -3,7 +3,8 @@ import Foundation
 /// One row of an entity during a migration step: its attribute values and the keys of its to-one
 /// relationships, by name.
 public struct MigrationRow: Sendable {
-    /// The row's primary key (kept by the migration).
+    /// The row's primary key: kept by the migration, except for a row whose key clashes with
+    /// another's when two entity hierarchies merge (it gets a new one).
     public let primaryKey: Int64
     /// Attribute values (and to-one relationship keys, as `.int`), by name.
     public var values: [String: AttributeValue]

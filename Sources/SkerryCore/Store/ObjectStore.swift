@@ -170,11 +170,13 @@ package protocol ObjectStore: AnyObject, Sendable {
         condition: String, bindings: [AttributeValue], entity: EntityDescription,
         rows: [[AttributeValue]]
     ) throws(SkerryError) -> [Bool]
-    /// Deletes the rows of `entity` matching `predicate` in one transaction, without loading them,
-    /// and returns their IDs.
-    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID]
-    /// Deletes the rows of `entity` matching `predicate` with one statement and returns how many.
-    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int
+    /// Deletes the rows of `entity` (and of its sub-entities when `includesSubentities`) matching
+    /// `predicate` in one transaction, without loading them, and returns their IDs.
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError)
+        -> [ObjectID]
+    /// Deletes the rows of `entity` (and of its sub-entities when `includesSubentities`) matching
+    /// `predicate` with one statement per table and returns how many.
+    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
     /// Reserves `count` primary keys of `entity` for objects not saved yet, durably: no insert
     /// gets them later (in this process or another), and a ``write(_:then:)`` whose insert carries
     /// a permanent ID (one built from a reserved key) inserts the row under that key.

@@ -86,27 +86,15 @@ extension SQLiteStore {
                 )
             }
         }
-        // The table-rebuilding engine moves an inherited relationship's links only in the table of
-        // the entity that declares it, and its check reads the same table: links held by
-        // sub-entities' rows would be lost without a word. Until it handles hierarchies, refuse.
-        for step in steps {
-            let inheriting = step.destination.filter { ($0.superentity?.relationships.isEmpty ?? true) == false }
-                .map(\.name)
-            if !inheriting.isEmpty {
-                throw SkerryError(
-                    .modelMismatch,
-                    "\(description) needs a migration that rebuilds tables, and entities \(inheriting.joined(separator: ", ")) "
-                        + "inherit relationships: migrating the links of an entity hierarchy is not supported yet (only additive "
-                        + "changes, applied in place, are). The store was left untouched.")
-            }
-        }
         try migrateCopy(url, description: description, model: model, steps: steps, events: events, recordedHash: recorded.hash)
     }
 
     /// Whether the ordinary load brings a store of `schema` to `entities` in place: every
-    /// change additive, no relationship's storage moved.
+    /// change additive, no relationship's storage moved, no entity moved to another hierarchy
+    /// (whose keys may clash with its rows': the rebuilding engine renumbers them).
     static func isAppliedInPlace(from schema: StoredSchema, to entities: [EntityDescription]) -> Bool {
-        SchemaMigration(from: schema, to: entities).incompatibilities.isEmpty
+        let migration = SchemaMigration(from: schema, to: entities)
+        return migration.incompatibilities.isEmpty && migration.changedHierarchies.isEmpty
     }
 
     /// Runs `steps` on a copy of the store at `url`, each in its own transaction, and puts the

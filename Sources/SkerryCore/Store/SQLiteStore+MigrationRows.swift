@@ -8,8 +8,8 @@ struct MigrationSourceRow {
 }
 
 extension SQLiteStore {
-    /// Moves a table out of the way under `_retired_<name>`, without its indexes (whose names the
-    /// new table's indexes take).
+    /// Moves a table out of the way under `_retired_<name>`, without its indexes and triggers
+    /// (whose names the new table's take).
     static func retire(_ table: String, _ connection: SQLiteConnection) throws -> String {
         let q = SQLBuilder.quote
         let statement = try connection.cachedStatement(
@@ -19,6 +19,7 @@ extension SQLiteStore {
         while try statement.step() { indexes.append(statement.text(at: 0)) }
         statement.reset()
         for index in indexes { try connection.execute("DROP INDEX \(q(index))") }
+        try dropFamilyTriggers(of: table, connection)
         let retired = "_retired_\(table)"
         try connection.execute("ALTER TABLE \(q(table)) RENAME TO \(q(retired))")
         return retired
@@ -121,25 +122,13 @@ extension SQLiteStore {
             })
     }
 
-    /// Checks, on the migrated tables, that every row of every kept entity and every link the
-    /// new version can hold is there (a link a step's `transformRow` changed is the step's
-    /// business); otherwise a ``SkerryError/Code/migrationWouldLoseData`` error names the entity
-    /// or relationship and the counts.
-    static func verifyMigration(
-        _ mapping: SchemaMapping, expectedRows: [String: Set<Int64>],
-        expectedLinks: [(entity: String, relationship: RelationshipDescription, links: LinkSet)],
-        customized: Set<String>, layout: RelationshipLayout, _ connection: SQLiteConnection
-    ) throws {
+    /// Checks, on the migrated tables, that every row of every kept entity is there, under its
+    /// key in the new store; otherwise a ``SkerryError/Code/migrationWouldLoseData`` error names
+    /// the entity and the counts.
+    static func verifyRows(_ mapping: SchemaMapping, keys: MigrationKeys, _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
-        func pairs(_ sql: String) throws -> Set<MigrationLink> {
-            let statement = try connection.cachedStatement(sql)
-            defer { statement.reset() }
-            var result = Set<MigrationLink>()
-            while try statement.step() { result.insert(MigrationLink(source: statement.int64(at: 0), target: statement.int64(at: 1))) }
-            return result
-        }
         for entityMapping in mapping.entities {
-            let expected = expectedRows[entityMapping.source.name] ?? []
+            let expected = keys.newKeys(entityMapping.source.name)
             let statement = try connection.cachedStatement("SELECT \(pk) FROM \(q(entityMapping.destination.name))")
             var found = Set<Int64>()
             while try statement.step() { found.insert(statement.int64(at: 0)) }
@@ -152,41 +141,91 @@ extension SQLiteStore {
                     entityName: entityMapping.destination.name)
             }
         }
-        for (entity, relationship, links) in expectedLinks {
-            let found: Set<MigrationLink>
-            switch layout.storage[entity]?[relationship.name] {
-            case .foreignKey(let column)?:
-                if customized.contains("\(entity).\(column)") { continue }
-                found = try pairs("SELECT \(pk), \(q(column)) FROM \(q(entity)) WHERE \(q(column)) IS NOT NULL")
-            case .inverseForeignKey(let table, let column, _)?:
-                if customized.contains("\(table).\(column)") { continue }
-                found = try pairs("SELECT \(q(column)), \(pk) FROM \(q(table)) WHERE \(q(column)) IS NOT NULL")
-            case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
-                found = try pairs("SELECT \(q(sourceColumn)), \(q(targetColumn)) FROM \(q(table))")
-            case nil, .transient?:
-                continue
-            }
-            let missing = Set(links.links.keys).subtracting(found)
-            guard missing.isEmpty else {
-                throw SkerryError(
-                    .migrationWouldLoseData,
-                    "\(missing.count) of the \(links.links.count) links of the relationship '\(entity).\(relationship.name)' are missing after the migration.",
-                    entityName: entity, key: relationship.name)
-            }
-        }
     }
 
-    /// Carries each kept entity's next key over to its new name, and forgets dropped entities'.
-    static func carryKeys(_ mapping: SchemaMapping, _ connection: SQLiteConnection) throws {
+    /// The keys of a step's rows: each old entity's, and each row's key in the new store (see
+    /// ``MigrationKeys``), with the next key of each new hierarchy: past every key its rows had
+    /// and every key the old store had handed out to its entities (recorded in the keys table).
+    static func migrationKeys(
+        _ mapping: SchemaMapping, rows: [String: [MigrationSourceRow]], step: MigrationStepSpec,
+        _ connection: SQLiteConnection
+    ) throws -> MigrationKeys {
+        let statement = try connection.cachedStatement("SELECT \"entity\", \"next\" FROM \(SQLBuilder.quote(keysTable))")
+        var recorded: [String: Int64] = [:]
+        while try statement.step() { recorded[statement.text(at: 0)] = statement.int64(at: 1) }
+        statement.reset()
+        let parents = Dictionary(step.source.entities.map { ($0.name, $0.parent) }, uniquingKeysWith: { first, _ in first })
+        func oldRoot(_ name: String) -> String {
+            var root = name, seen: Set<String> = [name]
+            while let parent = parents[root] ?? nil, parents[parent] != nil, seen.insert(parent).inserted { root = parent }
+            return root
+        }
+        var hierarchies: [(root: String, members: [SchemaMapping.EntityMapping])] = []
+        for entityMapping in mapping.entities {
+            let root = keyRoot(entityMapping.destination, among: step.destination).name
+            if let position = hierarchies.firstIndex(where: { $0.root == root }) {
+                hierarchies[position].members.append(entityMapping)
+            } else {
+                hierarchies.append((root, [entityMapping]))
+            }
+        }
+        var renumbered: [String: [Int64: Int64]] = [:], next: [String: Int64] = [:]
+        for (root, members) in hierarchies {
+            var claimed = Set<Int64>(), clashes: [(entity: String, key: Int64)] = []
+            var carried: Int64 = 1
+            for member in members {
+                let name = member.source.name
+                carried = max(carried, recorded[oldRoot(name)] ?? 1, recorded[name] ?? 1)
+                for row in rows[name] ?? [] where !claimed.insert(row.row.primaryKey).inserted {
+                    clashes.append((name, row.row.primaryKey))
+                }
+            }
+            var fresh = max(carried, (claimed.max() ?? 0) + 1)
+            for (entity, key) in clashes {
+                renumbered[entity, default: [:]][key] = fresh
+                fresh += 1
+            }
+            next[root] = fresh
+        }
+        return MigrationKeys(old: rows.mapValues { Set($0.map(\.row.primaryKey)) }, renumbered: renumbered, next: next)
+    }
+
+    /// Records the next key of each hierarchy of the new version under its root's name (keeping
+    /// what a step's `finish` reserved), and forgets the old entities'.
+    static func carryKeys(_ keys: MigrationKeys, entities: [EntityDescription], _ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         let statement = try connection.cachedStatement("SELECT \"entity\", \"next\" FROM \(q(keysTable))")
-        var next: [String: Int64] = [:]
-        while try statement.step() { next[statement.text(at: 0)] = statement.int64(at: 1) }
+        var current: [String: Int64] = [:]
+        while try statement.step() { current[statement.text(at: 0)] = statement.int64(at: 1) }
         statement.reset()
         try connection.execute("DELETE FROM \(q(keysTable))")
         let insert = try connection.cachedStatement("INSERT INTO \(q(keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
-        for entityMapping in mapping.entities {
-            if let key = next[entityMapping.source.name] { try insert.run([.string(entityMapping.destination.name), .int(key)]) }
+        for root in Set(entities.map { keyRoot($0, among: entities).name }).sorted() {
+            let next = max(keys.next[root] ?? 0, current[root] ?? 0)
+            if next > 0 { try insert.run([.string(root), .int(next)]) }
         }
+    }
+}
+
+/// The keys of a migration step's rows. Keys are unique in a hierarchy. When the new version puts
+/// in one hierarchy entities whose rows come from different old hierarchies (whose keys were
+/// counted apart), a row whose key another row of the new hierarchy already has (one of an
+/// entity that comes earlier in the model) gets a new key, past every key the hierarchy used;
+/// every other row keeps its key.
+struct MigrationKeys {
+    /// The keys of each old entity's rows, by old entity name.
+    let old: [String: Set<Int64>]
+    /// Old entity name -> old key -> new key, for the rows whose key changes.
+    let renumbered: [String: [Int64: Int64]]
+    /// The next key of each new hierarchy, by the name of its root.
+    let next: [String: Int64]
+
+    /// The key in the new store of the row of old entity `entity` whose key was `key`.
+    func newKey(_ entity: String, _ key: Int64) -> Int64 { renumbered[entity]?[key] ?? key }
+
+    /// The keys in the new store of the rows of old entity `entity`.
+    func newKeys(_ entity: String) -> Set<Int64> {
+        guard let changes = renumbered[entity] else { return old[entity] ?? [] }
+        return Set((old[entity] ?? []).map { changes[$0] ?? $0 })
     }
 }

@@ -101,9 +101,7 @@ package struct RelationshipLayout: Sendable {
 
     package init(entities: [EntityDescription]) {
         func declaringEntity(_ entity: EntityDescription, _ name: String) -> String {
-            var declaring = entity
-            while let parent = declaring.superentity, parent.relationship(named: name) != nil { declaring = parent }
-            return declaring.name
+            Self.declaringEntity(ofRelationship: name, in: entity).name
         }
         var parents: [String: String] = [:]
         for entity in entities { parents[entity.name] = entity.superentity?.name }
@@ -138,6 +136,14 @@ package struct RelationshipLayout: Sendable {
                         declaredIn: declaringEntity(entity, $0.name))
                 }
             }, parents: parents)
+    }
+
+    /// The topmost entity of `entity`'s hierarchy that has the relationship named `name` (the
+    /// entity that declares it; `entity` itself when it does).
+    static func declaringEntity(ofRelationship name: String, in entity: EntityDescription) -> EntityDescription {
+        var declaring = entity
+        while let parent = declaring.superentity, parent.relationship(named: name) != nil { declaring = parent }
+        return declaring
     }
 
     /// `name` and its sub-entities at any depth.

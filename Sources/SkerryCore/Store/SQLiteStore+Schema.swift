@@ -62,6 +62,7 @@ extension SQLiteStore {
         for table in layout.joinTables.sorted() {
             try createJoinTable(table, connection)
         }
+        try syncFamilyUniqueness(entities, connection)
         let identifier = UUID().uuidString
         try writeMetadata(["formatVersion": formatVersion, "storeIdentifier": identifier], connection)
         try writeModelMetadata(model: model, entities: entities, connection)
@@ -190,17 +191,20 @@ extension SQLiteStore {
         }
         let current = StoredSchema(entities: entities)
         if stored.shape == current.shape {
+            // Stores written before uniqueness held across hierarchies get their triggers here.
+            try syncFamilyUniqueness(entities, connection)
             if metadata["modelVersionHash"] != model.versionHash || stored != current {
                 try writeModelMetadata(model: model, entities: entities, connection)
             }
             return identifier
         }
         let migration = SchemaMigration(from: stored, to: entities)
-        if !migration.incompatibilities.isEmpty {
+        if !migration.incompatibilities.isEmpty || !migration.changedHierarchies.isEmpty {
             throw SkerryError(
                 .modelMismatch,
                 "\(description) was written with a model that cannot be migrated automatically to this one: "
-                    + migration.incompatibilities.joined(separator: "; ") + ". The store was left untouched.")
+                    + (migration.incompatibilities + migration.changedHierarchies).joined(separator: "; ")
+                    + ". The store was left untouched.")
         }
         let layoutChanged = RelationshipLayout(schema: stored).storage != RelationshipLayout(entities: entities).storage
         if !description.shouldMigrateAutomatically && (!migration.isEmpty || layoutChanged) {
@@ -230,6 +234,7 @@ extension SQLiteStore {
         for entity in entities where !newEntityNames.contains(entity.name) {
             try syncIndexes(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }
+        try syncFamilyUniqueness(entities, connection)
         try writeModelMetadata(model: model, entities: entities, connection)
         return identifier
     }

@@ -357,11 +357,12 @@ extension SQLiteStore {
             .joined(separator: ",")
     }
 
-    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> Int {
+    func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
+    {
         try checkWritable()
-        // The entity's rows and its sub-entities' (as Core Data's batch delete of a fetch that
-        // includes sub-entities), table by table, the predicate compiled for each.
-        let deletes = (layout.family(entity) ?? [entity]).map { member in
+        // The entity's rows and, unless told otherwise, its sub-entities' (as Core Data's batch
+        // delete of a fetch that includes sub-entities), table by table, the predicate compiled for each.
+        let deletes = (includesSubentities ? layout.family(entity) ?? [entity] : [entity]).map { member in
             SQLBuilder.query(
                 "DELETE FROM \(SQLBuilder.quote(member.name))",
                 StoreQuery(entity: member, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
@@ -379,10 +380,12 @@ extension SQLiteStore {
         }
     }
 
-    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?) throws(SkerryError) -> [ObjectID] {
+    func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError)
+        -> [ObjectID]
+    {
         try checkWritable()
         let q = SQLBuilder.quote
-        let statements = (layout.family(entity) ?? [entity]).map { member in
+        let statements = (includesSubentities ? layout.family(entity) ?? [entity] : [entity]).map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
             return (
                 entity: member,

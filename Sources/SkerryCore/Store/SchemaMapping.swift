@@ -18,7 +18,7 @@ struct SchemaMapping {
         /// from, or nil for a new attribute (which starts with its default value).
         let attributes: [StoredSchema.Attribute?]
         /// For each relationship of `destination`, by index, the old relationship (of `source`)
-        /// it takes its links from, or nil.
+        /// it takes its links from (those whose related objects it can hold), or nil.
         let relationships: [StoredSchema.Relationship?]
     }
 
@@ -92,21 +92,10 @@ struct SchemaMapping {
             entities.append(EntityMapping(source: old, destination: entity, attributes: attributes, relationships: relationships))
         }
         droppedEntities = source.entities.filter { !matchedSources.contains($0.name) }
-        // A relationship takes over the links of the old one it matched only if its destination
-        // is the entity the old destination became: otherwise the new model cannot hold those
-        // links (their objects are gone, or of an entity the relationship cannot point to), and
-        // the relationship starts empty, as a new one.
-        for (index, mapping) in entities.enumerated() {
-            var relationships = mapping.relationships
-            for (position, (relationship, old)) in zip(mapping.destination.relationships, mapping.relationships).enumerated() {
-                guard let old else { continue }
-                let became = entities.first { $0.source.name == old.destination }?.destination.name
-                if became != relationship.destinationEntityName { relationships[position] = nil }
-            }
-            entities[index] = EntityMapping(
-                source: mapping.source, destination: mapping.destination,
-                attributes: mapping.attributes, relationships: relationships)
-        }
+        // A relationship takes over only the links of the old one it matched whose objects it can
+        // hold (related objects of an entity that is now its destination or one of its
+        // sub-entities): the migration checks each link as it moves it (see
+        // SQLiteStore.LinkReader), so a destination that changed keeps what still fits.
     }
 
     /// Whether values of `old` type carry over to `new` without custom code: the same type, or

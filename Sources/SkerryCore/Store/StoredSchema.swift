@@ -82,6 +82,11 @@ package struct SchemaMigration {
     var droppedIndexes: [(entityName: String, attributes: [String])] = []
     /// Changes that cannot be migrated automatically, each a sentence.
     package var incompatibilities: [String] = []
+    /// Entities whose superentity changed (or that are recorded without one, as stores written
+    /// before entity inheritance are), each a sentence: their rows' keys were counted apart from
+    /// the new hierarchy's, so the change is not made in place (the SQLite store's migration
+    /// rebuilds the tables, renumbering keys that clash).
+    package var changedHierarchies: [String] = []
 
     package var isEmpty: Bool {
         newEntities.isEmpty && newAttributes.isEmpty && newIndexes.isEmpty && droppedIndexes.isEmpty
@@ -97,6 +102,11 @@ package struct SchemaMigration {
             guard let old = stored.entity(named: entity.name) else {
                 newEntities.append(entity)
                 continue
+            }
+            if old.parent != entity.superentity?.name {
+                changedHierarchies.append(
+                    "the superentity of '\(entity.name)' changed from \(old.parent.map { "'\($0)'" } ?? "none") to \(entity.superentity.map { "'\($0.name)'" } ?? "none")"
+                )
             }
             for oldAttribute in old.attributes where entity.attribute(named: oldAttribute.name) == nil {
                 incompatibilities.append("attribute '\(entity.name).\(oldAttribute.name)' was removed")

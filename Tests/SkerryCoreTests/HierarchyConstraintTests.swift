@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+@testable import SkerryCore
+
+/// A uniqueness constraint an entity declares holds among the objects of all its sub-entities
+/// (Core Data keeps a hierarchy in one table, so its constraint spans it), in SQLite files: an
+/// abstract Item with a unique `code`, and its sub-entities Book and Film, each in its own table.
+@Suite struct HierarchyConstraintTests {
+    static func model(constrained: Bool = true, ebooks: Bool = false) throws -> ObjectModel {
+        let item = EntityDescription(
+            name: "Item", attributes: [AttributeDescription("code", .string, isOptional: true)],
+            uniquenessConstraints: constrained ? [["code"]] : [], isAbstract: true)
+        let book = EntityDescription(
+            name: "Book", attributes: [AttributeDescription("pages", .integer32, isOptional: true)], superentity: item)
+        let film = EntityDescription(
+            name: "Film", attributes: [AttributeDescription("minutes", .integer32, isOptional: true)], superentity: item)
+        let ebook = EntityDescription(
+            name: "Ebook", attributes: [AttributeDescription("size", .integer64, isOptional: true)], superentity: book)
+        return try ObjectModel(entities: [item, book, film] + (ebooks ? [ebook] : []))
+    }
+
+    static func insert(_ entity: String, _ code: String?, in context: ObjectContext) throws -> EntityObject {
+        let object = try context.insert(entityName: entity)
+        try object.setValue(code.map(AttributeValue.string) ?? .null, forKey: "code")
+        return object
+    }
+
+    static func codes(_ entity: String, in stack: PersistentStack) throws -> [String] {
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey("code")])).compactMap {
+                try $0.value(forKey: "code", as: String?.self)
+            }
+        }
+    }
+
+    @Test func aConstraintOfTheParentHoldsAcrossSubentityTables() throws {
+        let directory = TemporaryDirectory()
+        let stack = try makeFileStack(directory, model: Self.model(), name: "Items")
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            _ = try Self.insert("Book", "A", in: context)
+            _ = try Self.insert("Film", "B", in: context)
+            // Objects without a value never collide.
+            _ = try Self.insert("Book", nil, in: context)
+            _ = try Self.insert("Film", nil, in: context)
+            try context.save()
+
+            // Insert: a film with a book's code.
+            let film = try Self.insert("Film", "A", in: context)
+            let error = expectError(.constraintViolation) { try context.save() }
+            #expect(error?.key == "code")
+            #expect(error?.message.contains("Item.code") == true)
+            #expect(context.hasChanges) // the context keeps its changes
+            try context.delete(film)
+            try context.save()
+
+            // Update: a film takes a book's code; under a merge policy too, nothing is merged
+            // into an object of another entity.
+            context.mergePolicy = .mergeByPropertyObjectTrump
+            let b = try #require(try context.fetch(FetchRequest(entityName: "Film", predicate: AttributeKey("code") == "B")).first)
+            try b.setValue("A", forKey: "code")
+            _ = expectError(.constraintViolation) { try context.save() }
+            try b.setValue("C", forKey: "code")
+            try context.save()
+        }
+        #expect(try Self.codes("Item", in: stack) == ["A", "C"])
+        #expect(try Self.codes("Film", in: stack) == ["C"])
+    }
+
+    @Test func aSubentityAddedLaterIsHeldToo() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let stack = try makeFileStack(directory, model: Self.model(), name: "Items")
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                _ = try Self.insert("Film", "A", in: context)
+                try context.save()
+            }
+        }
+        // Ebook comes as an additive change: its table joins the hierarchy's checks.
+        let stack = try makeFileStack(directory, model: Self.model(ebooks: true), name: "Items")
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            _ = try Self.insert("Ebook", "A", in: context)
+            _ = expectError(.constraintViolation) { try context.save() }
+            context.rollback()
+            let film = try Self.insert("Film", "E", in: context)
+            _ = try Self.insert("Ebook", "E", in: context)
+            _ = expectError(.constraintViolation) { try context.save() }
+            try context.delete(film)
+            try context.save()
+        }
+        #expect(try Self.codes("Item", in: stack) == ["A", "E"])
+    }
+
+    /// A store whose sub-entities already share values cannot take the constraint: the
+    /// migration to the constrained model fails with a typed error and the store keeps all.
+    @Test func aMigrationToAConstraintTheDataBreaksLosesNothing() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let stack = try makeFileStack(directory, model: Self.model(constrained: false), name: "Items")
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                _ = try Self.insert("Book", "A", in: context)
+                _ = try Self.insert("Film", "A", in: context)
+                try context.save()
+            }
+        }
+        let error = expectError(.modelMismatch) { _ = try makeFileStack(directory, model: Self.model(), name: "Items") }
+        #expect(error?.message.contains("uniqueness constraint (code) of 'Item'") == true)
+        let stack = try makeFileStack(directory, model: Self.model(constrained: false), name: "Items")
+        #expect(try Self.codes("Item", in: stack) == ["A", "A"])
+    }
+}
