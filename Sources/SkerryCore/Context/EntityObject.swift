@@ -101,8 +101,11 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var committedRelationships: [RelationshipValue]?
     /// The row version last read from or written to the store (optimistic locking).
     @exclusivity(unchecked) var version: Int64
-    /// Whether the values are not loaded yet.
-    @exclusivity(unchecked) var isFaultFlag: Bool
+    /// Whether the values are not loaded yet (kept in the registration's spare bytes).
+    var isFaultFlag: Bool {
+        @inline(__always) get { registration.isFault }
+        @inline(__always) set { registration.isFault = newValue }
+    }
     /// Faults fetched together with a batch size, loaded together.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
 
@@ -116,7 +119,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         self.owner = Unmanaged.passUnretained(context)
         self.relationshipValues = relationships ?? Array(repeating: .notLoaded, count: entity.relationships.count)
         self.version = version
-        self.isFaultFlag = isFault
+        self.registration.isFault = isFault
         if !values.isEmpty { self.values = values }
     }
 
@@ -131,7 +134,6 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         self.storage = storage
         self.relationshipValues = relationships
         self.version = version
-        self.isFaultFlag = false
     }
 
     deinit {
@@ -275,14 +277,18 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// conversion.
     @usableFromInline
     func storedValue(at index: Int) throws(SkerryError) -> (AttributeValue, AttributeType) {
-        let types = entity.attributeTypes
-        guard types.indices.contains(index) else {
-            throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
-        }
+        let layout = entity.valueLayout
+        guard UInt(bitPattern: index) < UInt(layout.count) else { throw noAttributeError(at: index) }
         // The owner is used in place, without a strong reference: this is the hot path of every read.
         try checkRegistered("value(forKey:as:)")
         if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
-        return (value(at: index), types[index])
+        return (layout.load(storage!, index), layout.type(at: index))
+    }
+
+    /// The error of naming attribute `index`, which the entity does not have.
+    @inline(never)
+    func noAttributeError(at index: Int) -> SkerryError {
+        SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
     }
 
     /// The error of reading the attribute at `index` (a valid index of a loaded object) as `type`.
@@ -311,11 +317,9 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// Writes the attribute at `index` of `entity.attributes`; see ``setValue(_:forKey:)-(T,_)``.
     public func setValue(_ newValue: AttributeValue, at index: Int) throws(SkerryError) {
-        let types = entity.attributeTypes
-        guard types.indices.contains(index) else {
-            throw SkerryError(.unknownAttribute, "Entity '\(entity.name)' has no attribute at index \(index).", entityName: entity.name)
-        }
-        guard newValue.fits(types[index]) else {
+        let layout = entity.valueLayout
+        guard UInt(bitPattern: index) < UInt(layout.count) else { throw noAttributeError(at: index) }
+        guard newValue.fits(layout.type(at: index)) else {
             let attribute = entity.attributes[index]
             throw SkerryError(
                 .wrongValueType,
@@ -332,7 +336,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         try checkRegistered("setValue(_:forKey:)")
         if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
         if !isInsertedFlag && committedValues == nil { withOwner { $0.willChange(self) } }
-        storeValue(newValue, at: index)
+        layout.store(storage!, index, newValue)
     }
 
     /// The values of the attributes as they are in the store (or were at the last save),

@@ -3,12 +3,10 @@
 /// integers; the standard dictionary would run SipHash per look-up). Removal shifts later
 /// entries back, so the table never holds tombstones.
 ///
-/// Each slot holds the key, the space's address (the object holds the space itself, through its
-/// ID) and the object: 24 bytes, at most 3/4 full.
+/// Each slot holds the key and the object (whose ID holds the rest): 16 bytes, at most 3/4 full.
 struct IdentityMap {
     private struct Slot {
         var key: Int64
-        var space: UnsafeRawPointer?
         var object: EntityObject?
     }
 
@@ -18,16 +16,11 @@ struct IdentityMap {
     private(set) var count = 0
 
     init() {
-        slots = Array(repeating: Slot(key: 0, space: nil, object: nil), count: 8)
+        slots = Array(repeating: Slot(key: 0, object: nil), count: 8)
         mask = 7
     }
 
     var isEmpty: Bool { count == 0 }
-
-    @inline(__always)
-    private static func spaceAddress(_ objectID: ObjectID) -> UnsafeRawPointer {
-        UnsafeRawPointer(Unmanaged.passUnretained(objectID.space).toOpaque())
-    }
 
     /// The slot where a search for `objectID` starts: Fibonacci hashing of the key, mixed with
     /// the entity's address and the kind of key (what makes two IDs equal, so that equal IDs
@@ -43,13 +36,12 @@ struct IdentityMap {
     /// The index of the slot holding `objectID`, or of the empty slot where it would go.
     @inline(__always)
     private func find(_ objectID: ObjectID) -> (index: Int, found: Bool) {
-        let space = Self.spaceAddress(objectID)
         let key = objectID.key
         var index = home(objectID)
         while true {
             let slot = slots[index]
             guard let object = slot.object else { return (index, false) }
-            if slot.key == key && (slot.space == space || object.objectID == objectID) { return (index, true) }
+            if slot.key == key && object.objectID.space.isSame(as: objectID.space) { return (index, true) }
             index = (index + 1) & mask
         }
     }
@@ -67,7 +59,7 @@ struct IdentityMap {
         if (count + 1) * 4 > slots.count * 3 { grow(to: slots.count * 2) }
         let (index, found) = find(objectID)
         if !found { count += 1 }
-        slots[index] = Slot(key: objectID.key, space: Self.spaceAddress(objectID), object: object)
+        slots[index] = Slot(key: objectID.key, object: object)
     }
 
     /// Removes what is registered under `objectID`; returns it.
@@ -105,7 +97,7 @@ struct IdentityMap {
 
     private mutating func grow(to size: Int) {
         let old = slots
-        slots = Array(repeating: Slot(key: 0, space: nil, object: nil), count: size)
+        slots = Array(repeating: Slot(key: 0, object: nil), count: size)
         mask = size - 1
         for slot in old {
             guard let object = slot.object else { continue }
@@ -147,6 +139,11 @@ struct IdentityMap {
                 "identity map: \(objectID) is not registered under its own ID")
         }
         precondition(seen == count, "identity map: \(seen) entries, count \(count)")
+    }
+
+    /// Calls `body` with every registered object.
+    func forEachObject(_ body: (EntityObject) -> Void) {
+        for slot in slots { if let object = slot.object { body(object) } }
     }
 
     /// Calls `body` with every (ID, object) entry.

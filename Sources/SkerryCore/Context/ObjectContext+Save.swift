@@ -146,7 +146,8 @@ extension ObjectContext {
             defer { if object.objectID != temporaryID { permanentIDs.append((temporaryID, object.objectID)) } }
             switch insert.fate {
             case .insert(let values):
-                object.values = values
+                // The object already holds its own values (derived ones were computed into it).
+                if !insert.hasObjectsValues { object.values = values }
                 object.version = 1
                 registry.rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index]))
                 changes.inserted.insert(object.objectID)

@@ -225,8 +225,8 @@ public final class ObjectContext: @unchecked Sendable {
         checkConfinement()
         let objectID = ObjectID.temporary(in: try temporarySpace(for: entity))
         let object = EntityObject(
-            entity: entity, objectID: objectID, context: self, values: entity.defaultValues,
-            version: 0, isFault: false, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
+            entity: entity, objectID: objectID, context: self, storage: entity.valueLayout.allocateDefaults(),
+            version: 0, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
         registry.registerInserted(object)
         checkRegistryInvariants()
         return object

@@ -95,7 +95,9 @@ extension SavePlan {
             }
         }
         switch inserts[other].fate {
-        case .insert(let values): inserts[other].fate = .insert(values: merged(values))
+        case .insert(let values):
+            inserts[other].fate = .insert(values: merged(values))
+            inserts[other].hasObjectsValues = false
         case .upsert(let existing, let values): inserts[other].fate = .upsert(existing: existing, values: merged(values))
         case .adopt, .mergedInto: break
         }

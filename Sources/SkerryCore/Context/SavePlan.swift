@@ -24,6 +24,9 @@ struct SavePlan {
     struct Insert {
         let object: EntityObject
         var fate: InsertFate
+        /// Whether the values of an `.insert` fate are the object's own (not another insert's
+        /// folded into it), so that the context need not write them back after the save.
+        var hasObjectsValues = true
     }
     struct Update {
         let object: EntityObject

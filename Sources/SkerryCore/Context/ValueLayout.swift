@@ -12,7 +12,11 @@ import Foundation
 /// their bit set are read or destroyed. Every function here takes a `base` allocated by
 /// ``allocate()`` for this layout; none checks its arguments (the callers check the index and
 /// the value's fit first). Immutable and shared, like the entity.
-final class ValueLayout: Sendable {
+///
+/// `@unchecked Sendable`: every property is a constant; the blocks of memory it owns
+/// (`defaults` and the per-attribute tables) are written only while `init` runs and only read
+/// afterwards.
+final class ValueLayout: @unchecked Sendable {
     /// The Swift form of a slot.
     enum Slot: UInt8, Sendable {
         case integer, double, string, data, decimal, uuid, url
@@ -69,8 +73,20 @@ final class ValueLayout: Sendable {
     let referenceIndexes: [Int]
     /// Whether every slot is a plain integer (a copy of the bytes copies the values).
     let isAllIntegers: Bool
+    /// Storage holding each attribute's default value, which new objects start from (see
+    /// ``allocateDefaults()``). Written only by `init`; freed by `deinit`.
+    private let defaults: UnsafeMutableRawPointer
+    /// The number of attributes.
+    let count: Int
+    /// `types`, `slots` and `offsets` as plain memory, for the per-value paths: no bounds check
+    /// (callers check indexes first) and no reference counting of the arrays.
+    private let typeTable: UnsafeMutablePointer<AttributeType>
+    private let slotTable: UnsafeMutablePointer<Slot>
+    private let offsetTable: UnsafeMutablePointer<Int>
 
-    init(types: [AttributeType]) {
+    /// The layout of attributes of `types`, whose default values (`.null` for none, and for
+    /// attributes past the end; one that does not fit its type is left out) new objects get.
+    init(types: [AttributeType], defaults defaultValues: [AttributeValue] = []) {
         self.types = types
         slots = types.map(Slot.init)
         bitmapWords = (types.count + 63) / 64
@@ -87,7 +103,33 @@ final class ValueLayout: Sendable {
         let slots = self.slots
         referenceIndexes = slots.indices.filter { slots[$0].holdsReferences }
         isAllIntegers = slots.allSatisfy { $0 == .integer }
+        count = types.count
+        typeTable = .allocate(capacity: max(1, types.count))
+        typeTable.initialize(from: types, count: types.count)
+        slotTable = .allocate(capacity: max(1, types.count))
+        slotTable.initialize(from: slots, count: types.count)
+        offsetTable = .allocate(capacity: max(1, types.count))
+        offsetTable.initialize(from: offsets, count: types.count)
+        // Every byte initialized, so that a copy of the whole block reads no uninitialized memory.
+        defaults = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defaults.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        // A default that does not fit its attribute (which model validation rejects later) is
+        // left out: storing it would write past its slot.
+        for (index, value) in zip(types.indices, defaultValues) where !value.isNull && value.fits(types[index]) {
+            store(defaults, index, value)
+        }
     }
+
+    deinit {
+        deallocate(defaults)
+        typeTable.deallocate()
+        slotTable.deallocate()
+        offsetTable.deallocate()
+    }
+
+    /// The type of attribute `index` (a valid index).
+    @inline(__always)
+    func type(at index: Int) -> AttributeType { typeTable[index] }
 
     // MARK: Storage
 
@@ -103,6 +145,20 @@ final class ValueLayout: Sendable {
     func allocate(holding values: [AttributeValue]) -> UnsafeMutableRawPointer {
         let base = allocate()
         for index in values.indices where !values[index].isNull { store(base, index, values[index]) }
+        return base
+    }
+
+    /// New storage holding the attributes' default values: a copy of the bytes when no slot
+    /// holds references, else a copy of each default value.
+    @inline(__always)
+    func allocateDefaults() -> UnsafeMutableRawPointer {
+        let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        if referenceIndexes.isEmpty {
+            base.copyMemory(from: defaults, byteCount: size)
+        } else {
+            base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
+            copy(defaults, to: base)
+        }
         return base
     }
 
@@ -132,8 +188,8 @@ final class ValueLayout: Sendable {
 
     /// Destroys the value in slot `index` (set, holding references); leaves its bit as it is.
     private func destroy(_ base: UnsafeMutableRawPointer, _ index: Int) {
-        let slot = base + offsets[index]
-        switch slots[index] {
+        let slot = base + offsetTable[index]
+        switch slotTable[index] {
         case .string: slot.assumingMemoryBound(to: String.self).deinitialize(count: 1)
         case .data: slot.assumingMemoryBound(to: Data.self).deinitialize(count: 1)
         case .url: slot.assumingMemoryBound(to: URL.self).deinitialize(count: 1)
@@ -147,8 +203,8 @@ final class ValueLayout: Sendable {
     @inline(__always)
     func load(_ base: UnsafeRawPointer, _ index: Int) -> AttributeValue {
         guard hasValue(base, index) else { return .null }
-        let slot = base + offsets[index]
-        switch types[index] {
+        let slot = base + offsetTable[index]
+        switch typeTable[index] {
         case .boolean: return .bool(slot.load(as: Int64.self) != 0)
         case .integer16, .integer32, .integer64: return .int(slot.load(as: Int64.self))
         case .float, .double: return .double(slot.load(as: Double.self))
@@ -164,27 +220,27 @@ final class ValueLayout: Sendable {
     /// The integer (or Boolean as 0/1) in slot `index`, or nil when it holds no value.
     @inline(__always)
     func loadInteger(_ base: UnsafeRawPointer, _ index: Int) -> Int64? {
-        hasValue(base, index) ? base.load(fromByteOffset: offsets[index], as: Int64.self) : nil
+        hasValue(base, index) ? base.load(fromByteOffset: offsetTable[index], as: Int64.self) : nil
     }
 
     /// The floating-point number (or date as seconds since the reference date) in slot `index`.
     @inline(__always)
     func loadDouble(_ base: UnsafeRawPointer, _ index: Int) -> Double? {
-        hasValue(base, index) ? base.load(fromByteOffset: offsets[index], as: Double.self) : nil
+        hasValue(base, index) ? base.load(fromByteOffset: offsetTable[index], as: Double.self) : nil
     }
 
     /// The string in slot `index`.
     @inline(__always)
     func loadString(_ base: UnsafeRawPointer, _ index: Int) -> String? {
-        hasValue(base, index) ? (base + offsets[index]).assumingMemoryBound(to: String.self).pointee : nil
+        hasValue(base, index) ? (base + offsetTable[index]).assumingMemoryBound(to: String.self).pointee : nil
     }
 
     // MARK: Writing
 
     /// Sets attribute `index` to `value`, which fits the attribute's type (`.null` clears it).
     func store(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: AttributeValue) {
-        if hasValue(base, index) && slots[index].holdsReferences { destroy(base, index) }
-        let slot = base + offsets[index]
+        if hasValue(base, index) && slotTable[index].holdsReferences { destroy(base, index) }
+        let slot = base + offsetTable[index]
         switch value {
         case .null:
             setBit(base, index, false)
@@ -205,21 +261,21 @@ final class ValueLayout: Sendable {
     /// Sets attribute `index`, an integer or Boolean attribute, holding no value yet.
     @inline(__always)
     func initializeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {
-        base.storeBytes(of: value, toByteOffset: offsets[index], as: Int64.self)
+        base.storeBytes(of: value, toByteOffset: offsetTable[index], as: Int64.self)
         setBit(base, index, true)
     }
 
     /// Sets attribute `index`, a floating-point or date attribute, holding no value yet.
     @inline(__always)
     func initializeDouble(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Double) {
-        base.storeBytes(of: value, toByteOffset: offsets[index], as: Double.self)
+        base.storeBytes(of: value, toByteOffset: offsetTable[index], as: Double.self)
         setBit(base, index, true)
     }
 
     /// Sets attribute `index`, a string attribute, holding no value yet.
     @inline(__always)
     func initializeString(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: String) {
-        (base + offsets[index]).initializeMemory(as: String.self, repeating: value, count: 1)
+        (base + offsetTable[index]).initializeMemory(as: String.self, repeating: value, count: 1)
         setBit(base, index, true)
     }
 
