@@ -4,10 +4,13 @@
 /// entries back, so the table never holds tombstones.
 ///
 /// Each slot holds the key and the object (whose ID holds the rest): 16 bytes, at most 3/4 full.
-struct IdentityMap {
+/// The map owns one reference to each object, held as `Unmanaged` so that slots are plain bytes:
+/// growing and shifting move them without reference counting, and tearing the table down visits
+/// only the occupied slots. Hence `~Copyable`: a copy would share those references.
+struct IdentityMap: ~Copyable {
     private struct Slot {
         var key: Int64
-        var object: EntityObject?
+        var object: Unmanaged<EntityObject>?
     }
 
     private var slots: [Slot]
@@ -18,6 +21,10 @@ struct IdentityMap {
     init() {
         slots = Array(repeating: Slot(key: 0, object: nil), count: 8)
         mask = 7
+    }
+
+    deinit {
+        for slot in slots { slot.object?.release() }
     }
 
     var isEmpty: Bool { count == 0 }
@@ -41,7 +48,9 @@ struct IdentityMap {
         while true {
             let slot = slots[index]
             guard let object = slot.object else { return (index, false) }
-            if slot.key == key && object.objectID.space.isSame(as: objectID.space) { return (index, true) }
+            if slot.key == key && object._withUnsafeGuaranteedRef({ $0.objectID.space.isSame(as: objectID.space) }) {
+                return (index, true)
+            }
             index = (index + 1) & mask
         }
     }
@@ -50,7 +59,7 @@ struct IdentityMap {
     subscript(_ objectID: ObjectID) -> EntityObject? {
         @inline(__always) get {
             let (index, found) = find(objectID)
-            return found ? slots[index].object : nil
+            return found ? slots[index].object?.takeUnretainedValue() : nil
         }
     }
 
@@ -58,24 +67,26 @@ struct IdentityMap {
     mutating func insert(_ object: EntityObject, for objectID: ObjectID) {
         if (count + 1) * 4 > slots.count * 3 { grow(to: slots.count * 2) }
         let (index, found) = find(objectID)
+        let replaced = slots[index].object
         if !found { count += 1 }
-        slots[index] = Slot(key: objectID.key, object: object)
+        slots[index] = Slot(key: objectID.key, object: Unmanaged.passRetained(object))
+        replaced?.release()
     }
 
     /// Removes what is registered under `objectID`; returns it.
     @discardableResult
     mutating func removeValue(forKey objectID: ObjectID) -> EntityObject? {
         var (index, found) = find(objectID)
-        guard found else { return nil }
-        let removed = slots[index].object
+        guard found, let removed = slots[index].object else { return nil }
         slots[index].object = nil
         count -= 1
         // Shift back the entries after it that would not be found across the hole.
         var next = (index + 1) & mask
         while let object = slots[next].object {
-            let home = home(object.objectID) // a registered object's ID is its key (see ObjectRegistry)
-            // Whether `home` lies cyclically in (index, next]: the entry is fine where it is.
-            let stays = index <= next ? (index < home && home <= next) : (index < home || home <= next)
+            // A registered object's ID is its key (see ObjectRegistry).
+            let start = object._withUnsafeGuaranteedRef { home($0.objectID) }
+            // Whether `start` lies cyclically in (index, next]: the entry is fine where it is.
+            let stays = index <= next ? (index < start && start <= next) : (index < start || start <= next)
             if !stays {
                 slots[index] = slots[next]
                 slots[next].object = nil
@@ -83,7 +94,7 @@ struct IdentityMap {
             }
             next = (next + 1) & mask
         }
-        return removed
+        return removed.takeRetainedValue()
     }
 
     /// Makes room for `additional` more objects without growing on the way.
@@ -101,28 +112,37 @@ struct IdentityMap {
         mask = size - 1
         for slot in old {
             guard let object = slot.object else { continue }
-            var index = home(object.objectID)
+            var index = object._withUnsafeGuaranteedRef { home($0.objectID) }
             while slots[index].object != nil { index = (index + 1) & mask }
             slots[index] = slot
         }
     }
 
-    /// Forgets every object, keeping no capacity.
-    mutating func removeAll() {
-        self = IdentityMap()
+    /// Forgets every object, keeping no capacity. `body` gets each object first, with whether the
+    /// map held its only reference (then nothing else can see it again: it goes with the table).
+    mutating func removeAll(_ body: (EntityObject, _ isOnlyReference: Bool) -> Void) {
+        let old = slots
+        slots = Array(repeating: Slot(key: 0, object: nil), count: 8)
+        mask = 7
+        count = 0
+        for slot in old {
+            guard let unmanaged = slot.object else { continue }
+            var object = unmanaged.takeRetainedValue()
+            body(object, isKnownUniquelyReferenced(&object))
+        }
     }
 
     /// The registered objects, in no particular order (named as a dictionary's).
     var values: [EntityObject] {
         var result: [EntityObject] = []
         result.reserveCapacity(count)
-        for slot in slots { if let object = slot.object { result.append(object) } }
+        for slot in slots { if let object = slot.object { result.append(object.takeUnretainedValue()) } }
         return result
     }
 
     /// Whether some registered object satisfies `predicate`.
     func contains(where predicate: (EntityObject) throws -> Bool) rethrows -> Bool {
-        for slot in slots { if let object = slot.object, try predicate(object) { return true } }
+        for slot in slots { if let object = slot.object, try predicate(object.takeUnretainedValue()) { return true } }
         return false
     }
 
@@ -131,7 +151,7 @@ struct IdentityMap {
     func checkConsistency() {
         var seen = 0
         for index in slots.indices {
-            guard let object = slots[index].object else { continue }
+            guard let object = slots[index].object?.takeUnretainedValue() else { continue }
             seen += 1
             let objectID = object.objectID
             precondition(
@@ -141,13 +161,10 @@ struct IdentityMap {
         precondition(seen == count, "identity map: \(seen) entries, count \(count)")
     }
 
-    /// Calls `body` with every registered object.
-    func forEachObject(_ body: (EntityObject) -> Void) {
-        for slot in slots { if let object = slot.object { body(object) } }
-    }
-
     /// Calls `body` with every (ID, object) entry.
     func forEach(_ body: (ObjectID, EntityObject) throws -> Void) rethrows {
-        for slot in slots { if let object = slot.object { try body(object.objectID, object) } }
+        for slot in slots {
+            if let object = slot.object?.takeUnretainedValue() { try body(object.objectID, object) }
+        }
     }
 }

@@ -119,16 +119,18 @@ final class ObjectRegistry {
 
     /// Forgets every object (invalidating each) and every pending change.
     func unregisterAll() {
-        // Invalidated in place, then let go of together (most objects end here): no array of
-        // them all is built first.
-        objects.forEachObject { $0.invalidate() }
-        objects.removeAll()
         insertedList = []
         insertedCount = 0
         changed = []
         deleted = []
         permanentIDs = [:]
         holdingTemporaryIDs = []
+        // Last, so that the map's reference is the only one the registry held: an object nobody
+        // else holds goes with the table as it is (no one can see it again); the others are
+        // invalidated first.
+        objects.removeAll { object, isOnlyReference in
+            if !isOnlyReference { object.invalidate() }
+        }
     }
 
     private func removeInsert(_ object: EntityObject) {
