@@ -277,11 +277,12 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// conversion.
     @usableFromInline
     func storedValue(at index: Int) throws(SkerryError) -> (AttributeValue, AttributeType) {
-        let layout = entity.valueLayout
-        guard UInt(bitPattern: index) < UInt(layout.count) else { throw noAttributeError(at: index) }
+        guard UInt(bitPattern: index) < UInt(entity.valueLayout.count) else { throw noAttributeError(at: index) }
         // The owner is used in place, without a strong reference: this is the hot path of every read.
         try checkRegistered("value(forKey:as:)")
         if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
+        // The layout is read here, after the calls above, so that it is not held across them.
+        let layout = entity.valueLayout
         return (layout.load(storage!, index), layout.type(at: index))
     }
 
