@@ -34,60 +34,8 @@ import Testing
         }
     }
 
-    // MARK: Store
-
-    private final class Store: Sendable {
-        let kind: StoreKind
-        let directory: TemporaryDirectory?
-        let url: URL?
-        let stack: PersistentStack
-
-        init(_ kind: StoreKind) throws {
-            self.kind = kind
-            let stack = PersistentStack(name: "Graph", model: GraphFixtures.model())
-            switch kind {
-            case .file:
-                let directory = TemporaryDirectory()
-                self.directory = directory
-                url = directory.file("Graph.sqlite")
-                stack.persistentStoreDescriptions = [StoreDescription(url: directory.file("Graph.sqlite"))]
-            case .memory:
-                directory = nil
-                url = nil
-                stack.persistentStoreDescriptions = [.inMemory()]
-            case .postgres:
-                directory = nil
-                url = nil
-                stack.persistentStoreDescriptions = [try PostgresTestStore.newDescription()]
-            }
-            try stack.loadPersistentStores()
-            self.stack = stack
-        }
-
-        /// A context that reads the store afresh (a new stack on the file, for a file store).
-        func freshContext() throws -> ObjectContext {
-            guard let url else { return stack.newBackgroundContext() }
-            let stack = PersistentStack(name: "Graph", model: GraphFixtures.model())
-            stack.persistentStoreDescriptions = [StoreDescription(url: url)]
-            try stack.loadPersistentStores()
-            return stack.newBackgroundContext()
-        }
-
-        func scalar(_ sql: String) throws -> Int {
-            if let url {
-                let text = try #require(rawSQL(url, sql).first?.first)
-                return try #require(Int(text))
-            }
-            if let store = stack.coordinator.loadedStores.first as? PostgresStore {
-                return Int(try store.withConnection(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
-            }
-            let store = try #require(stack.coordinator.loadedStores.first as? SQLiteStore)
-            return Int(try store.read(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
-        }
-    }
-
     /// Authors, tags and books to start from; returns the seeded books' keys.
-    private static func seed(_ store: Store) throws -> Set<Int64> {
+    private static func seed(_ store: GraphHarness) throws -> Set<Int64> {
         let context = store.stack.newBackgroundContext()
         return try context.performAndWait {
             let authors = try (0..<4).map { try context.insertNamed("Author", "author \($0)") }
@@ -193,12 +141,12 @@ import Testing
     // MARK: Checking the result
 
     /// Checks the graph in a fresh context and against the store's tables.
-    private static func checkConsistency(_ store: Store, seeded: Set<Int64>, _ outcome: Outcome) throws {
+    private static func checkConsistency(_ store: GraphHarness, seeded: Set<Int64>, _ outcome: Outcome) throws {
         #expect(outcome.saves > 0)
         let unexpected = outcome.failures.filter { $0.key != SkerryError.Code.mergeConflict.description }
         #expect(unexpected.isEmpty, "unexpected failures: \(unexpected)")
 
-        let context = try store.freshContext()
+        let context = try store.reopened()
         try context.performAndWait {
             let authors = try context.fetch(FetchRequest(entityName: "Author"))
             let books = try context.fetch(FetchRequest(entityName: "Book"))
@@ -258,7 +206,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func threadsChangingTheGraphLeaveItConsistent(kind: StoreKind) throws {
-        let store = try Store(kind)
+        let store = try GraphHarness(kind)
         let seeded = try Self.seed(store)
         let outcome = Locked(Outcome())
         DispatchQueue.concurrentPerform(iterations: Self.workers) { worker in
@@ -279,7 +227,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func tasksChangingTheGraphLeaveItConsistent(kind: StoreKind) async throws {
-        let store = try Store(kind)
+        let store = try GraphHarness(kind)
         let seeded = try Self.seed(store)
         let outcome = Locked(Outcome())
         try await withThrowingTaskGroup(of: Void.self) { group in

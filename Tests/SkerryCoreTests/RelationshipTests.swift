@@ -4,89 +4,6 @@ import Testing
 @testable import SkerryCore
 @testable import SkerryPostgres
 
-// MARK: - Harness
-
-/// A stack over GraphFixtures' model (or another), on a file in a temporary folder or in memory.
-private final class GraphHarness {
-    let kind: StoreKind
-    let model: ObjectModel
-    let directory: TemporaryDirectory?
-    let url: URL?
-    let stack: PersistentStack
-    /// Stacks opened by `reopened()`, kept alive as long as the harness.
-    private var reopenedStacks: [PersistentStack] = []
-
-    init(_ kind: StoreKind, model: ObjectModel = GraphFixtures.model()) throws {
-        self.kind = kind
-        self.model = model
-        switch kind {
-        case .file:
-            let directory = TemporaryDirectory()
-            let url = directory.file("Graph.sqlite")
-            self.directory = directory
-            self.url = url
-            stack = try Self.openStack(url, model: model)
-        case .memory:
-            directory = nil
-            url = nil
-            stack = PersistentStack(name: "Graph", model: model)
-            stack.persistentStoreDescriptions = [.inMemory()]
-            try stack.loadPersistentStores()
-        case .postgres:
-            directory = nil
-            url = nil
-            let description = try PostgresTestStore.newDescription()
-            postgresDescription = description
-            stack = PersistentStack(name: "Graph", model: model)
-            stack.persistentStoreDescriptions = [description]
-            try stack.loadPersistentStores()
-        }
-    }
-
-    /// The PostgreSQL store's description, to reopen it.
-    private(set) var postgresDescription: StoreDescription?
-
-    static func openStack(_ url: URL, model: ObjectModel) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Graph", model: model)
-        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
-        try stack.loadPersistentStores()
-        return stack
-    }
-
-    /// A new context of the harness's stack.
-    func context() -> ObjectContext { stack.newBackgroundContext() }
-
-    /// A context that reads what was saved afresh: of a new stack on the same file (the store is
-    /// reopened), or a new context of the in-memory stack.
-    func reopened() throws -> ObjectContext {
-        if let options = postgresDescription?.postgresOptions {
-            let stack = PersistentStack(name: "Graph", model: model)
-            stack.persistentStoreDescriptions = [.postgres(options)]
-            try stack.loadPersistentStores()
-            reopenedStacks.append(stack)
-            return stack.newBackgroundContext()
-        }
-        guard let url else { return stack.newBackgroundContext() }
-        let stack = try Self.openStack(url, model: model)
-        reopenedStacks.append(stack)
-        return stack.newBackgroundContext()
-    }
-
-    /// One integer computed by SQL on the store: through a raw connection to the file, or
-    /// through the in-memory store's own connections.
-    func scalar(_ sql: String) throws -> Int {
-        if let url {
-            let text = try #require(rawSQL(url, sql).first?.first)
-            return try #require(Int(text))
-        }
-        if let store = stack.coordinator.loadedStores.first as? PostgresStore {
-            return Int(try store.withConnection(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
-        }
-        let store = try #require(stack.coordinator.loadedStores.first as? SQLiteStore)
-        return Int(try store.read(nil) { connection in try connection.scalarInt64(sql) } ?? -1)
-    }
-}
-
 private struct MissingObject: Error, CustomStringConvertible {
     let description: String
 }
@@ -1125,45 +1042,11 @@ private func seedLibrary(_ harness: GraphHarness) throws {
 
     // MARK: Migration
 
-    /// GraphFixtures' model without Tag and Book.tags.
-    private static func modelWithoutTags() throws -> ObjectModel {
-        try ObjectModel(entities: [
-            EntityDescription(
-                name: "Author", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
-                    RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
-                    RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
-                ]),
-            EntityDescription(
-                name: "Book", attributes: [AttributeDescription("title", .string)],
-                relationships: [
-                    RelationshipDescription("author", destination: "Author", inverse: "books"),
-                    RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
-                ]),
-            EntityDescription(
-                name: "Shelf", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true)
-                ]),
-            EntityDescription(
-                name: "Portrait", attributes: [AttributeDescription("file", .string)],
-                relationships: [
-                    RelationshipDescription("author", destination: "Author", inverse: "portrait")
-                ]),
-            EntityDescription(
-                name: "Publisher", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny)
-                ]),
-        ])
-    }
-
     @Test func addingARelationshipMigratesTheStore() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Graph.sqlite")
         do {
-            let stack = try GraphHarness.openStack(url, model: try Self.modelWithoutTags())
+            let stack = try GraphHarness.openStack(url, model: GraphFixtures.model(tags: .absent))
             let context = stack.newBackgroundContext()
             try context.performAndWait { () throws in
                 let x = try context.insertNamed("Author", "X")
@@ -1217,37 +1100,7 @@ private func seedLibrary(_ harness: GraphHarness) throws {
             }
         }
         // Tag stays, but Book.tags <-> Tag.books goes.
-        let reduced = try ObjectModel(entities: [
-            EntityDescription(
-                name: "Author", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true, deleteRule: .cascade),
-                    RelationshipDescription("portrait", destination: "Portrait", inverse: "author"),
-                    RelationshipDescription("publisher", destination: "Publisher", inverse: "authors"),
-                ]),
-            EntityDescription(
-                name: "Book", attributes: [AttributeDescription("title", .string)],
-                relationships: [
-                    RelationshipDescription("author", destination: "Author", inverse: "books"),
-                    RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
-                ]),
-            EntityDescription(name: "Tag", attributes: [AttributeDescription("label", .string)]),
-            EntityDescription(
-                name: "Shelf", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true)
-                ]),
-            EntityDescription(
-                name: "Portrait", attributes: [AttributeDescription("file", .string)],
-                relationships: [
-                    RelationshipDescription("author", destination: "Author", inverse: "portrait")
-                ]),
-            EntityDescription(
-                name: "Publisher", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny)
-                ]),
-        ])
+        let reduced = GraphFixtures.model(tags: .unrelated)
         // Lightweight migration drops the relationship and keeps every row.
         let stack = PersistentStack(name: "Graph", model: reduced)
         stack.persistentStoreDescriptions = [StoreDescription(url: url)]

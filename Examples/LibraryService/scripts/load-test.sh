@@ -26,8 +26,10 @@ if ! command -v wrk >/dev/null 2>&1; then
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq wrk >/dev/null
 fi
 echo "load-test: building the service (release)" >&2
-swift build -c release --package-path "$package" 2>&1 | grep -v '^\[' >&2
-bin="$(swift build -c release --package-path "$package" --show-bin-path)/LibraryService"
+# A fixed hash seed for SwiftPM keeps the traits' -D flags in one order, so that an unchanged
+# package is not rebuilt (swiftlang/swift-package-manager#10525, Swift 6.3); the service runs without it.
+SWIFT_DETERMINISTIC_HASHING=1 swift build -c release --package-path "$package" 2>&1 | grep -v '^\[' >&2
+bin="$(SWIFT_DETERMINISTIC_HASHING=1 swift build -c release --package-path "$package" --show-bin-path)/LibraryService"
 work="$(mktemp -d)"
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT

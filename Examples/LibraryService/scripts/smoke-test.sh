@@ -4,8 +4,10 @@
 # counts it held in memory were saved on shutdown, and that it exited 0.
 set -euo pipefail
 package="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-swift build --package-path "$package" 2>&1 | grep -v '^\[' >&2
-bin="$(swift build --package-path "$package" --show-bin-path)/LibraryService"
+# A fixed hash seed for SwiftPM keeps the traits' -D flags in one order, so that an unchanged
+# package is not rebuilt (swiftlang/swift-package-manager#10525, Swift 6.3); the service runs without it.
+SWIFT_DETERMINISTIC_HASHING=1 swift build --package-path "$package" 2>&1 | grep -v '^\[' >&2
+bin="$(SWIFT_DETERMINISTIC_HASHING=1 swift build --package-path "$package" --show-bin-path)/LibraryService"
 work="$(mktemp -d)"
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT

@@ -9,8 +9,15 @@ import Foundation
 /// Author.portrait (to-one) <-> Portrait.author (to-one);
 /// Publisher.authors (to-many, deny) <-> Author.publisher (to-one).
 enum GraphFixtures {
-    static func model() -> ObjectModel {
-        try! ObjectModel(entities: [
+    /// How the model has tags, for the migration tests: related to books (the full model),
+    /// without the Book.tags <-> Tag.books relationship, or without the Tag entity at all.
+    enum Tags {
+        case related, unrelated, absent
+    }
+
+    static func model(tags: Tags = .related) -> ObjectModel {
+        let related = tags == .related
+        let entities = [
             EntityDescription(
                 name: "Author", attributes: [AttributeDescription("name", .string)],
                 relationships: [
@@ -22,14 +29,12 @@ enum GraphFixtures {
                 name: "Book", attributes: [AttributeDescription("title", .string)],
                 relationships: [
                     RelationshipDescription("author", destination: "Author", inverse: "books"),
-                    RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true),
+                    related ? RelationshipDescription("tags", destination: "Tag", inverse: "books", toMany: true) : nil,
                     RelationshipDescription("shelf", destination: "Shelf", inverse: "items"),
-                ]),
+                ].compactMap { $0 }),
             EntityDescription(
                 name: "Tag", attributes: [AttributeDescription("label", .string)],
-                relationships: [
-                    RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true)
-                ]),
+                relationships: related ? [RelationshipDescription("books", destination: "Book", inverse: "tags", toMany: true)] : []),
             EntityDescription(
                 name: "Shelf", attributes: [AttributeDescription("name", .string)],
                 relationships: [
@@ -45,7 +50,8 @@ enum GraphFixtures {
                 relationships: [
                     RelationshipDescription("authors", destination: "Author", inverse: "publisher", toMany: true, deleteRule: .deny)
                 ]),
-        ])
+        ]
+        return try! ObjectModel(entities: entities.filter { tags != .absent || $0.name != "Tag" })
     }
 }
 
