@@ -487,6 +487,28 @@ import Testing
         }
     }
 
+    /// When a context goes, the objects still held elsewhere are invalidated (they report no
+    /// context and refuse reads), while the ones nobody holds go with it.
+    @Test(arguments: StoreKind.allCases)
+    func objectsHeldAfterTheirContextGoesAreInvalidated(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        defer { withExtendedLifetime(directory) {} }
+        _ = try Self.saveBooks(stack, [("Dune", 1965), ("Emma", 1815), ("Ulysses", 1922)])
+        var held: EntityObject?
+        do {
+            let context = stack.newBackgroundContext()
+            held = try context.performAndWait {
+                let books = try context.fetch(Self.allBooks)
+                try #require(books.count == 3)
+                return books[1] // sorted by title: Dune, Emma, Ulysses
+            }
+            #expect(held?.context === context)
+        }
+        let emma = try #require(held)
+        #expect(emma.context == nil)
+        expectError(.objectNotInContext) { _ = try emma.value(forKey: "title", as: String.self) }
+    }
+
     // MARK: Delete
 
     @Test(arguments: StoreKind.allCases)
