@@ -225,10 +225,12 @@ struct CorpusHarness {
         return try context.performAndWait {
             var objects: [String: [EntityObject]] = [:]
             for entity in model.entities where Self.isInstantiable(entity, in: model) {
+                // Values differ across a hierarchy too: a uniqueness constraint spans it.
+                let offset = 64 * (model.entityAndSubentities(of: entity.rootEntity).firstIndex { $0 === entity } ?? 0)
                 for n in 0..<(counts[entity.name] ?? 4) {
                     let object = try context.insert(entityName: entity.name)
                     for (a, attribute) in entity.attributes.enumerated() where Self.isStored(attribute) && attribute.derivation == nil {
-                        try object.setValue(Self.value(attribute.type, object: n, attribute: a), at: a)
+                        try object.setValue(Self.value(attribute.type, object: offset + n, attribute: a), at: a)
                     }
                     objects[entity.name, default: []].append(object)
                 }

@@ -287,44 +287,69 @@ extension SQLiteStore {
     }
 
     /// Checks, on the migrated tables, that every link of `expected` is there (in every table
-    /// that holds the relationship's column, for a hierarchy); a link a step's `transformRow`
-    /// changed is the step's business. Otherwise a ``SkerryError/Code/migrationWouldLoseData``
-    /// error names the relationship and the counts.
+    /// that holds the relationship's column, for a hierarchy), and in its place in its object's
+    /// list for an ordered relationship; a link a step's `transformRow` changed is the step's
+    /// business. Otherwise a ``SkerryError/Code/migrationWouldLoseData`` error names the
+    /// relationship and the counts.
     static func verifyLinks(
         _ expected: [(group: LinkGroup, links: LinkSet)], customized: Set<String>,
         layout: RelationshipLayout, _ connection: SQLiteConnection
     ) throws {
         let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
-        func pairs(_ sql: String) throws -> Set<MigrationLink> {
+        /// The links the SQL finds, with the position it reads for each (nil without order).
+        func found(_ sql: String) throws -> [MigrationLink: Int64?] {
             let statement = try connection.cachedStatement(sql)
             defer { statement.reset() }
-            var result = Set<MigrationLink>()
-            while try statement.step() { result.insert(MigrationLink(source: statement.int64(at: 0), target: statement.int64(at: 1))) }
+            var result: [MigrationLink: Int64?] = [:]
+            while try statement.step() {
+                result[MigrationLink(source: statement.int64(at: 0), target: statement.int64(at: 1))] =
+                    statement.isNull(at: 2) ? nil : statement.int64(at: 2)
+            }
             return result
         }
         for (group, links) in expected {
-            let sql: String
+            let sql: String, isOrdered: Bool
             switch layout.storage[group.members[0].entity.name]?[group.relationship.name] {
             case .foreignKey(let column)?:
                 let tables = group.members.map(\.entity.name)
                 if tables.contains(where: { customized.contains("\($0).\(column)") }) { continue }
-                sql = tables.map { "SELECT \(pk), \(q(column)) FROM \(q($0)) WHERE \(q(column)) IS NOT NULL" }
+                sql = tables.map { "SELECT \(pk), \(q(column)), NULL FROM \(q($0)) WHERE \(q(column)) IS NOT NULL" }
                     .joined(separator: " UNION ALL ")
-            case .inverseForeignKey(let table, let column, _)?:
+                isOrdered = false
+            case .inverseForeignKey(let table, let column, let orderColumn)?:
                 let tables = layout.entityAndSubentities(table)
                 if tables.contains(where: { customized.contains("\($0).\(column)") }) { continue }
-                sql = tables.map { "SELECT \(q(column)), \(pk) FROM \(q($0)) WHERE \(q(column)) IS NOT NULL" }
-                    .joined(separator: " UNION ALL ")
-            case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
-                sql = "SELECT \(q(sourceColumn)), \(q(targetColumn)) FROM \(q(table))"
+                sql = tables.map {
+                    "SELECT \(q(column)), \(pk), \(orderColumn.map(q) ?? "NULL") FROM \(q($0)) WHERE \(q(column)) IS NOT NULL"
+                }.joined(separator: " UNION ALL ")
+                isOrdered = orderColumn != nil
+            case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn)?:
+                sql = "SELECT \(q(sourceColumn)), \(q(targetColumn)), \(orderColumn.map(q) ?? "NULL") FROM \(q(table))"
+                isOrdered = orderColumn != nil
             case nil, .transient?:
                 continue
             }
-            let missing = Set(links.links.keys).subtracting(try pairs(sql))
+            let stored = try found(sql)
+            let missing = links.links.keys.filter { stored[$0] == nil }
             guard missing.isEmpty else {
                 throw SkerryError(
                     .migrationWouldLoseData,
                     "\(missing.count) of the \(links.links.count) links of the relationship '\(group.name)' are missing after the migration.",
+                    entityName: group.members[0].entity.name, key: group.relationship.name)
+            }
+            guard isOrdered else { continue }
+            // An ordered relationship keeps each object's list in the order the links were placed.
+            var misplaced = 0
+            for (source, targets) in links.targetsBySource() {
+                for (position, target) in targets.enumerated()
+                where stored[MigrationLink(source: source, target: target)] != .some(Int64(position)) {
+                    misplaced += 1
+                }
+            }
+            guard misplaced == 0 else {
+                throw SkerryError(
+                    .migrationWouldLoseData,
+                    "\(misplaced) of the \(links.links.count) links of the ordered relationship '\(group.name)' are out of place after the migration.",
                     entityName: group.members[0].entity.name, key: group.relationship.name)
             }
         }
