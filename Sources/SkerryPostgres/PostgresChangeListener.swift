@@ -13,13 +13,18 @@ import Synchronization
 /// delivered are skipped by id. So a save is delivered once it committed, whatever order
 /// transactions committed in, after a lost notification (the listener also reads every few
 /// seconds) and after a reconnection (it resumes from its cursor) — as long as the change is
-/// still in the table (kept for ``PostgresStoreOptions/changeRetention``).
+/// still in the table (kept for ``PostgresStoreOptions/changeRetention``). When changes it had not
+/// read were deleted for age (the listener was away longer than that), it says so once
+/// (``SavesOfOthers/missed``): the pruning records the highest transaction it deleted, and a
+/// listener whose cursor is at or below it may have lost some.
 final class PostgresChangeListener: Sendable {
     /// Where the listener has read up to: changes of transactions below `watermark` are all
     /// read; those at or above it that were already delivered are in `delivered` (id: transaction).
     struct Cursor {
         var watermark: Int64
         var delivered: [Int64: Int64] = [:]
+        /// The highest transaction of the pruned changes, at the last read.
+        var pruned: Int64 = 0
     }
 
     /// The connection and cursor handed from the loading thread to the listener's thread.
@@ -41,6 +46,9 @@ final class PostgresChangeListener: Sendable {
     private let stopped = Atomic<Bool>(false)
     /// The server process of the listener's current connection (for tests that cut it).
     let backendPID = Atomic<Int32>(0)
+    /// For tests that keep the listener away: while `holdRequested` is set the listener reads
+    /// nothing, and `isHeld` says that it has stopped reading.
+    let holdRequested = Atomic<Bool>(false), isHeld = Atomic<Bool>(false)
 
     /// Connects, listens, and takes the starting cursor now — so that every save committed after
     /// the store loaded is delivered, even one made before the thread runs.
@@ -65,7 +73,7 @@ final class PostgresChangeListener: Sendable {
 
     /// Starts the listener's thread, which hands each save of others to `deliver`. Only the
     /// first call starts it.
-    func start(_ deliver: @escaping @Sendable (StoreChanges) -> Void) {
+    func start(_ deliver: @escaping @Sendable (SavesOfOthers) -> Void) {
         guard
             let handover = state.withLock({ value -> Handover? in
                 defer { value = nil }
@@ -86,12 +94,18 @@ final class PostgresChangeListener: Sendable {
     /// change may be pending behind a running transaction, longer otherwise.
     private static let pollWhilePending = 0.5, pollIdle = 5.0, pruneInterval = 60.0
 
-    private func run(_ handover: Handover, _ deliver: @escaping @Sendable (StoreChanges) -> Void) {
+    private func run(_ handover: Handover, _ deliver: @escaping @Sendable (SavesOfOthers) -> Void) {
         var connection: PostgresConnection? = handover.connection
         var cursor = handover.cursor
         var lastRead = ContinuousClock.now, lastPrune = ContinuousClock.now - .seconds(Self.pruneInterval)
         var failures = 0
         while !stopped.load(ordering: .relaxed) {
+            if holdRequested.load(ordering: .relaxed) {
+                isHeld.store(true, ordering: .relaxed)
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+            isHeld.store(false, ordering: .relaxed)
             do {
                 let current: PostgresConnection
                 if let connection {
@@ -109,14 +123,16 @@ final class PostgresChangeListener: Sendable {
                 let due = ContinuousClock.now - lastRead >= .seconds(pending ? Self.pollWhilePending : Self.pollIdle)
                 if woken || due {
                     lastRead = ContinuousClock.now
-                    for record in try Self.read(current, &cursor) where record.origin != origin {
+                    let (missed, records) = try Self.read(current, &cursor)
+                    if missed { deliver(.missed) }
+                    for record in records where record.origin != origin {
                         let changes = record.changes.storeChanges(identity, entities)
-                        if !changes.isEmpty { deliver(changes) }
+                        if !changes.isEmpty { deliver(.saved(changes)) }
                     }
                 }
                 if ContinuousClock.now - lastPrune >= .seconds(Self.pruneInterval) {
                     lastPrune = ContinuousClock.now
-                    try prune(current)
+                    try Self.prune(current, retention: retention)
                 }
                 failures = 0
             } catch {
@@ -138,13 +154,19 @@ final class PostgresChangeListener: Sendable {
     /// Every transaction below the snapshot's `xmin` has ended (committed: visible; rolled back:
     /// absent), so the next read starts there; changes at or above it are kept by id to skip.
     /// `starting`: the first read, which starts at `xmin` (older changes are not news).
+    /// Returns whether changes this cursor had not read were pruned since the last read (the
+    /// pruned transactions reach its watermark), and the changes read.
     static func read(
         _ connection: PostgresConnection, _ cursor: inout Cursor,
         starting: Bool = false
-    ) throws -> [(origin: String, changes: PostgresChangeRecord)] {
+    ) throws -> (missed: Bool, records: [(origin: String, changes: PostgresChangeRecord)]) {
         let q = SQLBuilder.quote
         return try connection.transaction(isolation: "REPEATABLE READ READ ONLY") {
             let xmin = try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").int64(0, 0)
+            let pruned = try connection.query("SELECT coalesce(max(\"transaction\"), 0) FROM \(q(PostgresStore.prunedTable))").int64(0, 0)
+            // Every change below the watermark was read; one at or above it may not have been.
+            let missed = !starting && pruned > cursor.pruned && pruned >= cursor.watermark
+            cursor.pruned = pruned
             let rows = try connection.query(
                 "SELECT \"id\", \"transaction\", \"origin\", \"changes\" FROM \(q(PostgresStore.changesTable)) WHERE \"transaction\" >= ? ORDER BY \"id\"",
                 [.int(starting ? xmin : cursor.watermark)])
@@ -161,15 +183,22 @@ final class PostgresChangeListener: Sendable {
             }
             cursor.watermark = max(cursor.watermark, xmin)
             cursor.delivered = cursor.delivered.filter { $0.value >= cursor.watermark }
-            return records
+            return (missed, records)
         }
     }
 
-    /// Deletes the changes older than the retention (any listener may; they agree on the age).
-    private func prune(_ connection: PostgresConnection) throws {
+    /// Deletes the changes older than `retention` (any listener may), and records the highest
+    /// transaction deleted, in the same statement.
+    static func prune(_ connection: PostgresConnection, retention: Duration) throws {
+        let q = SQLBuilder.quote
         let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
         try connection.query(
-            "DELETE FROM \(SQLBuilder.quote(PostgresStore.changesTable)) WHERE \"savedAt\" < now() - make_interval(secs => ?)",
+            """
+            WITH gone AS (DELETE FROM \(q(PostgresStore.changesTable)) WHERE "savedAt" < now() - make_interval(secs => ?) \
+            RETURNING "transaction") \
+            UPDATE \(q(PostgresStore.prunedTable)) SET "transaction" = GREATEST("transaction", (SELECT max("transaction") FROM gone)) \
+            WHERE EXISTS (SELECT 1 FROM gone)
+            """,
             [.double(seconds)])
     }
 }

@@ -50,7 +50,13 @@ extension PostgresStore {
             "savedAt" timestamptz NOT NULL DEFAULT now(), "origin" text NOT NULL, "changes" text NOT NULL)
             """)
         try connection.execute("CREATE INDEX IF NOT EXISTS \(q(changesTable + "__transaction")) ON \(q(changesTable)) (\"transaction\")")
+        try connection.execute("CREATE TABLE IF NOT EXISTS \(q(prunedTable)) (\"transaction\" bigint NOT NULL)")
+        try connection.execute("INSERT INTO \(q(prunedTable)) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(q(prunedTable)))")
     }
+
+    /// One row: the highest transaction of the changes deleted for age so far, so that a listener
+    /// can tell whether changes it had not read yet were deleted (see ``PostgresChangeListener``).
+    static let prunedTable = "_skerry_changes_pruned"
 
     /// The channel a store's saves are announced on: one per store (its identifier), so that
     /// stores in other schemas of the same database are not woken.
@@ -75,7 +81,7 @@ extension PostgresStore {
         return [.string(origin), .string(json), .string(Self.changesChannel(identity.identifier))]
     }
 
-    func deliverSavesOfOthers(to deliver: @escaping @Sendable (StoreChanges) -> Void) {
+    func deliverSavesOfOthers(to deliver: @escaping @Sendable (SavesOfOthers) -> Void) {
         listener?.start(deliver)
     }
 }

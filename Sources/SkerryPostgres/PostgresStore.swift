@@ -42,6 +42,16 @@ final class PostgresStore: ObjectStore {
         self.entities = entities
         self.model = model
         self.layout = SQLiteStoreLayout(entities: entities)
+        // Entity inheritance is not laid out on PostgreSQL yet (the SQLite store keeps a table per
+        // entity, keys unique in a hierarchy, and reads a parent through the union of its family's
+        // tables): refused rather than read as separate entities, which would answer fetches of a
+        // parent without its sub-entities' objects.
+        if let entity = entities.first(where: { $0.superentity != nil }), let parent = entity.superentity {
+            throw SkerryError(
+                .storeLoadFailed,
+                "\(description) cannot hold '\(entity.name)', a sub-entity of '\(parent.name)': the PostgreSQL store does not hold entity hierarchies yet. Use a SQLite store for this model, or give '\(entity.name)' the properties it inherits and no superentity.",
+                entityName: entity.name)
+        }
         let held = Set(entities.map(\.name))
         for entity in entities {
             for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {

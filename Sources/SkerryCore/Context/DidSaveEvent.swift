@@ -16,6 +16,12 @@ public struct DidSaveEvent: Sendable {
     /// (a PostgreSQL store with `propagatesChanges`). Such an event names a context of this
     /// stack that never saves (named "otherProcesses"), and carries permanent IDs only.
     public var isFromOtherProcess = false
+    /// Whether other processes' saves were missed: the stack's store could not learn of them for
+    /// longer than it keeps them (a PostgreSQL store's `changeRetention`), so what changed is
+    /// unknown and ``changes`` is empty. Contexts that merge saves automatically read every object
+    /// they hold again (objects with pending changes keep them on top); other contexts should
+    /// refetch, or ``ObjectContext/reset()``. Set only on events with ``isFromOtherProcess``.
+    public var missedSavesOfOthers = false
 }
 
 /// A registration of a did-save observer; the observer is called until ``cancel()``.

@@ -51,11 +51,19 @@ extension ObjectContext {
     }
 
     /// Brings this context up to date with another context's save; see ``mergeChanges(_:)``.
-    /// An event of this context's own save changes nothing.
+    /// An event of this context's own save changes nothing. An event of missed saves of other
+    /// processes (``DidSaveEvent/missedSavesOfOthers``) reads every object the context holds again.
     public func mergeChanges(fromContextDidSave event: DidSaveEvent) {
         checkConfinement()
         guard event.context !== self else { return }
-        mergeChanges(event.changes)
+        mergeChanges(changesToMerge(event))
+    }
+
+    /// What merging `event` changes here: its changes, or — when saves of other processes were
+    /// missed — every saved object the context holds, as if each had been updated.
+    private func changesToMerge(_ event: DidSaveEvent) -> StoreChanges {
+        guard event.missedSavesOfOthers else { return event.changes }
+        return StoreChanges(updated: Set(registeredObjects.lazy.map(\.objectID).filter { !$0.isTemporary }))
     }
 
     /// Whether the context merges the saves that reach its parent by itself, as
@@ -74,7 +82,7 @@ extension ObjectContext {
                         guard let self, event.context !== self,
                             event.context.parent === self.parent || event.context === self.parent
                         else { return }
-                        self.perform { self.mergeChanges(event.changes) }
+                        self.perform { self.mergeChanges(self.changesToMerge(event)) }
                     }
                 } else if !newValue, let current = observation {
                     current.cancel()

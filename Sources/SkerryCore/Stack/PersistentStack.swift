@@ -82,7 +82,7 @@ open class PersistentStack: @unchecked Sendable {
             }
             do {
                 if let store = try coordinator.addStore(with: description) {
-                    store.deliverSavesOfOthers { [weak self] changes in self?.postSaveOfOthers(changes) }
+                    store.deliverSavesOfOthers { [weak self] saves in self?.postSavesOfOthers(saves) }
                 }
                 lock.withLock { loaded.append(description) }
                 completionHandler(description, nil)
@@ -127,15 +127,22 @@ open class PersistentStack: @unchecked Sendable {
     }
 
     /// Posts a save another process made to a shared store (a PostgreSQL store with change
-    /// propagation) as a did-save event, so that contexts merge it as they merge the stack's own.
-    private func postSaveOfOthers(_ changes: StoreChanges) {
+    /// propagation) as a did-save event, so that contexts merge it as they merge the stack's own;
+    /// saves the store missed, as an event with ``DidSaveEvent/missedSavesOfOthers``.
+    private func postSavesOfOthers(_ saves: SavesOfOthers) {
         let context = lock.withLock {
             if let context = lazyOthersContext { return context }
             let context = ObjectContext(coordinator: coordinator, name: "otherProcesses")
             lazyOthersContext = context
             return context
         }
-        coordinator.didSave.post(DidSaveEvent(context: context, changes: changes, isFromOtherProcess: true))
+        switch saves {
+        case .saved(let changes):
+            coordinator.didSave.post(DidSaveEvent(context: context, changes: changes, isFromOtherProcess: true))
+        case .missed:
+            coordinator.didSave.post(
+                DidSaveEvent(context: context, changes: StoreChanges(), isFromOtherProcess: true, missedSavesOfOthers: true))
+        }
     }
 
     /// A new context with its own queue, for background work, that merges the saves of the

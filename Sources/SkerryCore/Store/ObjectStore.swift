@@ -184,10 +184,20 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// reserve keys says so.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64]
     /// Starts handing the stack what other processes (or other stacks) saved to this store, for
-    /// stores shared that way that were asked to: `deliver` receives each such save's IDs, on a
-    /// thread of the store's own. Called once, after the store was added. Stores that cannot
-    /// learn of others' saves do nothing (the default).
-    func deliverSavesOfOthers(to deliver: @escaping @Sendable (StoreChanges) -> Void)
+    /// stores shared that way that were asked to: `deliver` receives each such save's IDs, and
+    /// word of saves it can no longer name, on a thread of the store's own. Called once, after
+    /// the store was added. Stores that cannot learn of others' saves do nothing (the default).
+    func deliverSavesOfOthers(to deliver: @escaping @Sendable (SavesOfOthers) -> Void)
+}
+
+/// What a store learned of the saves other processes made to it
+/// (``ObjectStore/deliverSavesOfOthers(to:)``).
+package enum SavesOfOthers: Sendable {
+    /// One save, by the IDs of the objects it changed.
+    case saved(StoreChanges)
+    /// Saves were made that the store cannot name any more (they left its record of changes
+    /// before it read them): any object may have changed.
+    case missed
 }
 
 extension ObjectStore {
@@ -197,7 +207,7 @@ extension ObjectStore {
             entityName: entity.name)
     }
 
-    package func deliverSavesOfOthers(to deliver: @escaping @Sendable (StoreChanges) -> Void) {}
+    package func deliverSavesOfOthers(to deliver: @escaping @Sendable (SavesOfOthers) -> Void) {}
 }
 
 /// Opens stores of a kind implemented outside this module (see ``StoreDescription/storeFactory``):
