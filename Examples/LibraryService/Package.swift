@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "Skerry", package: "Skerry"),
                 .product(name: "SkerryCore", package: "Skerry"),
                 .product(name: "SkerryLogging", package: "Skerry"),
+                .product(name: "SkerryPostgres", package: "Skerry"),
                 .product(name: "SkerryServiceLifecycle", package: "Skerry"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

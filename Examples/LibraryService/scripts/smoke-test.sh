@@ -2,6 +2,8 @@
 # Smoke test of the example service (CI runs it): builds it, starts it on a free loopback port,
 # makes a few requests and checks the answers, stops it gracefully (SIGTERM), checks that the view
 # counts it held in memory were saved on shutdown, and that it exited 0.
+# With --postgres CONNINFO the service keeps its catalogue on that PostgreSQL database (whose
+# tables must not hold an earlier run's books) instead of a SQLite file.
 set -euo pipefail
 package="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # A fixed hash seed for SwiftPM keeps the traits' -D flags in one order, so that an unchanged
@@ -12,6 +14,8 @@ work="$(mktemp -d)"
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 source "$package/scripts/common.sh"
+store_options=(--store "$work/library.sqlite")
+if [ "${1:-}" = "--postgres" ]; then store_options=(--postgres "$2"); fi
 
 # expect STATUS METHOD PATH [BODY]: makes a request, fails unless the status is STATUS; the
 # response body is left in $work/body.
@@ -28,7 +32,7 @@ expect() {
     echo "smoke: $method $path -> $status"
 }
 
-start_service --store "$work/library.sqlite" --seed 10
+start_service "${store_options[@]}" --seed 10
 expect 200 GET /health
 expect 201 POST /books '{"isbn":"978-0441172719","title":"Dune","author":"Frank Herbert","year":1965}'
 expect 409 POST /books '{"isbn":"978-0441172719","title":"Dune again","author":"Someone"}'
@@ -44,7 +48,7 @@ stop_service
 grep -q "saved in-flight changes on shutdown" "$work/service.log"
 
 # The three views were held in memory (saved every 200): they reached the store on shutdown.
-start_service --store "$work/library.sqlite"
+start_service "${store_options[@]}"
 expect 200 GET /books/978-0441172719
 grep -q '"views":3' "$work/body" || { echo "smoke: the views were not saved on shutdown: $(cat "$work/body")" >&2; exit 1; }
 expect 200 GET /stats

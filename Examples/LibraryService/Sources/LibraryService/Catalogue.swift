@@ -5,19 +5,20 @@ import SkerryCore
 import SkerryLogging
 import Synchronization
 
-/// The catalogue: a stack over one SQLite file, and a `PersistentContainer` whose every operation
-/// runs in a fresh background context that is reset afterwards (`cleanUpAfterExecution`), so that
-/// no object outlives a request and memory stays flat whatever the traffic.
+/// The catalogue: a stack over one store (a SQLite file or a PostgreSQL database), and a
+/// `PersistentContainer` whose every operation runs in a fresh background context that is reset
+/// afterwards (`cleanUpAfterExecution`), so that no object outlives a request and memory stays
+/// flat whatever the traffic.
 final class Catalogue: Sendable {
     let stack: PersistentStack
     let container: PersistentContainer
     let views: ViewCounter
     private let logging: EventObservation
 
-    /// Opens (creating or migrating) the store at `store`.
-    init(store: URL, logger: Logger) throws {
+    /// Opens (creating or migrating) the store that `store` describes.
+    init(store: StoreDescription, logger: Logger) throws {
         stack = PersistentStack(name: "Library", model: try ObjectModel(types: [Book.self]))
-        stack.persistentStoreDescriptions = [StoreDescription(url: store)]
+        stack.persistentStoreDescriptions = [store]
         logging = stack.addLogging(to: logger, slowStatementThreshold: .milliseconds(50))
         try stack.loadPersistentStores()
         let stack = stack

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import SkerryCore
+import SkerryPostgres
 import SkerryServiceLifecycle
 
 /// The service's command line: where to listen, where the store is.
@@ -11,7 +12,7 @@ import SkerryServiceLifecycle
 struct LibraryService: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "library-service",
-        abstract: "A library catalogue as an HTTP JSON API over a Skerry SQLite store.",
+        abstract: "A library catalogue as an HTTP JSON API over a Skerry store (SQLite or PostgreSQL).",
         discussion: """
             Routes: GET /health, GET /books?author=&limit=&offset=, GET /books/{isbn}, POST /books, \
             PUT /books/{isbn}, DELETE /books/{isbn}, GET /stats. SIGTERM or SIGINT stops it gracefully: \
@@ -27,6 +28,9 @@ struct LibraryService: AsyncParsableCommand {
     @Option(help: "The SQLite store file (created if missing).")
     var store = "library.sqlite"
 
+    @Option(help: "A PostgreSQL connection string (libpq form or URI): the catalogue lives there instead of in --store.")
+    var postgres: String?
+
     @Option(help: "Books to insert when the catalogue is empty.")
     var seed = 0
 
@@ -39,7 +43,8 @@ struct LibraryService: AsyncParsableCommand {
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
             return logger
         }()
-        let catalogue = try Catalogue(store: URL(fileURLWithPath: store), logger: logger)
+        let description = postgres.map { StoreDescription.postgres($0) } ?? StoreDescription(url: URL(fileURLWithPath: store))
+        let catalogue = try Catalogue(store: description, logger: logger)
         try catalogue.seed(seed)
 
         let app = Application(
