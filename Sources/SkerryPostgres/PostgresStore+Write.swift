@@ -408,17 +408,15 @@ extension PostgresStore {
     }
 
     /// Deletes the rows matching `predicate` with one statement (returning their keys when asked),
-    /// and the join-table rows they took part in, in one transaction.
+    /// and clears what refers to them (``BatchDeleteCleanup``: join-table rows, foreign keys and
+    /// their order columns), in one transaction.
     private func batchDelete(
         _ entity: EntityDescription, predicate: ResolvedPredicate?,
         returningKeys: Bool
     ) throws(SkerryError) -> (count: Int, keys: [Int64]) {
         let q = SQLBuilder.quote
-        let joinTables = try layout.of(entity).storage.compactMap { storage -> (table: String, column: String)? in
-            guard case .joinTable(let table, let source, _, _) = storage else { return nil }
-            return (table, source)
-        }
-        let returning = returningKeys || !joinTables.isEmpty || options.propagatesChanges
+        let cleanup = BatchDeleteCleanup(deleting: [entity], among: entities, layout: layout)
+        let returning = returningKeys || !cleanup.isEmpty || options.propagatesChanges
         var delete = SQLBuilder.query(
             "DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
             layout: layout, ordered: false, dialect: .postgres)
@@ -431,8 +429,24 @@ extension PostgresStore {
                 guard returning else { return (result.affectedRows, []) }
                 let keys = (0..<result.rowCount).map { result.int64($0, 0) }
                 if !keys.isEmpty {
-                    for (table, column) in joinTables {
-                        try connection.query("DELETE FROM \(q(table)) WHERE " + Self.inKeys(column), [Self.keyArray(keys)])
+                    let list = Self.keyArray(keys)
+                    for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
+                        // The deleted rows are gone already: every row found stays.
+                        let found = try connection.query(
+                            "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column), [list])
+                        let count = found.rowCount > 0 ? Int(found.int64(0, 0)) : 0
+                        if count > 0 {
+                            throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: count, deleting: entity)
+                        }
+                    }
+                    for join in cleanup.joinColumns {
+                        try connection.query("DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column), [list])
+                    }
+                    for foreignKey in cleanup.foreignKeys {
+                        let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
+                        try connection.query(
+                            "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE "
+                                + Self.inKeys(foreignKey.column), [list])
                     }
                 }
                 if let bindings = changeBindings(PostgresChangeRecord(deleted: keys, of: entity.name)) {

@@ -359,33 +359,29 @@ extension SQLiteStore {
 
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
     {
-        try checkWritable()
-        // The entity's rows and, unless told otherwise, its sub-entities' (as Core Data's batch
-        // delete of a fetch that includes sub-entities), table by table, the predicate compiled for each.
-        let deletes = (includesSubentities ? layout.family(entity) ?? [entity] : [entity]).map { member in
-            SQLBuilder.query(
-                "DELETE FROM \(SQLBuilder.quote(member.name))",
-                StoreQuery(entity: member, predicate: predicate, sortKeys: []), layout: layout, ordered: false)
-        }
-        return try writeConnection(entity) { connection in
-            try checkRawConditions(predicate, connection)
-            return try connection.writeTransaction {
-                var count = 0
-                for delete in deletes {
-                    try connection.cachedStatement(delete.text).run(delete.bindings)
-                    count += connection.changes
-                }
-                return count
-            }
-        }
+        try batchDelete(entity, predicate: predicate, includesSubentities: includesSubentities, returningIDs: false).count
     }
 
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError)
         -> [ObjectID]
     {
+        try batchDelete(entity, predicate: predicate, includesSubentities: includesSubentities, returningIDs: true).objectIDs
+    }
+
+    /// Deletes the rows matching `predicate` — the entity's and, unless told otherwise, its
+    /// sub-entities' (as Core Data's batch delete of a fetch that includes sub-entities), table by
+    /// table, the predicate compiled for each — and clears what refers to them
+    /// (``BatchDeleteCleanup``), in one transaction. The keys are selected first when IDs are
+    /// asked for or something refers to the rows; otherwise one `DELETE` per table is all.
+    private func batchDelete(
+        _ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool, returningIDs: Bool
+    ) throws(SkerryError) -> (count: Int, objectIDs: [ObjectID]) {
         try checkWritable()
         let q = SQLBuilder.quote
-        let statements = (includesSubentities ? layout.family(entity) ?? [entity] : [entity]).map { member in
+        let members = includesSubentities ? layout.family(entity) ?? [entity] : [entity]
+        let cleanup = BatchDeleteCleanup(deleting: members, among: entities, layout: layout)
+        let selectsKeys = returningIDs || !cleanup.isEmpty
+        let statements = members.map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
             return (
                 entity: member,
@@ -398,17 +394,51 @@ extension SQLiteStore {
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
+                var count = 0
                 var objectIDs: [ObjectID] = []
+                var keys: [Int64] = []
                 for (member, select, delete) in statements {
-                    let statement = try connection.cachedStatement(select.text)
-                    try statement.bind(select.bindings)
-                    while try statement.step() {
-                        objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: statement.int64(at: 0)))
+                    if selectsKeys {
+                        let statement = try connection.cachedStatement(select.text)
+                        try statement.bind(select.bindings)
+                        while try statement.step() {
+                            let key = statement.int64(at: 0)
+                            keys.append(key)
+                            if returningIDs { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: key)) }
+                        }
                     }
                     try connection.cachedStatement(delete.text).run(delete.bindings)
+                    count += connection.changes
                 }
-                return objectIDs
+                if !keys.isEmpty { try Self.clearReferences(to: keys, cleanup, deleting: entity, connection) }
+                return (count, objectIDs)
             }
+        }
+    }
+
+    /// Clears what refers to the deleted `keys`: join-table rows go, foreign keys (and the order
+    /// of their ordered inverse) become NULL. Refuses when a required relationship of a row that
+    /// stays holds one of them (the transaction then rolls back).
+    private static func clearReferences(
+        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription, _ connection: SQLiteConnection
+    ) throws {
+        let q = SQLBuilder.quote
+        let list = SQLBuilder.jsonKeys(keys)
+        for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
+            // The deleted rows are gone already: every row found stays.
+            let count =
+                try connection.scalarInt64(
+                    "SELECT count(*) FROM \(q(foreignKey.table)) WHERE \(SQLBuilder.inKeys(foreignKey.column))", [list]) ?? 0
+            if count > 0 { throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: Int(count), deleting: entity) }
+        }
+        for join in cleanup.joinColumns {
+            try connection.cachedStatement("DELETE FROM \(q(join.table)) WHERE \(SQLBuilder.inKeys(join.column))").run([list])
+        }
+        for foreignKey in cleanup.foreignKeys {
+            let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
+            try connection.cachedStatement(
+                "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE \(SQLBuilder.inKeys(foreignKey.column))"
+            ).run([list])
         }
     }
 }

@@ -1,0 +1,102 @@
+/// What a batch delete changes besides the deleted rows, so that no row of the store refers to a
+/// deleted object afterwards. Shared by the stores of this package; computed from the layout.
+///
+/// As Core Data's `NSBatchDeleteRequest`, a batch delete works in the store only: it applies no
+/// delete rule (no cascade, no deny) and no validation. Like Core Data's, it does clear what
+/// points at the deleted rows: their join-table rows go, and a to-one relationship holding one of
+/// them becomes nil (with the order it had in an ordered to-many inverse). A required to-one
+/// relationship cannot become nil: the delete is refused (Core Data fails such a batch delete
+/// too, "mandatory OTO nullify inverse").
+package struct BatchDeleteCleanup: Sendable {
+    /// A join table, and its column that holds the deleted objects' keys.
+    package struct JoinColumn: Sendable, Hashable {
+        package let table: String
+        package let column: String
+    }
+
+    /// A foreign-key column that can hold a deleted object's key.
+    package struct ForeignKey: Sendable, Hashable {
+        /// The table (the entity that has the to-one relationship) and its column.
+        package let table: String
+        package let column: String
+        /// The order column of the ordered to-many inverse, in the same table, cleared with it.
+        package let orderColumn: String?
+        /// The relationship, "Entity.name", for messages.
+        package let relationship: String
+        /// Whether the relationship is required (it cannot become nil).
+        package let isRequired: Bool
+    }
+
+    /// Join-table rows to delete: where `column` holds a deleted key.
+    package let joinColumns: [JoinColumn]
+    /// Foreign keys to clear: where `column` holds a deleted key.
+    package let foreignKeys: [ForeignKey]
+
+    /// Whether the deleted rows can have nothing to clear (a delete of their rows is all).
+    package var isEmpty: Bool { joinColumns.isEmpty && foreignKeys.isEmpty }
+
+    /// What deleting rows of `members` (an entity, with its sub-entities when the delete includes
+    /// them) must clear in the tables of `entities` (the store's entities), as `layout` keeps them.
+    package init(deleting members: [EntityDescription], among entities: [EntityDescription], layout: SQLiteStoreLayout) {
+        var joinColumns: [JoinColumn] = []
+        var foreignKeys: [ForeignKey] = []
+        var seenJoins: Set<JoinColumn> = []
+        var seenKeys: Set<String> = []
+        let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // A relationship whose destination is `name` can hold an object of a member when the member
+        // is of that entity (a relationship to a parent entity holds its sub-entities' objects).
+        func reachesMember(_ destination: String) -> Bool {
+            members.contains { $0.isKind(ofEntityNamed: destination) }
+        }
+        for entity in entities {
+            let isMember = members.contains { $0 === entity }
+            for (index, relationship) in entity.relationships.enumerated() {
+                switch layout.storage(entity, index) {
+                case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
+                    // The deleted objects as the source of the link, and as its target.
+                    if isMember, seenJoins.insert(JoinColumn(table: table, column: sourceColumn)).inserted {
+                        joinColumns.append(JoinColumn(table: table, column: sourceColumn))
+                    }
+                    if reachesMember(relationship.destinationEntityName),
+                        seenJoins.insert(JoinColumn(table: table, column: targetColumn)).inserted
+                    {
+                        joinColumns.append(JoinColumn(table: table, column: targetColumn))
+                    }
+                case .foreignKey(let column)? where reachesMember(relationship.destinationEntityName):
+                    guard seenKeys.insert(entity.name + "\0" + column).inserted else { continue }
+                    var orderColumn: String?
+                    if let inverseName = relationship.inverseName,
+                        let destination = byName[relationship.destinationEntityName],
+                        let inverse = destination.relationships.firstIndex(where: { $0.name == inverseName }),
+                        case .inverseForeignKey(_, _, let order?)? = layout.storage(destination, inverse)
+                    {
+                        orderColumn = order
+                    }
+                    foreignKeys.append(
+                        ForeignKey(
+                            table: entity.name, column: column, orderColumn: orderColumn,
+                            relationship: "\(entity.name).\(relationship.name)", isRequired: !relationship.isOptional))
+                default:
+                    // An inverse foreign key lives in the destination's table: the other side's
+                    // `.foreignKey` case clears it. A transient relationship is not stored. (nil: an
+                    // entity the layout was not made from; unreachable for the store's entities.)
+                    break
+                }
+            }
+        }
+        self.joinColumns = joinColumns
+        self.foreignKeys = foreignKeys
+    }
+
+    /// The error refusing a batch delete: `count` rows kept hold deleted objects in `foreignKey`,
+    /// a required relationship.
+    package static func requiredRelationshipError(_ foreignKey: ForeignKey, count: Int, deleting entity: EntityDescription)
+        -> SkerryError
+    {
+        let name = foreignKey.relationship.split(separator: ".").last.map(String.init) ?? foreignKey.relationship
+        return SkerryError(
+            .relationshipViolation,
+            "The batch delete of \(entity.name) objects was refused: \(count) \(foreignKey.table) object(s) that stay hold deleted objects in '\(foreignKey.relationship)', a required relationship that cannot become nil. Nothing was deleted; delete or relink those objects first, or delete with a context, which applies delete rules.",
+            entityName: foreignKey.table, key: name)
+    }
+}
