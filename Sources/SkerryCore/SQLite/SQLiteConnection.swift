@@ -13,8 +13,13 @@ final class SQLiteConnection {
     /// Where this connection's statements count their executions (nil: not counted).
     let counters: StoreCounters?
     /// Beyond this many cached statements the cache is emptied, so that statements built for
-    /// one-off SQL (an `IN` list of an unusual length) cannot grow it without bound.
+    /// one-off SQL cannot grow it without bound. `IN` lists are padded to a few lengths
+    /// (`SQLBuilder.paddedList`), so that varying lists do not churn it.
     private static let statementCacheLimit = 256
+    /// Statements with more parameters than this are not kept: an `IN` list longer than
+    /// `SQLBuilder.paddedListLimit` keeps its own length, and its statement is unlikely to be
+    /// run again (preparing it costs little next to binding that many values).
+    static let cachedParameterLimit = SQLBuilder.paddedListLimit + 64
     /// Raw SQL conditions already checked on this connection (entity name, NUL, text), with their
     /// number of parameters; see `SQLiteStore.checkRawConditions`.
     var checkedConditions: [String: Int] = [:]
@@ -106,10 +111,15 @@ final class SQLiteConnection {
             return statement
         }
         let statement = try SQLiteStatement(connection: self, sql: sql)
+        // A statement not kept is finalized when its last user lets go of it.
+        guard statement.parameterCount <= Self.cachedParameterLimit else { return statement }
         if statementCache.count >= Self.statementCacheLimit { statementCache.removeAll() }
         statementCache[sql] = statement
         return statement
     }
+
+    /// How many prepared statements the connection keeps.
+    var cachedStatementCount: Int { statementCache.count }
 
     /// Runs a query that returns one integer (a count, a maximum) and resets the statement, so that
     /// it holds no read cursor afterwards. Returns nil when the query returns no row or NULL.

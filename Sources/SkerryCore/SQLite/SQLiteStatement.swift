@@ -43,6 +43,9 @@ final class SQLiteStatement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// The number of parameters the statement takes.
+    var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
     private func check(_ rc: Int32) throws(SQLiteError) {
         if rc != SQLITE_OK {
             throw SQLiteError(

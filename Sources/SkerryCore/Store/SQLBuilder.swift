@@ -184,10 +184,11 @@ package enum SQLBuilder {
                     sql.text += dialect.falseLiteral
                     return
                 }
+                let listed = SQLBuilder.paddedList(values)
                 sql.text +=
                     valueExpression(key, alias: alias) + " IN ("
-                    + values.map { marker(operand($0, for: key), for: key) }.joined(separator: ", ") + ")"
-                sql.bindings += values.map { operand($0, for: key) }
+                    + listed.map { marker(operand($0, for: key), for: key) }.joined(separator: ", ") + ")"
+                sql.bindings += listed.map { operand($0, for: key) }
             case .between(let key, let lower, let upper):
                 sql.text +=
                     "\(valueExpression(key, alias: alias)) BETWEEN \(marker(operand(lower, for: key), for: key)) AND \(marker(operand(upper, for: key), for: key))"
@@ -244,7 +245,7 @@ package enum SQLBuilder {
                     " \(sqlOperator) \(aggregate.key == nil || aggregate.function == .count || aggregate.function == .average ? marker(bound, for: nil) : marker(bound, for: aggregate.key))"
                 sql.bindings.append(bound)
             case .isObject(let ids):
-                let keys = ids.filter { !$0.isTemporary }.map(\.key)
+                let keys = SQLBuilder.paddedList(ids.filter { !$0.isTemporary }.map(\.key))
                 guard !keys.isEmpty else {
                     sql.text += dialect.falseLiteral
                     return
@@ -346,6 +347,22 @@ package enum SQLBuilder {
     /// `SELECT 1 FROM <entity> WHERE _pk = ?`.
     static func rowExists(_ entity: EntityDescription) -> String {
         "SELECT 1 FROM \(quote(entity.name)) WHERE \(quote(primaryKeyColumn)) = ?"
+    }
+
+    /// Lists of up to this many values are padded to a power of two (``paddedList(_:)``).
+    package static let paddedListLimit = 1024
+
+    /// `values` lengthened to the next power of two (up to ``paddedListLimit`` values) by repeating
+    /// the last one, which changes nothing an `IN (…)` list matches: lists of any length then
+    /// compile to one of a few statements (11 up to 1,024 values) instead of one per length, so
+    /// that `isIn` predicates with lists of varying length reuse the statements the stores keep
+    /// prepared rather than filling their caches with one-off statements. Longer lists keep their
+    /// length (the SQLite store does not keep such statements; see ``SQLiteConnection``).
+    static func paddedList<Value>(_ values: [Value]) -> [Value] {
+        guard let last = values.last, values.count <= paddedListLimit else { return values }
+        var size = 1
+        while size < values.count { size *= 2 }
+        return values + Array(repeating: last, count: size - values.count)
     }
 
     /// `column IN (…)` for the keys of a JSON array bound as the one parameter, so that one
