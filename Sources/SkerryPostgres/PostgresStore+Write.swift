@@ -67,12 +67,7 @@ extension PostgresStore {
         then next: () throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         let keys = try allocateKeys(changes.inserts, connection)
-        let pointsAtObjects =
-            changes.updates.contains { !$0.relationshipChanges.isEmpty }
-            || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
-        let resolve = StoreKeyResolver(
-            allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
-            aliases: changes.aliases)
+        let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
         var sent: [Sent] = []
         var unchanged: [Int] = [] // positions in `sent` whose statement changed no row
         let pipeline = PostgresPipeline(connection)
@@ -211,37 +206,15 @@ extension PostgresStore {
     private func membersWrites(_ changes: StoreWrite) throws -> [MembersWrite] {
         var members: [MembersWrite] = []
         for update in changes.updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) where !update.relationshipChanges.isEmpty {
-            members += Self.membersWrites(update.objectID, try layout.of(update.objectID.entity), update.relationshipChanges)
+            members += StoreWritePlanner.membersWrites(update.objectID, try layout.of(update.objectID.entity), update.relationshipChanges)
         }
         for insert in changes.inserts {
-            let entityLayout = try layout.of(insert.objectID.entity)
-            guard !entityLayout.storage.isEmpty else { continue }
-            members += Self.membersWrites(
-                insert.objectID, entityLayout,
-                insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
-                    .filter { !$0.value.objectIDs.isEmpty })
+            members += StoreWritePlanner.membersWrites(of: insert, try layout.of(insert.objectID.entity))
         }
         return members
     }
 
-    /// The members of a to-many relationship that this store keeps on the side of `source`,
-    /// written in full once the rows exist.
-    private struct MembersWrite {
-        let source: ObjectID
-        let relationship: Int
-        let storage: RelationshipStorage
-        let members: [ObjectID]
-    }
-
-    private static func membersWrites(
-        _ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
-        _ relationships: some Sequence<(index: Int, value: RelationshipValue)>
-    ) -> [MembersWrite] {
-        relationships.compactMap { index, value in
-            guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
-            return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
-        }
-    }
+    private typealias MembersWrite = StoreWritePlanner.MembersWrite
 
     /// Deletes rows (in key order, so that concurrent writers lock rows in one order), and the
     /// join-table rows they take part in.
@@ -249,17 +222,12 @@ extension PostgresStore {
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
         _ send: (String, [AttributeValue], Sent) throws -> Void
     ) throws {
-        let q = SQLBuilder.quote
         for (objectID, expectedVersion) in deletes.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
-            let entity = objectID.entity
             try send(
-                SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil),
+                SQLBuilder.deleteRow(objectID.entity, checkingVersion: expectedVersion != nil),
                 [.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []),
                 expectedVersion != nil ? .checked(objectID) : .other(objectID))
-            for storage in try layout.of(entity).storage {
-                guard case .joinTable(let table, let source, _, _) = storage else { continue }
-                try send("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.int(objectID.key)], .other(objectID))
-            }
+            try planner.joinRowDeletes(of: objectID) { sql, values in try send(sql, values, .other(objectID)) }
         }
     }
 
@@ -269,23 +237,8 @@ extension PostgresStore {
         _ send: (String, [AttributeValue], Sent) throws -> Void
     ) throws {
         for update in updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
-            let entity = update.objectID.entity
-            let entityLayout = try layout.of(entity)
-            let foreignKeyChanges = update.relationshipChanges.filter {
-                if case .foreignKey = entityLayout.storage[$0.index] { return true }
-                return false
-            }
-            // Transient attributes live in memory only: their changes are not written.
-            let changes = update.changes.filter { $0.index < entity.storedAttributeCount }
-            let columns = changes.map { entity.attributes[$0.index].name } + foreignKeyChanges.map { entity.relationships[$0.index].name }
-            let values =
-                changes.map(\.value)
-                + (try foreignKeyChanges.map { change throws(SkerryError) in
-                    try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index)
-                })
-            try send(
-                SQLBuilder.update(entity, changedColumns: columns),
-                values + [.int(update.objectID.key), .int(update.expectedVersion)], .checked(update.objectID))
+            let (shape, values) = try planner.plan(update, resolve)
+            try send(shape.sql, values, .checked(update.objectID))
         }
     }
 
@@ -309,9 +262,7 @@ extension PostgresStore {
             var values: [AttributeValue] = [.int(keys[index])]
             values.reserveCapacity(insert.values.count + entityLayout.foreignKeyIndexes.count + 1)
             values += insert.values.prefix(entity.storedAttributeCount)
-            for relationship in entityLayout.foreignKeyIndexes {
-                values.append(try resolve.key(insert.relationships[relationship].objectIDs.first, of: insert.objectID, relationship))
-            }
+            values += try planner.foreignKeys(of: insert, entityLayout, resolve)
             try send(sql, values, entity.uniquenessConstraints.isEmpty ? .other(insert.objectID) : .insert(index))
         }
     }
@@ -321,46 +272,20 @@ extension PostgresStore {
         _ writes: [MembersWrite], _ resolve: StoreKeyResolver,
         _ send: (String, [AttributeValue], Sent) throws -> Void
     ) throws {
-        let q = SQLBuilder.quote
         for write in writes {
-            guard case .int(let source) = try resolve.key(write.source, of: write.source, write.relationship) else { continue }
-            let members = try write.members.map { member throws(SkerryError) in
-                try resolve.key(member, of: write.source, write.relationship)
-            }
-            switch write.storage {
-            case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
-                try send("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?", [.int(source)], .other(write.source))
-                let columns = [sourceColumn, targetColumn] + (orderColumn.map { [$0] } ?? [])
-                let insert =
-                    "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES (?, ?\(orderColumn == nil ? "" : ", ?")) "
-                    + "ON CONFLICT (\(q("source")), \(q("target"))) DO UPDATE SET "
-                    + (orderColumn.map { "\(q($0)) = excluded.\(q($0))" } ?? "\(q(targetColumn)) = excluded.\(q(targetColumn))")
-                for (position, member) in members.enumerated() where !member.isNull {
-                    try send(insert, [.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]), .other(write.source))
-                }
-            case .inverseForeignKey(let table, _, let orderColumn?):
-                let update = "UPDATE \(q(table)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?"
-                for (position, member) in members.enumerated() where !member.isNull {
-                    try send(update, [.int(Int64(position)), member], .other(write.source))
-                }
-            default:
-                continue
-            }
+            try planner.memberStatements(write, resolve) { sql, values in try send(sql, values, .other(write.source)) }
         }
     }
 
     /// The first uniqueness constraint of `entity` that `values` collide with, and the row they
-    /// collide with. A nil value never collides (NULLs are distinct in unique indexes).
+    /// collide with.
     private func collidingRow(
         _ entity: EntityDescription, _ values: [AttributeValue],
         _ connection: PostgresConnection
     ) throws -> (constraint: [String], row: RowSnapshot)? {
         let entityLayout = try layout.of(entity)
-        for constraint in entity.uniquenessConstraints {
-            let bound = constraint.compactMap { entity.attributeIndex(named: $0) }.map { values[$0] }
-            guard !bound.contains(where: \.isNull) else { continue }
-            let condition = constraint.map { "\(SQLBuilder.quote($0)) = ?" }.joined(separator: " AND ")
-            let result = try connection.query(entityLayout.selectRows + " WHERE " + condition, bound)
+        for (constraint, sql, bound) in try planner.collisionQueries(entity, values) {
+            let result = try connection.query(sql, bound)
             if result.rowCount > 0 { return (constraint, try decodeRow(result, 0, entity, entityLayout)) }
         }
         return nil

@@ -22,6 +22,8 @@ final class PostgresStore: ObjectStore {
     let model: ObjectModel
     /// Where each entity's relationships are kept, and the SQL of its rows.
     let layout: SQLiteStoreLayout
+    /// The statements of a save, in PostgreSQL's dialect.
+    let planner: StoreWritePlanner
     let pool: PostgresConnectionPool
     /// This store instance's name in the change table: its own saves are not news to it.
     let origin = UUID().uuidString
@@ -42,6 +44,7 @@ final class PostgresStore: ObjectStore {
         self.entities = entities
         self.model = model
         self.layout = SQLiteStoreLayout(entities: entities)
+        self.planner = StoreWritePlanner(layout: layout, dialect: .postgres)
         // Entity inheritance is not laid out on PostgreSQL yet (the SQLite store keeps a table per
         // entity, keys unique in a hierarchy, and reads a parent through the union of its family's
         // tables): refused rather than read as separate entities, which would answer fetches of a
@@ -52,15 +55,7 @@ final class PostgresStore: ObjectStore {
                 "\(description) cannot hold '\(entity.name)', a sub-entity of '\(parent.name)': the PostgreSQL store does not hold entity hierarchies yet. Use a SQLite store for this model, or give '\(entity.name)' the properties it inherits and no superentity.",
                 entityName: entity.name)
         }
-        let held = Set(entities.map(\.name))
-        for entity in entities {
-            for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
-                throw SkerryError(
-                    .storeLoadFailed,
-                    "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
-                    entityName: entity.name, key: relationship.name)
-            }
-        }
+        try StoreSchema.checkDestinationsHeld(entities, description)
         do {
             try PostgresConnectionString.validate(options.connectionString)
         } catch {

@@ -19,13 +19,7 @@ extension SQLiteStore {
             // inserts — deletes first, so that a save that deletes a row and inserts another with
             // the same unique value does not trip over its own old row — then to-many members.
             let keys = try allocateKeys(changes.inserts, connection)
-            // Temporary IDs need resolving only where something points at an object of the save.
-            let pointsAtObjects =
-                changes.updates.contains { !$0.relationshipChanges.isEmpty }
-                || changes.inserts.contains { insert in insert.relationships.contains { !$0.objectIDs.isEmpty } }
-            let resolve = StoreKeyResolver(
-                allocated: pointsAtObjects ? Dictionary(uniqueKeysWithValues: zip(changes.inserts.map(\.objectID), keys)) : [:],
-                aliases: changes.aliases)
+            let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
             var conflicts = StoreWriteConflicts()
             var members: [MembersWrite] = []
             try writeDeletes(changes.deletes, connection, &conflicts)
@@ -75,26 +69,7 @@ extension SQLiteStore {
         return try statement.step() ? decodeRow(statement, objectID.entity, entityLayout) : nil
     }
 
-    /// The members of a to-many relationship that this store keeps on the side of `source` (a join
-    /// table's owner, or the order column of an ordered relationship whose inverse is to-one),
-    /// written in full once the rows exist.
-    private struct MembersWrite {
-        let source: ObjectID
-        let relationship: Int
-        let storage: RelationshipStorage
-        let members: [ObjectID]
-    }
-
-    /// The to-many relationship writes this store keeps for `source` among `relationships`.
-    private static func membersWrites(
-        _ source: ObjectID, _ entityLayout: SQLiteEntityLayout,
-        _ relationships: some Sequence<(index: Int, value: RelationshipValue)>
-    ) -> [MembersWrite] {
-        relationships.compactMap { index, value in
-            guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
-            return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
-        }
-    }
+    private typealias MembersWrite = StoreWritePlanner.MembersWrite
 
     /// Deletes rows, and the join-table rows they take part in; a row whose version changed
     /// since the context read it is a conflict (a row already gone is not: the delete's aim is met).
@@ -102,7 +77,6 @@ extension SQLiteStore {
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
         _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts
     ) throws {
-        let q = SQLBuilder.quote
         /// What determines a delete's SQL: the entity, and whether the version is checked.
         struct Shape: Equatable {
             let entity: ObjectIdentifier
@@ -123,14 +97,7 @@ extension SQLiteStore {
                 if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
                 continue
             }
-            for (index, storage) in try layout.of(entity).storage.enumerated() {
-                guard case .joinTable(let table, let source, let target, _) = storage else { continue }
-                // A relationship that is its own inverse keeps both directions of each link.
-                let relationship = entity.relationships[index]
-                let isSymmetric = relationship.inverseName == relationship.name
-                try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(source)) = ?\(isSymmetric ? " OR \(q(target)) = ?" : "")")
-                    .run(isSymmetric ? [.int(objectID.key), .int(objectID.key)] : [.int(objectID.key)])
-            }
+            try planner.joinRowDeletes(of: objectID) { sql, values in try connection.cachedStatement(sql).run(values) }
         }
     }
 
@@ -140,41 +107,17 @@ extension SQLiteStore {
         _ updates: [RowUpdate], _ resolve: StoreKeyResolver, _ connection: SQLiteConnection,
         _ conflicts: inout StoreWriteConflicts, _ members: inout [MembersWrite]
     ) throws {
-        /// What determines an update's SQL: the entity and the columns it changes.
-        struct Shape: Equatable {
-            let entity: ObjectIdentifier
-            let attributes: [Int]
-            let relationships: [Int]
-        }
-        var repeated = RepeatedStatement<Shape>()
+        var repeated = RepeatedStatement<StoreWritePlanner.UpdateShape>()
         for update in updates {
-            let entity = update.objectID.entity
-            let entityLayout = try layout.of(entity)
-            // Transient attributes live in memory only: their changes are not written.
-            let changes = update.changes.filter { $0.index < entity.storedAttributeCount }
-            let attributes = changes.map(\.index)
-            // The relationships kept in this row's foreign-key columns; the store keeps the others
-            // elsewhere (members written below, or the other side's column).
-            let foreignKeyChanges = update.relationshipChanges.filter {
-                if case .foreignKey = entityLayout.storage[$0.index] { return true }
-                return false
-            }
-            let relationships = foreignKeyChanges.map(\.index)
-            var values = changes.map(\.value)
-            for change in foreignKeyChanges {
-                values.append(try resolve.key(change.value.objectIDs.first, of: update.objectID, change.index))
-            }
-            members += Self.membersWrites(update.objectID, entityLayout, update.relationshipChanges)
+            // The changed attributes and foreign-key columns; the store keeps the other
+            // relationships elsewhere (members written below, or the other side's column).
+            let (shape, values) = try planner.plan(update, resolve)
+            members += StoreWritePlanner.membersWrites(update.objectID, try layout.of(update.objectID.entity), update.relationshipChanges)
             do {
-                let statement = try repeated.statement(
-                    for: Shape(
-                        entity: ObjectIdentifier(entity), attributes: attributes,
-                        relationships: relationships)
-                ) { () throws(SQLiteError) in
-                    let columns = attributes.map { entity.attributes[$0].name } + relationships.map { entity.relationships[$0].name }
-                    return try connection.cachedStatement(SQLBuilder.update(entity, changedColumns: columns))
+                let statement = try repeated.statement(for: shape) { () throws(SQLiteError) in
+                    try connection.cachedStatement(shape.sql)
                 }
-                try statement.run(values + [.int(update.objectID.key), .int(update.expectedVersion)])
+                try statement.run(values)
             } catch {
                 throw Self.mapWriteError(error, update.objectID)
             }
@@ -197,10 +140,7 @@ extension SQLiteStore {
             let entity = insert.objectID.entity
             if last?.entity !== entity { last = (entity, try layout.of(entity)) }
             let entityLayout = last!.layout
-            var foreignKeys: [AttributeValue] = []
-            for relationship in entityLayout.foreignKeyIndexes {
-                foreignKeys.append(try resolve.key(insert.relationships[relationship].objectIDs.first, of: insert.objectID, relationship))
-            }
+            let foreignKeys = try planner.foreignKeys(of: insert, entityLayout, resolve)
             do {
                 let statement = try repeated.statement(for: ObjectIdentifier(entity)) { () throws(SQLiteError) in
                     try connection.cachedStatement(entityLayout.insertRow)
@@ -210,12 +150,7 @@ extension SQLiteStore {
                 try statement.bind(Array(insert.values.prefix(entity.storedAttributeCount)), from: 2)
                 try statement.bind(foreignKeys, from: Int32(entity.storedAttributeCount + 2))
                 while try statement.step() {}
-                if !entityLayout.storage.isEmpty {
-                    members += Self.membersWrites(
-                        insert.objectID, entityLayout,
-                        insert.relationships.enumerated().lazy.map { (index: $0.offset, value: $0.element) }
-                            .filter { !$0.value.objectIDs.isEmpty })
-                }
+                members += StoreWritePlanner.membersWrites(of: insert, entityLayout)
             } catch {
                 guard error.isUniqueConstraintViolation,
                     let (constraint, row) = try collidingRow(entity, insert.values, connection)
@@ -230,32 +165,8 @@ extension SQLiteStore {
 
     /// Writes the members of to-many relationships, in full, for the side that stores them.
     private func writeMembers(_ writes: [MembersWrite], _ resolve: StoreKeyResolver, _ connection: SQLiteConnection) throws {
-        let q = SQLBuilder.quote
         for write in writes {
-            guard case .int(let source) = try resolve.key(write.source, of: write.source, write.relationship) else { continue }
-            var members: [AttributeValue] = []
-            members.reserveCapacity(write.members.count)
-            for member in write.members { members.append(try resolve.key(member, of: write.source, write.relationship)) }
-            switch write.storage {
-            case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
-                try connection.cachedStatement("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?").run([.int(source)])
-                let insert = try connection.cachedStatement(
-                    "INSERT OR REPLACE INTO \(q(table)) (\(q(sourceColumn)), \(q(targetColumn))\(orderColumn.map { ", \(q($0))" } ?? "")) VALUES (?, ?\(orderColumn == nil ? "" : ", ?"))"
-                )
-                for (position, member) in members.enumerated() where !member.isNull {
-                    try insert.run([.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]))
-                }
-            case .inverseForeignKey(_, _, let orderColumn?):
-                // Each member's own table: the destination's, or a sub-entity's.
-                for (position, member) in members.enumerated() where !member.isNull {
-                    try connection.cachedStatement(
-                        "UPDATE \(q(write.members[position].entity.name)) SET \(q(orderColumn)) = ? WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?"
-                    )
-                    .run([.int(Int64(position)), member])
-                }
-            default:
-                continue
-            }
+            try planner.memberStatements(write, resolve) { sql, values in try connection.cachedStatement(sql).run(values) }
         }
     }
 
@@ -265,13 +176,9 @@ extension SQLiteStore {
         _ entity: EntityDescription, _ values: [AttributeValue],
         _ connection: SQLiteConnection
     ) throws -> (constraint: [String], row: RowSnapshot)? {
-        for constraint in entity.uniquenessConstraints {
-            let indexes = constraint.compactMap { entity.attributeIndex(named: $0) }
-            let bound = indexes.map { values[$0] }
-            guard !bound.contains(where: \.isNull) else { continue }
-            let condition = constraint.map { "\(SQLBuilder.quote($0)) = ?" }.joined(separator: " AND ")
-            let entityLayout = try layout.of(entity)
-            let statement = try connection.cachedStatement(entityLayout.selectRows + " WHERE " + condition)
+        let entityLayout = try layout.of(entity)
+        for (constraint, sql, bound) in try planner.collisionQueries(entity, values) {
+            let statement = try connection.cachedStatement(sql)
             defer { statement.reset() }
             try statement.bind(bound)
             if try statement.step() { return (constraint, try decodeRow(statement, entity, entityLayout)) }
@@ -304,9 +211,7 @@ extension SQLiteStore {
     /// The entity whose name keys the sequence of `entity`'s keys: its topmost ancestor among
     /// `entities` (a store's entities), so that keys are unique in a hierarchy.
     static func keyRoot(_ entity: EntityDescription, among entities: [EntityDescription]) -> EntityDescription {
-        var root = entity
-        while let parent = root.superentity, entities.contains(where: { $0 === parent }) { root = parent }
-        return root
+        StoreWritePlanner.keyRoot(entity, among: entities)
     }
 
     /// The next unused primary key of `entity`'s hierarchy among `entities`: past both the
@@ -378,7 +283,7 @@ extension SQLiteStore {
     ) throws(SkerryError) -> (count: Int, objectIDs: [ObjectID]) {
         try checkWritable()
         let q = SQLBuilder.quote
-        let members = includesSubentities ? layout.family(entity) ?? [entity] : [entity]
+        let members = planner.batchDeleteTables(entity, includesSubentities: includesSubentities)
         let cleanup = BatchDeleteCleanup(deleting: members, among: entities, layout: layout)
         let selectsKeys = returningIDs || !cleanup.isEmpty
         let statements = members.map { member in

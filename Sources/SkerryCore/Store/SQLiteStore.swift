@@ -15,6 +15,8 @@ final class SQLiteStore: ObjectStore {
     let model: ObjectModel
     /// Where each entity's relationships are kept, and the SQL of its rows.
     let layout: SQLiteStoreLayout
+    /// The statements of a save, in SQLite's dialect.
+    let planner: StoreWritePlanner
     let pool: ConnectionPool
 
     /// Opens (creating if needed) the store, creates or migrates its schema, and returns it.
@@ -35,15 +37,7 @@ final class SQLiteStore: ObjectStore {
         self.storeDescription = description
         self.entities = entities
         self.model = model
-        let held = Set(entities.map(\.name))
-        for entity in entities {
-            for relationship in entity.relationships where !held.contains(relationship.destinationEntityName) {
-                throw SkerryError(
-                    .storeLoadFailed,
-                    "\(description) holds '\(entity.name)' but not '\(relationship.destinationEntityName)', the destination of its relationship '\(relationship.name)'; related entities must share a store.",
-                    entityName: entity.name, key: relationship.name)
-            }
-        }
+        try StoreSchema.checkDestinationsHeld(entities, description)
         let location: DatabaseLocation
         switch description.kind {
         case .postgres:
@@ -99,6 +93,7 @@ final class SQLiteStore: ObjectStore {
         }
         identity = StoreIdentity(identifier: identifier)
         layout = SQLiteStoreLayout(entities: entities, identity: identity)
+        planner = StoreWritePlanner(layout: layout, dialect: .sqlite)
         events?.emit(
             .storeLoaded(
                 StoreLoadEvent(
