@@ -14,6 +14,10 @@ public final class Attribute<PlainObject: ManagedObjectConvertible>: Hashable, @
     let keyPath: PartialKeyPath<PlainObject>
     let attributeType: AttributeType
     let isOptional: Bool
+    /// Where the property lies in a `PlainObject` and the Swift type it has, when the typed layer
+    /// can move it straight between a value's memory and an object's value slot (a stored property
+    /// of a primitive the slots hold as is); nil otherwise.
+    let slotCopy: SlotCopy?
     private let codec: AttributeCodec<PlainObject>
 
     /// A required attribute.
@@ -25,6 +29,7 @@ public final class Attribute<PlainObject: ManagedObjectConvertible>: Hashable, @
         self.keyPath = keyPath
         self.attributeType = Value.PrimitiveAttributeType.attributeType
         self.isOptional = false
+        self.slotCopy = SlotCopy(PlainObject.self, keyPath, Value.self, isOptional: false)
         self.codec = RequiredCodec(keyPath: keyPath, name: name)
     }
 
@@ -37,6 +42,7 @@ public final class Attribute<PlainObject: ManagedObjectConvertible>: Hashable, @
         self.keyPath = keyPath
         self.attributeType = Value.PrimitiveAttributeType.attributeType
         self.isOptional = true
+        self.slotCopy = SlotCopy(PlainObject.self, keyPath, Value.self, isOptional: true)
         self.codec = OptionalCodec(keyPath: keyPath, name: name)
     }
 

@@ -36,19 +36,121 @@ final class AttributeLayout: @unchecked Sendable {
     }
 }
 
-/// A model type's declared attributes, in a fixed order, with each one's position in one entity.
-final class TypeLayout<PlainObject: ManagedObjectConvertible> {
+/// What every ``TypeLayout`` is, whatever its model type: for caches that hold layouts of
+/// several types.
+class AnyTypeLayout {
     /// The entity the positions are for (kept alive; see ``AttributeLayout``).
     let entity: EntityDescription
+    /// The model type.
+    let type: ObjectIdentifier
+
+    init(entity: EntityDescription, type: ObjectIdentifier) {
+        self.entity = entity
+        self.type = type
+    }
+}
+
+/// A model type's declared attributes, in a fixed order, with each one's position in one entity,
+/// and how the typed layer reads and writes a whole object: the properties a ``SlotCopy`` can
+/// move straight between the value and the object's slots, the others through their codecs.
+final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     /// The declared attributes.
     let attributes: [Attribute<PlainObject>]
     /// `positions[i]` is the index of `attributes[i]` in `entity.attributes`, or -1 where the
     /// entity has no attribute of that name.
     let positions: [Int]
+    /// The attributes copied slot to slot: those with a ``SlotCopy`` whose entity attribute has
+    /// exactly the type the copy is for.
+    let slotFields: [SlotField]
+    /// The indexes (in `attributes`) of the others, read and written through their codecs.
+    let codedAttributes: [Int]
 
     init(entity: EntityDescription) {
-        self.entity = entity
-        attributes = Array(PlainObject.attributes)
-        positions = attributes.map { entity.attributeIndex(named: $0.name) ?? -1 }
+        let attributes = Array(PlainObject.attributes)
+        let positions = attributes.map { entity.attributeIndex(named: $0.name) ?? -1 }
+        var slotFields: [SlotField] = []
+        var codedAttributes: [Int] = []
+        for i in attributes.indices {
+            if let copy = attributes[i].slotCopy, positions[i] >= 0, entity.attributes[positions[i]].type == copy.kind.attributeType {
+                slotFields.append(SlotField(position: positions[i], copy: copy))
+            } else {
+                codedAttributes.append(i)
+            }
+        }
+        self.attributes = attributes
+        self.positions = positions
+        self.slotFields = slotFields
+        self.codedAttributes = codedAttributes
+        super.init(entity: entity, type: ObjectIdentifier(PlainObject.self))
+    }
+
+    /// `object` (of `entity`) as a plain value: `PlainObject()` with every declared attribute
+    /// decoded into it.
+    /// - Throws: `SkerryError.Code.undecodableValue` naming the entity and attribute of a stored
+    ///   value that does not fit its property; `.unknownAttribute` for an attribute the entity
+    ///   lacks; the errors of reading the object's values.
+    func decode(_ object: EntityObject) throws(SkerryError) -> PlainObject {
+        var value = PlainObject()
+        if !slotFields.isEmpty {
+            let copied = try object.withSlots(reading: "decode()") { slots throws(SkerryError) in
+                withUnsafeMutableBytes(of: &value) { bytes in
+                    let base = bytes.baseAddress!
+                    for field in slotFields where !field.read(from: slots, into: base) { return false }
+                    return true
+                }
+            }
+            // A value the copy could not take: the checked path decodes every attribute and
+            // reports it.
+            if !copied { return try decodeChecked(object) }
+        }
+        for i in codedAttributes { try decode(i, of: object, into: &value) }
+        return value
+    }
+
+    /// ``decode(_:)`` attribute by attribute through the codecs.
+    private func decodeChecked(_ object: EntityObject) throws(SkerryError) -> PlainObject {
+        var value = PlainObject()
+        for i in attributes.indices { try decode(i, of: object, into: &value) }
+        return value
+    }
+
+    private func decode(_ i: Int, of object: EntityObject, into value: inout PlainObject) throws(SkerryError) {
+        let attribute = attributes[i]
+        try attribute.decode(try object.value(at: try position(i), as: AttributeValue.self), into: &value)
+    }
+
+    /// Writes every declared attribute of `value` to `object` (of `entity`), throwing the first
+    /// error (some attributes may have been written by then).
+    func write(_ value: PlainObject, to object: EntityObject) throws(SkerryError) {
+        if !slotFields.isEmpty {
+            let copied = try object.withSlots(writing: "encode(_:)") { slots throws(SkerryError) in
+                withUnsafeBytes(of: value) { bytes in
+                    let base = bytes.baseAddress!
+                    for field in slotFields where !field.write(from: base, to: slots) { return false }
+                    return true
+                }
+            }
+            // A value the copy could not take: the checked path writes every attribute and
+            // reports it.
+            if !copied {
+                for i in attributes.indices { try write(i, of: value, to: object) }
+                return
+            }
+        }
+        for i in codedAttributes { try write(i, of: value, to: object) }
+    }
+
+    private func write(_ i: Int, of value: PlainObject, to object: EntityObject) throws(SkerryError) {
+        try object.setValue(try attributes[i].encodedValue(of: value), at: try position(i))
+    }
+
+    /// The position of `attributes[i]` in the entity, or the error of a model that lacks it.
+    private func position(_ i: Int) throws(SkerryError) -> Int {
+        guard positions[i] >= 0 else {
+            throw SkerryError(
+                .unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attributes[i].name)'.",
+                entityName: PlainObject.entityName, key: attributes[i].name)
+        }
+        return positions[i]
     }
 }

@@ -15,10 +15,20 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The context the object belonged to when it was wrapped: where the errors of operations
     /// that cannot throw are recorded, even after the object left the context.
     let context: ObjectContext?
+    /// The layout of `PlainObject` in the object's entity, when the code that wrapped the object
+    /// had it at hand (a fetch looks it up once for all its objects); else looked up when needed.
+    private let knownLayout: TypeLayout<PlainObject>?
 
-    init(instance: EntityObject) {
+    init(instance: EntityObject, layout: TypeLayout<PlainObject>? = nil) {
+        assert(layout == nil || layout!.entity === instance.entity, "a layout for another entity")
         self.instance = instance
         self.context = instance.context
+        self.knownLayout = layout
+    }
+
+    /// The layout of `PlainObject` in the object's entity.
+    private var layout: TypeLayout<PlainObject> {
+        knownLayout ?? AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
     }
 
     /// Records `error` on the object's context (see `ObjectContext.recordError(_:)`),
@@ -34,25 +44,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// - Throws: `SkerryError.Code.undecodableValue` naming the entity and attribute
     ///   of a stored value that does not fit its property.
     public func decode() throws(SkerryError) -> PlainObject {
-        var value = PlainObject()
-        let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
-        for i in layout.attributes.indices {
-            let attribute = layout.attributes[i]
-            try attribute.decode(
-                try instance.value(at: try Self.position(layout.positions[i], attribute), as: AttributeValue.self),
-                into: &value)
-        }
-        return value
-    }
-
-    /// The position of `attribute` in the entity, or the error of a model that lacks it.
-    private static func position(_ index: Int, _ attribute: Attribute<PlainObject>) throws(SkerryError) -> Int {
-        guard index >= 0 else {
-            throw SkerryError(
-                .unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attribute.name)'.",
-                entityName: PlainObject.entityName, key: attribute.name)
-        }
-        return index
+        try layout.decode(instance)
     }
 
     /// One attribute's value.
@@ -85,11 +77,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
 
     /// Writes every declared attribute of `value`, throwing the first error.
     func write(_ value: PlainObject) throws(SkerryError) {
-        let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
-        for i in layout.attributes.indices {
-            let attribute = layout.attributes[i]
-            try instance.setValue(try attribute.encodedValue(of: value), at: try Self.position(layout.positions[i], attribute))
-        }
+        try layout.write(value, to: instance)
     }
 
     /// Writes one attribute; errors are recorded as for ``encode(_:)``.

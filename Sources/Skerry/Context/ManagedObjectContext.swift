@@ -14,6 +14,11 @@ public final class ManagedObjectContext {
     /// The engine context, for what the typed layer does not cover.
     public let instance: ObjectContext
 
+    /// The layout last used to insert, and the one last used to wrap fetched objects: a run of
+    /// inserts of one type, or a fetch, looks its layout up once.
+    private var lastInsertLayout: AnyTypeLayout?
+    private var lastFetchLayout: AnyTypeLayout?
+
     init(_ instance: ObjectContext) {
         self.instance = instance
     }
@@ -22,7 +27,17 @@ public final class ManagedObjectContext {
     /// inserted.
     @discardableResult
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws(SkerryError) -> ManagedObject<PlainObject> {
-        let object = ManagedObject<PlainObject>(instance: try instance.insert(entityName: PlainObject.entityName))
+        let object: ManagedObject<PlainObject>
+        if let last = lastInsertLayout, last.type == ObjectIdentifier(PlainObject.self) {
+            // The entity named `PlainObject.entityName`, found by an earlier insert.
+            object = ManagedObject(
+                instance: try instance.insert(last.entity), layout: unsafeDowncast(last, to: TypeLayout<PlainObject>.self))
+        } else {
+            let inserted = try instance.insert(entityName: PlainObject.entityName)
+            let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: inserted.entity)
+            lastInsertLayout = layout
+            object = ManagedObject(instance: inserted, layout: layout)
+        }
         do {
             try object.write(value)
             return object
@@ -87,9 +102,24 @@ public final class ManagedObjectContext {
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> [ManagedObject<
         PlainObject
     >] {
+        let fetched = try instance.fetch(try request.fetchRequest())
         var objects: [ManagedObject<PlainObject>] = []
-        for object in try instance.fetch(try request.fetchRequest()) { objects.append(ManagedObject(instance: object)) }
+        objects.reserveCapacity(fetched.count)
+        for object in fetched { objects.append(ManagedObject(instance: object, layout: layout(of: PlainObject.self, in: object.entity))) }
         return objects
+    }
+
+    /// The layout of `type` in `entity`; the last one asked for is kept (the objects of a fetch
+    /// share their entity, but for sub-entities).
+    private func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription) -> TypeLayout<
+        PlainObject
+    > {
+        if let last = lastFetchLayout, last.entity === entity, last.type == ObjectIdentifier(PlainObject.self) {
+            return unsafeDowncast(last, to: TypeLayout<PlainObject>.self)
+        }
+        let layout = AttributeLayout.shared.layout(of: type, in: entity)
+        lastFetchLayout = layout
+        return layout
     }
 
     /// One attribute's values of the objects the request matches.

@@ -288,6 +288,30 @@ final class ValueLayout: @unchecked Sendable {
         setBit(base, index, true)
     }
 
+    /// Sets attribute `index`, an integer or Boolean attribute, to `value`.
+    @inline(__always)
+    func storeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {
+        initializeInteger(base, index, value)
+    }
+
+    /// Sets attribute `index`, a floating-point or date attribute, to `value`.
+    @inline(__always)
+    func storeDouble(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Double) {
+        initializeDouble(base, index, value)
+    }
+
+    /// Sets attribute `index`, a string attribute, to `value`, replacing the string it held.
+    @inline(__always)
+    func storeString(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: String) {
+        let slot = (base + offsetTable[index]).assumingMemoryBound(to: String.self)
+        if hasValue(base, index) {
+            slot.pointee = value
+        } else {
+            slot.initialize(to: value)
+            setBit(base, index, true)
+        }
+    }
+
     /// Copies every value of `source` into `destination` (which holds none).
     func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
         if referenceIndexes.isEmpty {

@@ -1,0 +1,94 @@
+/// Direct access to a loaded object's value slots, for code that reads or writes many values of
+/// one object at once (the typed layer decodes and encodes whole objects): the registration,
+/// confinement and fault checks of ``EntityObject/value(at:as:)`` run once per object instead of
+/// once per value, and values move without an ``AttributeValue`` in between.
+///
+/// Valid only inside the closure that received it (the object's storage may be freed or
+/// replaced afterwards). Indexes are attribute indexes of the object's entity, and each call
+/// must match the attribute's type: integers for integer and Boolean attributes (a Boolean as
+/// 0 or 1, an integer within its attribute's width), doubles for floating-point numbers and
+/// dates (never NaN), strings for string attributes. Nothing here checks it: callers decide
+/// once, from the entity, which attributes they move this way.
+package struct ObjectSlots {
+    let base: UnsafeMutableRawPointer
+    let layout: ValueLayout
+
+    init(base: UnsafeMutableRawPointer, layout: ValueLayout) {
+        self.base = base
+        self.layout = layout
+    }
+
+    /// The integer (a Boolean as 0 or 1) of attribute `index`, or nil when it has no value.
+    @inline(__always)
+    package func integer(at index: Int) -> Int64? {
+        layout.loadInteger(base, index)
+    }
+
+    /// The floating-point number (a date as seconds since 2001-01-01) of attribute `index`, or
+    /// nil when it has no value.
+    @inline(__always)
+    package func double(at index: Int) -> Double? {
+        layout.loadDouble(base, index)
+    }
+
+    /// The string of attribute `index`, or nil when it has no value.
+    @inline(__always)
+    package func string(at index: Int) -> String? {
+        layout.loadString(base, index)
+    }
+
+    /// Sets attribute `index` (an integer or Boolean attribute) to `value`.
+    @inline(__always)
+    package func setInteger(_ value: Int64, at index: Int) {
+        layout.storeInteger(base, index, value)
+    }
+
+    /// Sets attribute `index` (a floating-point or date attribute) to `value`, which is not NaN.
+    @inline(__always)
+    package func setDouble(_ value: Double, at index: Int) {
+        layout.storeDouble(base, index, value)
+    }
+
+    /// Sets attribute `index` (a string attribute) to `value`.
+    @inline(__always)
+    package func setString(_ value: String, at index: Int) {
+        layout.storeString(base, index, value)
+    }
+
+    /// Clears attribute `index` (it has no value afterwards).
+    @inline(__always)
+    package func clear(at index: Int) {
+        layout.store(base, index, .null)
+    }
+}
+
+extension EntityObject {
+    /// Runs `body` with the object's value slots for reading, after the checks of
+    /// ``value(at:as:)``: the object is registered, the caller owns its context (else the process
+    /// stops with a message naming `function`), and a fault is loaded.
+    /// - Throws: ``SkerryError/Code/objectNotInContext`` for an invalidated object;
+    ///   ``SkerryError/Code/objectNotFound`` when a fault's row no longer exists; what `body` throws.
+    @inline(__always)
+    package func withSlots<R>(
+        reading function: StaticString, _ body: (ObjectSlots) throws(SkerryError) -> R
+    ) throws(SkerryError) -> R {
+        try checkRegistered(function)
+        if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
+        return try body(ObjectSlots(base: storage!, layout: entity.valueLayout))
+    }
+
+    /// Runs `body` with the object's value slots for writing, after the checks of
+    /// ``setValue(_:at:)``, and after the context recorded the object's committed state, as before
+    /// the first change of a saved object: every value `body` sets is a pending change, as if set
+    /// with ``setValue(_:at:)``.
+    /// - Throws: as ``withSlots(reading:_:)``.
+    @inline(__always)
+    package func withSlots<R>(
+        writing function: StaticString, _ body: (ObjectSlots) throws(SkerryError) -> R
+    ) throws(SkerryError) -> R {
+        try checkRegistered(function)
+        if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
+        if !isInsertedFlag && committedValues == nil { withOwner { $0.willChange(self) } }
+        return try body(ObjectSlots(base: storage!, layout: entity.valueLayout))
+    }
+}
