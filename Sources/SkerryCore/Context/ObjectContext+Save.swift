@@ -140,6 +140,8 @@ extension ObjectContext {
         }
         // Every change is now saved (or was set back to the committed state, and saved nothing).
         clearAllChanges()
+        // The space of the previous insert's permanent ID: a bulk insert looks it up once.
+        var permanentSpace: ObjectIDSpace?
         for (index, insert) in plan.inserts.enumerated() {
             let object = insert.object
             let temporaryID = object.objectID
@@ -149,7 +151,10 @@ extension ObjectContext {
                 // The object already holds its own values (derived ones were computed into it).
                 if !insert.hasObjectsValues { object.values = values }
                 object.version = 1
-                registry.rekey(object, to: ObjectID(store: object.objectID.store, entity: object.entity, primaryKey: keyOfInsert[index]))
+                if permanentSpace?.entity !== object.entity || permanentSpace?.store !== object.objectID.store {
+                    permanentSpace = object.objectID.store.space(for: object.entity, temporary: false)
+                }
+                registry.rekey(object, to: ObjectID(space: permanentSpace!, key: keyOfInsert[index]))
                 changes.inserted.insert(object.objectID)
             case .upsert(let existing, let values):
                 object.values = values
@@ -250,7 +255,7 @@ extension ObjectContext {
 
     private func validateRequiredValues(_ objects: [EntityObject]) throws(SkerryError) {
         var missing: [(EntityObject, String)] = []
-        for object in objects {
+        for object in objects where !object.entity.valueLayout.hasEveryRequiredValue(object.storage!) {
             for (index, attribute) in object.entity.attributes.enumerated()
             where !attribute.isOptional && !object.entity.valueLayout.hasValue(object.storage!, index) {
                 missing.append((object, attribute.name))

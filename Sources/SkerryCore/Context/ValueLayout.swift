@@ -73,6 +73,8 @@ final class ValueLayout: @unchecked Sendable {
     let referenceIndexes: [Int]
     /// Whether every slot is a plain integer (a copy of the bytes copies the values).
     let isAllIntegers: Bool
+    /// The bits of the required attributes, word by word like the value bitmap.
+    private let requiredBits: [UInt64]
     /// Storage holding each attribute's default value, which new objects start from (see
     /// ``allocateDefaults()``). Written only by `init`; freed by `deinit`.
     private let defaults: UnsafeMutableRawPointer
@@ -85,8 +87,9 @@ final class ValueLayout: @unchecked Sendable {
     private let offsetTable: UnsafeMutablePointer<Int>
 
     /// The layout of attributes of `types`, whose default values (`.null` for none, and for
-    /// attributes past the end; one that does not fit its type is left out) new objects get.
-    init(types: [AttributeType], defaults defaultValues: [AttributeValue] = []) {
+    /// attributes past the end; one that does not fit its type is left out) new objects get, and
+    /// of which those marked in `required` must have a value to be saved.
+    init(types: [AttributeType], defaults defaultValues: [AttributeValue] = [], required: [Bool] = []) {
         self.types = types
         slots = types.map(Slot.init)
         bitmapWords = (types.count + 63) / 64
@@ -103,6 +106,11 @@ final class ValueLayout: @unchecked Sendable {
         let slots = self.slots
         referenceIndexes = slots.indices.filter { slots[$0].holdsReferences }
         isAllIntegers = slots.allSatisfy { $0 == .integer }
+        var requiredBits = [UInt64](repeating: 0, count: bitmapWords)
+        for (index, isRequired) in zip(types.indices, required) where isRequired {
+            requiredBits[index >> 6] |= 1 << UInt64(index & 63)
+        }
+        self.requiredBits = requiredBits
         count = types.count
         typeTable = .allocate(capacity: max(1, types.count))
         typeTable.initialize(from: types, count: types.count)
@@ -182,6 +190,16 @@ final class ValueLayout: @unchecked Sendable {
     func clear(_ base: UnsafeMutableRawPointer) {
         for index in referenceIndexes where hasValue(base, index) { destroy(base, index) }
         base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
+    }
+
+    /// Whether every required attribute has a value in `base`. Complexity: O(attributes / 64).
+    @inline(__always)
+    func hasEveryRequiredValue(_ base: UnsafeRawPointer) -> Bool {
+        for word in requiredBits.indices {
+            let required = requiredBits[word]
+            if base.load(fromByteOffset: word << 3, as: UInt64.self) & required != required { return false }
+        }
+        return true
     }
 
     @inline(__always)

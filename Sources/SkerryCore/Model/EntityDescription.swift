@@ -92,7 +92,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.attributeIndexByName = byName
         self.defaultValues = attributes.map(\.defaultValue)
         self.attributeTypes = attributes.map(\.type)
-        self.valueLayout = ValueLayout(types: attributeTypes, defaults: defaultValues)
+        self.valueLayout = ValueLayout(types: attributeTypes, defaults: defaultValues, required: attributes.map { !$0.isOptional })
     }
 
     /// Whether the entity is `entity` or one of its sub-entities, at any depth.

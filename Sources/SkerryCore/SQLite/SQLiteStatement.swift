@@ -221,30 +221,38 @@ extension SQLiteStatement {
     /// ``AttributeValue``. Returns the index of the first attribute whose stored value does not
     /// fit its type (the values before it are set), or nil when every one was decoded.
     func decodeValues(into base: UnsafeMutableRawPointer, _ layout: ValueLayout, count: Int, from firstColumn: Int32) -> Int? {
-        let types = layout.types
         for index in 0..<count {
             let column = firstColumn + Int32(index)
-            let columnType = sqlite3_column_type(handle, column)
+            // One look-up of the column's value, then its type and contents read from it: the
+            // `sqlite3_column_*` calls would each look the column up again. The value is
+            // "unprotected" (SQLite takes no mutex to read it): the connection is opened with
+            // SQLITE_OPEN_NOMUTEX and used by one thread at a time (ConnectionPool), so there is
+            // no mutex to take anyway. It stays valid until the statement steps again.
+            let value = sqlite3_column_value(handle, column)
+            let columnType = sqlite3_value_type(value)
             if columnType == SQLITE_NULL { continue }
-            let type = types[index]
+            let type = layout.type(at: index)
             switch type {
             case .integer64, .integer32, .integer16:
                 guard columnType == SQLITE_INTEGER else { return index }
-                let value = sqlite3_column_int64(handle, column)
-                guard type == .integer64 || type.integerRange.contains(value) else { return index }
-                layout.initializeInteger(base, index, value)
+                let integer = sqlite3_value_int64(value)
+                guard type == .integer64 || type.integerRange.contains(integer) else { return index }
+                layout.initializeInteger(base, index, integer)
             case .boolean:
                 guard columnType == SQLITE_INTEGER else { return index }
-                layout.initializeInteger(base, index, sqlite3_column_int64(handle, column) != 0 ? 1 : 0)
+                layout.initializeInteger(base, index, sqlite3_value_int64(value) != 0 ? 1 : 0)
             case .double, .float, .date:
                 guard columnType == SQLITE_FLOAT || columnType == SQLITE_INTEGER else { return index }
-                layout.initializeDouble(base, index, sqlite3_column_double(handle, column))
+                layout.initializeDouble(base, index, sqlite3_value_double(value))
             case .string:
                 guard columnType == SQLITE_TEXT else { return index }
-                layout.initializeString(base, index, text(at: column))
+                let text = sqlite3_value_text(value)
+                let bytes = Int(sqlite3_value_bytes(value))
+                layout.initializeString(
+                    base, index, text.map { String(decoding: UnsafeBufferPointer(start: $0, count: bytes), as: UTF8.self) } ?? "")
             case .decimal, .url, .binary, .uuid:
-                guard let value = value(at: column, as: type) else { return index }
-                layout.store(base, index, value)
+                guard let decoded = self.value(at: column, as: type) else { return index }
+                layout.store(base, index, decoded)
             }
         }
         return nil
