@@ -326,6 +326,56 @@ import Testing
         #expect(titles == ["Ubik", "Dune", "Emma"])
     }
 
+    @Test func swappedNamesAndAOneToOneWhoseSideChangesCarryEverything() throws {
+        let schema = Self.newSchema()
+        let person = { (name: String, attributes: [AttributeDescription], renaming: String?) in
+            EntityDescription(
+                name: name, attributes: attributes,
+                relationships: [RelationshipDescription("card", destination: "Card", inverse: "owner")], renamingIdentifier: renaming)
+        }
+        let card = { (owner: String) in
+            EntityDescription(
+                name: "Card", attributes: [AttributeDescription("number", .integer32)],
+                relationships: [RelationshipDescription("owner", destination: owner, inverse: "card")])
+        }
+        // Version 1: "Card.owner" sorts before "Person.card", so Card holds the key.
+        let version1 = try ObjectModel(entities: [
+            person("Person", [AttributeDescription("first", .string), AttributeDescription("last", .string)], nil), card("Person"),
+        ])
+        let old = try Self.stack(version1, schema)
+        let context = old.newBackgroundContext()
+        try context.performAndWait {
+            let ada = try context.insert(entityName: "Person")
+            try ada.setValue("Ada", forKey: "first")
+            try ada.setValue("Lovelace", forKey: "last")
+            let card = try context.insert(entityName: "Card")
+            try card.setValue(Int32(7), forKey: "number")
+            try card.setRelatedObject(ada, forKey: "owner")
+            try context.save()
+        }
+        // Version 2: first and last swap names; Person becomes "Adult" ("Adult.card" <
+        // "Card.owner": now Adult holds the key).
+        let version2 = try ObjectModel(entities: [
+            person(
+                "Adult",
+                [
+                    AttributeDescription("last", .string, renamingIdentifier: "first"),
+                    AttributeDescription("first", .string, renamingIdentifier: "last"),
+                ], "Person"),
+            card("Adult"),
+        ])
+        let stack = try Self.stack(version2, schema)
+        #expect(try Self.values(stack, "Adult", "last", sortedBy: "last") == ["Ada"])
+        #expect(try Self.values(stack, "Adult", "first", sortedBy: "last") == ["Lovelace"])
+        #expect(try Self.columns(schema, "Adult").contains("card"))
+        #expect(!(try Self.columns(schema, "Card").contains("owner")))
+        let reader = stack.newBackgroundContext()
+        let number = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Adult")).first?.relatedObject(forKey: "card")?.value(forKey: "number") as? Int32
+        }
+        #expect(number == 7)
+    }
+
     @Test func aStepsFinishFillsANewEntity() throws {
         let schema = Self.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])
