@@ -57,31 +57,39 @@ extension PostgresStore {
     /// The native PostgreSQL type of an attribute type's column (``SkerryCore/SQLDialect``).
     static func columnType(_ type: AttributeType) -> String { SQLDialect.postgres.columnType(type) }
 
-    /// Brings an existing store to `entities` (``StoreSchema/migrateInPlace``): nothing when the
-    /// schema is the same; additive changes in place; anything else fails.
+    /// Brings an existing store to `entities`: nothing when the schema is the same; a
+    /// MigrationPlan's steps from the version the store was written with; additive changes in
+    /// place (``StoreSchema/migrateInPlace``); other changes through the migration engine
+    /// (PostgresStore+Migration.swift). All of it in the load's transaction.
     private static func migrateIfNeeded(
         _ connection: PostgresConnection, description: StoreDescription,
         model: ObjectModel, entities: [EntityDescription]
     ) throws -> String {
         try createFunctions(connection) // this version's definitions
         try createChangesTable(connection) // stores created before change propagation lack it
-        let recorded = try schema.recorded(connection, description)
-        let metadata = recorded.metadata
-        // A plan's custom steps (row transforms, finish closures, renames) are not run by this
-        // store: refused rather than skipped, so that no step the user wrote is silently left out.
-        if let plan = description.migrationPlan, let hash = metadata["modelVersionHash"], hash != model.versionHash,
-            let version = plan.versions.firstIndex(where: { $0.versionHash == hash }),
-            let step = plan.steps.values.filter({ $0.from >= version }).min(by: { $0.from < $1.from })
-        {
-            throw SkerryError(
-                .modelMismatch,
-                "\(description) was written with version \(version) of its MigrationPlan, and the plan has a custom step from version \(step.from); PostgreSQL stores migrate additive changes by themselves but do not run MigrationPlan steps. The store was left untouched."
-            )
+        var recorded = try schema.recorded(connection, description)
+        // A plan's steps first, from the version the store was written with.
+        let plan = planSteps(
+            description.migrationPlan, recordedHash: recorded.metadata["modelVersionHash"], from: recorded.schema,
+            description: description)
+        if !plan.steps.isEmpty {
+            try runMigration(plan.steps, description: description, model: model, connection)
+            recorded = recorded.reaching(plan.reached)
         }
-        try schema.migrateInPlace(
-            connection, recorded, description: description, model: model, entities: entities,
-            note: " PostgreSQL stores migrate additive changes by themselves."
-        ) {
+        let migration = SchemaMigration(from: recorded.schema, to: entities)
+        if !migration.incompatibilities.isEmpty {
+            // Not additive: one inferred step, as Core Data's lightweight migration.
+            guard description.shouldMigrateAutomatically else {
+                throw SkerryError(
+                    .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
+            }
+            let step = MigrationStepSpec(
+                source: recorded.schema, sourceEntities: [], destination: entities, model: model, custom: nil,
+                number: plan.steps.count + 1)
+            try runMigration([step], description: description, model: model, connection)
+            return recorded.identifier
+        }
+        try schema.migrateInPlace(connection, recorded, description: description, model: model, entities: entities) {
             try createSequences(entities, connection)
         }
         return recorded.identifier

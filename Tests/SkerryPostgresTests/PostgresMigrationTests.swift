@@ -5,7 +5,8 @@ import Testing
 @testable import SkerryCore
 @testable import SkerryPostgres
 
-/// Schema changes of a PostgreSQL store: additive changes in place, in one transaction that
+/// Schema changes of a PostgreSQL store: additive changes in place; renames, removals, type and
+/// relationship changes and MigrationPlan steps carried in place too; all in one transaction that
 /// leaves the schema as it was when any part fails; instances starting at once wait for the one
 /// that creates or migrates the schema.
 @Suite(.postgres) struct PostgresMigrationTests {
@@ -20,9 +21,30 @@ import Testing
         return stack
     }
 
-    static let version1 = try! ObjectModel(entities: [
-        EntityDescription(name: "Book", attributes: [AttributeDescription("title", .string)])
-    ])
+    static let version1 = book()
+
+    /// A model of one entity, Book: a `title` string, then `attributes`.
+    static func book(
+        _ attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
+        uniquenessConstraints: [[String]] = [], also others: [EntityDescription] = []
+    ) -> ObjectModel {
+        try! ObjectModel(
+            entities: [
+                EntityDescription(
+                    name: "Book", attributes: [AttributeDescription("title", .string)] + attributes,
+                    relationships: relationships, uniquenessConstraints: uniquenessConstraints)
+            ] + others)
+    }
+
+    /// The values of `key` of every object of `entity`, by the objects' `sortKey`.
+    static func values(_ stack: PersistentStack, _ entity: String, _ key: String, sortedBy sortKey: String) throws -> [String] {
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey(sortKey)])).map {
+                try $0.value(forKey: key).map { "\($0)" } ?? "nil"
+            }
+        }
+    }
 
     /// Saves books with these titles in a store of `version1`.
     static func fill(_ schema: String, _ titles: [String]) throws {
@@ -83,14 +105,7 @@ import Testing
         try Self.fill(schema, ["Dune", "Dune"])
         // A new column, then a uniqueness constraint the rows break: the index fails after the
         // column was added, and the whole migration rolls back.
-        let version2 = try ObjectModel(entities: [
-            EntityDescription(
-                name: "Book",
-                attributes: [
-                    AttributeDescription("title", .string),
-                    AttributeDescription("year", .integer32, isOptional: true),
-                ], uniquenessConstraints: [["title"]])
-        ])
+        let version2 = Self.book([AttributeDescription("year", .integer32, isOptional: true)], uniquenessConstraints: [["title"]])
         #expect(throws: SkerryError.self) { try Self.stack(version2, schema) }
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
         // The store still opens with its own model, rows intact.
@@ -102,6 +117,7 @@ import Testing
     @Test func anIncompatibleChangeIsATypedErrorAndChangesNothing() throws {
         let schema = Self.newSchema()
         try Self.fill(schema, ["Dune"])
+        // Text to a number: only a plan step's transformRow can say how.
         let retyped = try ObjectModel(entities: [
             EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer32)])
         ])
@@ -110,39 +126,278 @@ import Testing
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
     }
 
-    @Test func aPlansCustomStepIsRefusedRatherThanSkipped() throws {
+    @Test func aPlansCustomStepRunsInTheMigrationTransaction() throws {
         let schema = Self.newSchema()
-        try Self.fill(schema, ["Dune"])
-        let version2 = try ObjectModel(entities: [
-            EntityDescription(
-                name: "Book",
-                attributes: [
-                    AttributeDescription("title", .string),
-                    AttributeDescription("shout", .string, isOptional: true),
-                ])
-        ])
+        try Self.fill(schema, ["Dune", "Emma"])
+        let version2 = Self.book([AttributeDescription("shout", .string, isOptional: true)])
         let plan = MigrationPlan(
             versions: [Self.version1, version2],
             steps: [
-                MigrationStep(from: 0, transformRow: { _, old, new in new["shout"] = .string(old["title"].description.uppercased()) })
+                MigrationStep(
+                    from: 0,
+                    transformRow: { _, old, new in
+                        if case .string(let title) = old["title"] { new["shout"] = .string(title.uppercased()) }
+                    })
+            ])
+        let stack = try Self.stack(version2, schema, plan: plan)
+        let shouts = try Self.values(stack, "Book", "shout", sortedBy: "title")
+        #expect(shouts == ["DUNE", "EMMA"])
+    }
+
+    @Test func aFailingCustomStepRollsEveryChangeBack() throws {
+        let schema = Self.newSchema()
+        try Self.fill(schema, ["Dune", "Emma"])
+        let version2 = Self.book(
+            [AttributeDescription("shout", .string, isOptional: true)],
+            also: [
+                EntityDescription(name: "Shelf", attributes: [AttributeDescription("name", .string)])
+            ])
+        struct Refused: Error {}
+        let plan = MigrationPlan(
+            versions: [Self.version1, version2],
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    transformRow: { _, old, new in
+                        guard old["title"] != .string("Emma") else { throw Refused() }
+                        new["shout"] = .string("!")
+                    })
             ])
         let error = try #require(throws: SkerryError.self) { try Self.stack(version2, schema, plan: plan) }
         #expect(error.code == .modelMismatch)
-        #expect(error.message.contains("MigrationPlan"))
+        #expect(error.underlyingError is Refused)
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
+        #expect(try Self.columns(schema, "Shelf").isEmpty)
+        #expect(try Self.values(Self.stack(Self.version1, schema), "Book", "title", sortedBy: "title") == ["Dune", "Emma"])
+    }
+
+    @Test func renamesRemovalsAndNumberTypeChangesCarryEveryRow() throws {
+        let schema = Self.newSchema()
+        let version1 = Self.book(
+            [
+                AttributeDescription("pages", .integer16, isOptional: true),
+                AttributeDescription("rating", .double, isOptional: true),
+                AttributeDescription("year", .integer32, isOptional: true),
+            ],
+            also: [EntityDescription(name: "Note", attributes: [AttributeDescription("text", .string)])])
+        let old = try Self.stack(version1, schema)
+        let context = old.newBackgroundContext()
+        try context.performAndWait {
+            for (title, pages, year) in [("Dune", 412, 1965), ("Emma", 474, nil)] as [(String, Int16, Int32?)] {
+                let book = try context.insert(entityName: "Book")
+                try book.setValue(title, forKey: "title")
+                try book.setValue(pages, forKey: "pages")
+                try book.setValue(4.5, forKey: "rating")
+                try book.setValue(year, forKey: "year")
+            }
+            try context.insert(entityName: "Note").setValue("gone", forKey: "text")
+            try context.save()
+        }
+        // Book becomes Volume (renaming identifier), title becomes name, pages widens to 64
+        // bits, rating and Note go, year becomes required with a default.
+        let version2 = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Volume",
+                attributes: [
+                    AttributeDescription("name", .string, renamingIdentifier: "title"),
+                    AttributeDescription("pages", .integer64, isOptional: true),
+                    AttributeDescription("year", .integer32, defaultValue: Int32(1900)),
+                ], renamingIdentifier: "Book")
+        ])
+        let stack = try Self.stack(version2, schema)
+        #expect(try Self.values(stack, "Volume", "name", sortedBy: "name") == ["Dune", "Emma"])
+        #expect(try Self.values(stack, "Volume", "pages", sortedBy: "name") == ["412", "474"])
+        #expect(try Self.values(stack, "Volume", "year", sortedBy: "name") == ["1965", "1900"])
+        #expect(try Self.columns(schema, "Volume") == ["_pk", "_version", "name", "pages", "year"])
+        #expect(try Self.columns(schema, "Book").isEmpty)
+        #expect(try Self.columns(schema, "Note").isEmpty)
+        // New rows get keys after the old ones (the sequence moved with the table).
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            try writer.insert(entityName: "Volume").setValue("Hyperion", forKey: "name")
+            try writer.save()
+        }
+        #expect(try Self.values(stack, "Volume", "name", sortedBy: "name") == ["Dune", "Emma", "Hyperion"])
+    }
+
+    @Test func valuesThatDoNotFitANewTypeFailTheMigrationAndChangeNothing() throws {
+        let schema = Self.newSchema()
+        let version1 = Self.book([AttributeDescription("sales", .integer64, isOptional: true)])
+        let old = try Self.stack(version1, schema)
+        let context = old.newBackgroundContext()
+        try context.performAndWait {
+            let book = try context.insert(entityName: "Book")
+            try book.setValue("Dune", forKey: "title")
+            try book.setValue(Int64(100_000), forKey: "sales")
+            try context.save()
+        }
+        let narrowed = Self.book([AttributeDescription("sales", .integer16, isOptional: true)])
+        let error = try #require(throws: SkerryError.self) { try Self.stack(narrowed, schema) }
+        #expect(error.code == .migrationWouldLoseData)
+        #expect(error.message.contains("100000"))
+        // A required attribute without default, with rows lacking it: refused too.
+        let required = Self.book([AttributeDescription("sales", .integer64), AttributeDescription("isbn", .string)])
+        let missing = try #require(throws: SkerryError.self) { try Self.stack(required, schema) }
+        #expect(missing.code == .modelMismatch)
+        #expect(try Self.values(Self.stack(version1, schema), "Book", "sales", sortedBy: "title") == ["100000"])
+    }
+
+    @Test func relationshipChangesCarryEveryLinkOrFailSayingWhich() throws {
+        let schema = Self.newSchema()
+        let author = { (books: RelationshipDescription) in
+            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [books])
+        }
+        // Version 1: a book has one author.
+        let version1 = Self.book(
+            relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
+            also: [author(RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true))])
+        let old = try Self.stack(version1, schema)
+        let context = old.newBackgroundContext()
+        try context.performAndWait {
+            let herbert = try context.insert(entityName: "Author")
+            try herbert.setValue("Herbert", forKey: "name")
+            for title in ["Dune", "Messiah"] {
+                let book = try context.insert(entityName: "Book")
+                try book.setValue(title, forKey: "title")
+                try book.setRelatedObject(herbert, forKey: "author")
+            }
+            try context.save()
+        }
+        // Version 2: many-to-many (a join table instead of a foreign key).
+        let version2 = Self.book(
+            relationships: [
+                RelationshipDescription("authors", destination: "Author", inverse: "books", toMany: true, renamingIdentifier: "author")
+            ],
+            also: [author(RelationshipDescription("books", destination: "Book", inverse: "authors", toMany: true))])
+        let stack = try Self.stack(version2, schema)
+        let reader = stack.newBackgroundContext()
+        let titles = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Author")).first?.relatedObjects(forKey: "books").map {
+                try $0.value(forKey: "title") as? String ?? ""
+            }.sorted()
+        }
+        #expect(titles == ["Dune", "Messiah"])
+        #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
+        // Version 3: an author has one book: Herbert has two, which cannot be carried.
+        let version3 = Self.book(
+            relationships: [RelationshipDescription("authors", destination: "Author", inverse: "book", toMany: true)],
+            also: [author(RelationshipDescription("book", destination: "Book", inverse: "authors", renamingIdentifier: "books"))])
+        let error = try #require(throws: SkerryError.self) { try Self.stack(version3, schema) }
+        #expect(error.code == .migrationWouldLoseData)
+        #expect(error.message.contains("Author.book"))
+    }
+
+    @Test func orderedRelationshipsKeepTheirOrderWhenTheirStorageChanges() throws {
+        let schema = Self.newSchema()
+        let shelf = { (items: RelationshipDescription) in
+            EntityDescription(name: "Shelf", attributes: [AttributeDescription("name", .string)], relationships: [items])
+        }
+        // Version 1: a book is on one shelf (the shelf's order in a column of Book).
+        let version1 = Self.book(
+            relationships: [RelationshipDescription("shelf", destination: "Shelf", inverse: "items")],
+            also: [shelf(RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true))])
+        let old = try Self.stack(version1, schema)
+        let context = old.newBackgroundContext()
+        try context.performAndWait {
+            let main = try context.insert(entityName: "Shelf")
+            try main.setValue("Main", forKey: "name")
+            var books: [EntityObject] = []
+            for title in ["Dune", "Emma", "Ubik"] {
+                let book = try context.insert(entityName: "Book")
+                try book.setValue(title, forKey: "title")
+                books.append(book)
+            }
+            try main.setRelatedObjects([books[2], books[0], books[1]], forKey: "items")
+            try context.save()
+        }
+        // Version 2: a book can be on several shelves (a join table keeps the order).
+        let version2 = Self.book(
+            relationships: [
+                RelationshipDescription("shelves", destination: "Shelf", inverse: "items", toMany: true, renamingIdentifier: "shelf")
+            ],
+            also: [shelf(RelationshipDescription("items", destination: "Book", inverse: "shelves", toMany: true, ordered: true))])
+        let stack = try Self.stack(version2, schema)
+        let reader = stack.newBackgroundContext()
+        let titles = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Shelf")).first?.relatedObjects(forKey: "items").map {
+                try $0.value(forKey: "title") as? String ?? ""
+            }
+        }
+        #expect(titles == ["Ubik", "Dune", "Emma"])
+    }
+
+    @Test func swappedNamesAndAOneToOneWhoseSideChangesCarryEverything() throws {
+        let schema = Self.newSchema()
+        let person = { (name: String, attributes: [AttributeDescription], renaming: String?) in
+            EntityDescription(
+                name: name, attributes: attributes,
+                relationships: [RelationshipDescription("card", destination: "Card", inverse: "owner")], renamingIdentifier: renaming)
+        }
+        let card = { (owner: String) in
+            EntityDescription(
+                name: "Card", attributes: [AttributeDescription("number", .integer32)],
+                relationships: [RelationshipDescription("owner", destination: owner, inverse: "card")])
+        }
+        // Version 1: "Card.owner" sorts before "Person.card", so Card holds the key.
+        let version1 = try ObjectModel(entities: [
+            person("Person", [AttributeDescription("first", .string), AttributeDescription("last", .string)], nil), card("Person"),
+        ])
+        let old = try Self.stack(version1, schema)
+        let context = old.newBackgroundContext()
+        try context.performAndWait {
+            let ada = try context.insert(entityName: "Person")
+            try ada.setValue("Ada", forKey: "first")
+            try ada.setValue("Lovelace", forKey: "last")
+            let card = try context.insert(entityName: "Card")
+            try card.setValue(Int32(7), forKey: "number")
+            try card.setRelatedObject(ada, forKey: "owner")
+            try context.save()
+        }
+        // Version 2: first and last swap names; Person becomes "Adult" ("Adult.card" <
+        // "Card.owner": now Adult holds the key).
+        let version2 = try ObjectModel(entities: [
+            person(
+                "Adult",
+                [
+                    AttributeDescription("last", .string, renamingIdentifier: "first"),
+                    AttributeDescription("first", .string, renamingIdentifier: "last"),
+                ], "Person"),
+            card("Adult"),
+        ])
+        let stack = try Self.stack(version2, schema)
+        #expect(try Self.values(stack, "Adult", "last", sortedBy: "last") == ["Ada"])
+        #expect(try Self.values(stack, "Adult", "first", sortedBy: "last") == ["Lovelace"])
+        #expect(try Self.columns(schema, "Adult").contains("card"))
+        #expect(!(try Self.columns(schema, "Card").contains("owner")))
+        let reader = stack.newBackgroundContext()
+        let number = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Adult")).first?.relatedObject(forKey: "card")?.value(forKey: "number") as? Int32
+        }
+        #expect(number == 7)
+    }
+
+    @Test func aStepsFinishFillsANewEntity() throws {
+        let schema = Self.newSchema()
+        try Self.fill(schema, ["Dune", "Emma"])
+        let version2 = Self.book(also: [EntityDescription(name: "Count", attributes: [AttributeDescription("books", .integer64)])])
+        let plan = MigrationPlan(
+            versions: [Self.version1, version2],
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    finish: { migration in
+                        let books = try migration.sourceRows(of: "Book")
+                        _ = try migration.insert("Count", ["books": .int(Int64(books.count))])
+                    })
+            ])
+        let stack = try Self.stack(version2, schema, plan: plan)
+        #expect(try Self.values(stack, "Count", "books", sortedBy: "books") == ["2"])
     }
 
     @Test func instancesStartingAtOnceWaitForTheOneThatMigrates() throws {
         let schema = Self.newSchema()
         try Self.fill(schema, ["Dune"])
-        let version2 = try ObjectModel(entities: [
-            EntityDescription(
-                name: "Book",
-                attributes: [
-                    AttributeDescription("title", .string),
-                    AttributeDescription("year", .integer32, isOptional: true),
-                ])
-        ])
+        let version2 = Self.book([AttributeDescription("year", .integer32, isOptional: true)])
         // Six instances load the new version at once: one migrates under the advisory lock, the
         // others wait for it and find the schema migrated; all open the same store.
         let outcomes = Mutex<[Result<String, SkerryError>]>([])

@@ -44,7 +44,7 @@ public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
     }
 
     /// The range of values an integer attribute of this type can hold.
-    var integerRange: ClosedRange<Int64> {
+    package var integerRange: ClosedRange<Int64> {
         switch self {
         case .integer16: return Int64(Int16.min)...Int64(Int16.max)
         case .integer32: return Int64(Int32.min)...Int64(Int32.max)

@@ -9,6 +9,12 @@ public struct MigrationRow: Sendable {
     /// Attribute values (and to-one relationship keys, as `.int`), by name.
     public var values: [String: AttributeValue]
 
+    /// A row with its key and values.
+    package init(primaryKey: Int64, values: [String: AttributeValue]) {
+        self.primaryKey = primaryKey
+        self.values = values
+    }
+
     /// The value named `name`, or `.null`.
     public subscript(name: String) -> AttributeValue {
         get { values[name] ?? .null }
@@ -19,18 +25,18 @@ public struct MigrationRow: Sendable {
 /// What a step's `finish` closure can do with the store while it migrates: read the rows of the
 /// version being left, and insert rows of the version being reached.
 public final class MigrationContext {
-    let connection: SQLiteConnection
     let source: [EntityDescription]
     let destination: ObjectModel
     let readSource: (EntityDescription) throws -> [MigrationRow]
     let insertRow: (EntityDescription, [String: AttributeValue]) throws -> Int64
 
-    init(
-        connection: SQLiteConnection, source: [EntityDescription], destination: ObjectModel,
+    /// A context over a store's migration: `readSource` reads an old entity's rows, `insertRow`
+    /// inserts a row of a new one and returns its key.
+    package init(
+        source: [EntityDescription], destination: ObjectModel,
         readSource: @escaping (EntityDescription) throws -> [MigrationRow],
         insertRow: @escaping (EntityDescription, [String: AttributeValue]) throws -> Int64
     ) {
-        self.connection = connection
         self.source = source
         self.destination = destination
         self.readSource = readSource
@@ -71,6 +77,9 @@ public final class MigrationContext {
 /// Each step copies the rows of each entity whose shape changed into a new table, attribute by
 /// attribute (by name, or by the renaming identifier the new version declares), through the step's
 /// `transformRow`; new entities start empty (the step's `finish` may fill them), dropped ones go.
+///
+/// A PostgreSQL store runs the same steps in place (`ALTER TABLE`), all of them in the load's one
+/// transaction: a failed step leaves the schema and the rows as they were.
 public final class MigrationPlan: Sendable {
     /// The model versions, oldest first; the last is the current model.
     public let versions: [ObjectModel]

@@ -105,7 +105,7 @@ extension SQLiteStore {
     ) -> MigrationContext {
         let sourceLayout = RelationshipLayout(schema: step.source)
         return MigrationContext(
-            connection: connection, source: step.sourceEntities, destination: step.model,
+            source: step.sourceEntities, destination: step.model,
             readSource: { entity in
                 guard let stored = step.source.entity(named: entity.name) else { return [] }
                 return try readSourceRows(stored, table: retired[entity.name] ?? entity.name, layout: sourceLayout, connection).map(\.row)

@@ -9,35 +9,35 @@ import Foundation
 /// takes that one first; then elements that kept their name; then equal renaming identifiers.
 /// Each old element feeds at most one new element. Unmatched old elements are removed, unmatched
 /// new ones added.
-struct SchemaMapping {
+package struct SchemaMapping {
     /// A new entity and the old entity its rows come from.
-    struct EntityMapping {
-        let source: StoredSchema.Entity
-        let destination: EntityDescription
+    package struct EntityMapping {
+        package let source: StoredSchema.Entity
+        package let destination: EntityDescription
         /// For each attribute of `destination`, by index, the old attribute it takes its values
         /// from, or nil for a new attribute (which starts with its default value).
-        let attributes: [StoredSchema.Attribute?]
+        package let attributes: [StoredSchema.Attribute?]
         /// For each relationship of `destination`, by index, the old relationship (of `source`)
         /// it takes its links from (those whose related objects it can hold), or nil.
-        let relationships: [StoredSchema.Relationship?]
+        package let relationships: [StoredSchema.Relationship?]
     }
 
     /// The new entities whose rows come from old ones.
-    var entities: [EntityMapping] = []
+    package var entities: [EntityMapping] = []
     /// The new entities that start empty.
-    var newEntities: [EntityDescription] = []
+    package var newEntities: [EntityDescription] = []
     /// The old entities the new version drops, with their rows.
-    var droppedEntities: [StoredSchema.Entity] = []
+    package var droppedEntities: [StoredSchema.Entity] = []
     /// Changes that lightweight migration cannot infer, each a sentence.
-    var problems: [String] = []
+    package var problems: [String] = []
 
     /// The mapping of the new entity named `name`, if its rows come from an old one.
-    func mapping(ofDestination name: String) -> EntityMapping? {
+    package func mapping(ofDestination name: String) -> EntityMapping? {
         entities.first { $0.destination.name == name }
     }
 
     /// The mapping whose rows come from the old entity named `name`.
-    func mapping(ofSource name: String) -> EntityMapping? {
+    package func mapping(ofSource name: String) -> EntityMapping? {
         entities.first { $0.source.name == name }
     }
 
@@ -48,7 +48,7 @@ struct SchemaMapping {
     ///     inference (a plan step's).
     ///   - convertsValues: whether custom code converts values (a plan step's `transformRow`), so
     ///     that a changed attribute type is not a problem.
-    init(
+    package init(
         from source: StoredSchema, to destination: [EntityDescription], renamedAttributes: [String: String] = [:],
         renamedEntities: [String: String] = [:], renamedRelationships: [String: String] = [:], convertsValues: Bool = false
     ) {
@@ -102,14 +102,14 @@ struct SchemaMapping {
     /// one number type to another (Core Data's inferred mappings convert between its number
     /// types: shipping apps widen integers and turn integers into decimals without a mapping
     /// model). Each value is checked to fit when copied.
-    static func canConvert(_ old: AttributeType, to new: AttributeType) -> Bool {
+    package static func canConvert(_ old: AttributeType, to new: AttributeType) -> Bool {
         old == new || (old.isNumber && new.isNumber)
     }
 
     /// `value` (of an attribute of type `old`) as a value of `new`, or nil when it does not fit
     /// exactly (an integer out of range, a fraction into an integer, a number other than 0 or 1
     /// into a Boolean).
-    static func convert(_ value: AttributeValue, to new: AttributeType) -> AttributeValue? {
+    package static func convert(_ value: AttributeValue, to new: AttributeType) -> AttributeValue? {
         if value.isNull || value.fits(new) { return value }
         let exact: Decimal?
         switch value {

@@ -121,7 +121,7 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the store holds `entity` of `model`.
-    func holds(_ entity: EntityDescription, of model: ObjectModel) -> Bool {
+    package func holds(_ entity: EntityDescription, of model: ObjectModel) -> Bool {
         if let configuration, let members = try? model.entityNames(forConfiguration: configuration),
             !members.contains(entity.name)
         {

@@ -161,6 +161,11 @@ package struct StoreSchema: Sendable {
         package let identifier: String
         package let schema: StoredSchema
         package let metadata: [String: String]
+
+        /// The same store, at `schema` (after migration steps that recorded it).
+        package func reaching(_ schema: StoredSchema) -> Recorded {
+            Recorded(identifier: identifier, schema: schema, metadata: metadata)
+        }
     }
 
     /// Reads and checks what an existing store recorded.

@@ -3,37 +3,37 @@
 /// written with (renaming identifiers included, so that a migration matches elements as Core
 /// Data does, by renaming identifier or name).
 package struct StoredSchema: Codable, Equatable {
-    struct Attribute: Codable, Equatable {
-        var name: String
-        var type: AttributeType
-        var isOptional: Bool
-        var renamingIdentifier: String?
-        var canonicalName: String { renamingIdentifier ?? name }
+    package struct Attribute: Codable, Equatable {
+        package var name: String
+        package var type: AttributeType
+        package var isOptional: Bool
+        package var renamingIdentifier: String?
+        package var canonicalName: String { renamingIdentifier ?? name }
     }
-    struct Relationship: Codable, Equatable, Sendable {
-        var name: String
-        var destination: String
-        var inverse: String?
-        var isToMany: Bool
-        var isOrdered: Bool
-        var renamingIdentifier: String?
-        var canonicalName: String { renamingIdentifier ?? name }
+    package struct Relationship: Codable, Equatable, Sendable {
+        package var name: String
+        package var destination: String
+        package var inverse: String?
+        package var isToMany: Bool
+        package var isOrdered: Bool
+        package var renamingIdentifier: String?
+        package var canonicalName: String { renamingIdentifier ?? name }
     }
-    struct Entity: Codable, Equatable {
-        var name: String
-        var attributes: [Attribute]
-        var relationships: [Relationship]
-        var uniquenessConstraints: [[String]]
-        var indexes: [[String]]
-        var renamingIdentifier: String?
+    package struct Entity: Codable, Equatable {
+        package var name: String
+        package var attributes: [Attribute]
+        package var relationships: [Relationship]
+        package var uniquenessConstraints: [[String]]
+        package var indexes: [[String]]
+        package var renamingIdentifier: String?
         /// The superentity's name (absent in stores written before entity inheritance).
-        var parent: String?
-        var canonicalName: String { renamingIdentifier ?? name }
+        package var parent: String?
+        package var canonicalName: String { renamingIdentifier ?? name }
 
-        func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
-        func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
+        package func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
+        package func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
     }
-    var entities: [Entity]
+    package var entities: [Entity]
 
     package init(entities: [EntityDescription]) {
         self.entities = entities.map { entity in
@@ -53,7 +53,7 @@ package struct StoredSchema: Codable, Equatable {
         }
     }
 
-    func entity(named name: String) -> Entity? {
+    package func entity(named name: String) -> Entity? {
         entities.first { $0.name == name }
     }
 
