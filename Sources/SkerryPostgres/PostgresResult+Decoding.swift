@@ -11,6 +11,15 @@ struct PostgresColumnDecoder {
         /// changed by hand): any value but NULL is undecodable.
         case mismatch
         case bool, integer, float4, float8, numeric, timestamp, text, url, bytea, uuid
+
+        /// Whether a value of this kind is never empty (a fixed-size binary value): an empty cell
+        /// is then NULL, and one call (`PQgetlength`) tells both.
+        var isNeverEmpty: Bool {
+            switch self {
+            case .bool, .integer, .float4, .float8, .timestamp, .uuid: return true
+            case .mismatch, .numeric, .text, .url, .bytea: return false
+            }
+        }
     }
 
     let kind: Kind
@@ -95,8 +104,17 @@ extension PostgresResult {
         var column = firstColumn
         for index in decoders.indices {
             defer { column += 1 }
-            guard let raw = cell(row, column) else { continue }
             let decoder = decoders[index]
+            let raw: UnsafeRawBufferPointer
+            if decoder.kind.isNeverEmpty {
+                // libpq gives NULL a length of 0, which no value of these kinds has.
+                let length = Int(PQgetlength(handle, row, column))
+                if length == 0 { continue }
+                raw = UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: length)
+            } else {
+                guard let cell = cell(row, column) else { continue }
+                raw = cell
+            }
             switch decoder.kind {
             case .mismatch:
                 return index

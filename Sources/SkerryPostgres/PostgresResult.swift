@@ -22,8 +22,15 @@ final class PostgresResult {
 
     /// Rows inserted, updated or deleted by the statement (its command tag's count).
     var affectedRows: Int {
-        guard let tuples = PQcmdTuples(handle), tuples.pointee != 0 else { return 0 }
-        return Int(String(cString: tuples)) ?? 0
+        // The count's decimal digits (empty for commands that report none), read in place.
+        guard var next = PQcmdTuples(handle) else { return 0 }
+        var count = 0
+        while true {
+            let digit = UInt8(bitPattern: next.pointee) &- UInt8(ascii: "0") // anything but 0-9 wraps to 10 or more
+            guard digit < 10 else { return count }
+            count = count &* 10 &+ Int(digit)
+            next += 1
+        }
     }
 
     /// Whether the value at (`row`, `column`) is NULL.
