@@ -39,13 +39,13 @@ final class PostgresPipeline {
             try drain() // preparing is a synchronous exchange: leave pipeline mode first
             statement = try connection.statement(sql)
         }
-        let parameters = try connection.encode(bindings, for: statement)
         if !isActive {
             guard PQenterPipelineMode(connection.handle) == 1 else { throw connection.error(nil, sql: sql) }
             isActive = true
         }
-        let sent = parameters.withParameters { values, lengths, formats in
-            PQsendQueryPrepared(connection.handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
+        let handle = connection.handle
+        let sent = try connection.withParameters(bindings, for: statement) { count, values, lengths, formats in
+            PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, 1)
         }
         guard sent == 1 else {
             failedStatement = sentCount

@@ -37,6 +37,12 @@ final class PostgresConnection {
     let counters: StoreCounters?
     /// Raw SQL conditions already checked on this connection (entity name, NUL, condition).
     var checkedConditions: Set<String> = []
+    /// The buffer every execution's parameters are encoded into (libpq copies them before it
+    /// returns), reused so that a statement's parameters cost no allocation.
+    private var parameters = EncodedParameters(capacity: 16)
+    /// The statement used last: a bulk write sends one statement many times, and comparing its
+    /// SQL with the same string is cheaper than hashing it for the cache.
+    private var lastStatement: PostgresStatement?
 
     /// Opens a connection.
     /// - Parameters:
@@ -152,7 +158,7 @@ final class PostgresConnection {
     /// one to learn the parameter types the server inferred). `?` marks parameters, as in
     /// SQLite; they are numbered for PostgreSQL when the statement is prepared.
     func statement(_ sql: String) throws(PostgresError) -> PostgresStatement {
-        if let statement = statements[sql] { return statement }
+        if let statement = cachedStatement(sql) { return statement }
         if statements.count >= Self.statementCacheLimit { try clearStatementCache() }
         statementCounter += 1
         let name = "skerry_\(statementCounter)"
@@ -161,43 +167,58 @@ final class PostgresConnection {
         let types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
         let statement = PostgresStatement(name: name, sql: sql, parameterTypes: types)
         statements[sql] = statement
+        lastStatement = statement
         return statement
     }
 
     /// The prepared statement for `sql` if this connection already has it.
     func cachedStatement(_ sql: String) -> PostgresStatement? {
-        statements[sql]
+        if let lastStatement, lastStatement.sql == sql { return lastStatement }
+        lastStatement = statements[sql]
+        return lastStatement
     }
 
     /// Deallocates every prepared statement of the connection.
     func clearStatementCache() throws(PostgresError) {
         statements.removeAll()
+        lastStatement = nil
         try execute("DEALLOCATE ALL")
     }
 
-    /// Encodes `bindings` for `statement`'s parameters.
-    func encode(_ bindings: [AttributeValue], for statement: PostgresStatement) throws(PostgresError) -> EncodedParameters {
+    /// Encodes `bindings` for `statement`'s parameters and calls `body` with their count and
+    /// libpq's arrays of values, lengths and formats, valid only during the call.
+    /// - Throws: ``PostgresError`` when the count is not the statement's or a value cannot be
+    ///   sent as its parameter's type.
+    func withParameters<T>(
+        _ bindings: [AttributeValue], for statement: PostgresStatement,
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) throws(PostgresError) -> T {
         guard bindings.count == statement.parameterTypes.count else {
             throw PostgresError(
                 sqlState: .protocolViolation,
                 message: "The statement takes \(statement.parameterTypes.count) parameters; \(bindings.count) were given.",
                 sql: statement.sql)
         }
-        var parameters = EncodedParameters(capacity: bindings.count)
+        // The buffer is moved out for the encoding (and back after): one access to the property
+        // rather than one per value, and no copy of its storage.
+        var encoded = EncodedParameters()
+        swap(&encoded, &parameters)
+        defer { swap(&encoded, &parameters) }
+        encoded.removeAll()
         for (value, type) in zip(bindings, statement.parameterTypes) {
-            try parameters.append(value, as: type, sql: statement.sql)
+            try encoded.append(value, as: type, sql: statement.sql)
         }
-        return parameters
+        let count = Int32(encoded.count)
+        return encoded.withParameters { body(count, $0, $1, $2) }
     }
 
     /// Runs `sql` as a prepared statement with `bindings` and returns its rows.
     @discardableResult
     func query(_ sql: String, _ bindings: [AttributeValue] = []) throws(PostgresError) -> PostgresResult {
         let statement = try statement(sql)
-        let parameters = try encode(bindings, for: statement)
         let start = counters?.traceStart
-        let raw = parameters.withParameters { values, lengths, formats in
-            PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 1)
+        let raw = try withParameters(bindings, for: statement) { count, values, lengths, formats in
+            PQexecPrepared(handle, statement.name, count, values, lengths, formats, 1)
         }
         let result = try checked(raw, sql: sql)
         record(result, sql, start)

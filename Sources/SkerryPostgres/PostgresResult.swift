@@ -22,8 +22,15 @@ final class PostgresResult {
 
     /// Rows inserted, updated or deleted by the statement (its command tag's count).
     var affectedRows: Int {
-        guard let tuples = PQcmdTuples(handle), tuples.pointee != 0 else { return 0 }
-        return Int(String(cString: tuples)) ?? 0
+        // The count's decimal digits (empty for commands that report none), read in place.
+        guard var next = PQcmdTuples(handle) else { return 0 }
+        var count = 0
+        while true {
+            let digit = UInt8(bitPattern: next.pointee) &- UInt8(ascii: "0") // anything but 0-9 wraps to 10 or more
+            guard digit < 10 else { return count }
+            count = count &* 10 &+ Int(digit)
+            next += 1
+        }
     }
 
     /// Whether the value at (`row`, `column`) is NULL.
@@ -59,62 +66,10 @@ final class PostgresResult {
     }
 
     /// The value at (`row`, `column`) decoded as a value of an attribute of `type`, or nil when
-    /// the column's type cannot hold one (a foreign table, or a column changed by hand).
+    /// the column's type cannot hold one (a foreign table, or a column changed by hand). For one
+    /// cell; many rows read through ``decoders(_:from:)``, which look the column types up once.
     func value(_ row: Int32, _ column: Int32, as type: AttributeType) -> AttributeValue? {
-        if isNull(row, column) { return .null }
-        let oid = PQftype(handle, column)
-        let raw = bytes(row, column)
-        switch type {
-        case .boolean:
-            guard oid == PostgresType.bool, raw.count == 1 else { return nil }
-            return .bool(raw[0] != 0)
-        case .integer16, .integer32, .integer64:
-            guard oid == PostgresType.int8 || oid == PostgresType.int4 || oid == PostgresType.int2 else { return nil }
-            let v = int64(row, column)
-            return type.fits(v) ? .int(v) : nil
-        case .float, .double:
-            switch oid {
-            case PostgresType.float8 where raw.count == 8:
-                return .double(Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))))
-            case PostgresType.float4 where raw.count == 4:
-                return .double(Double(Float(bitPattern: UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self)))))
-            default: return nil
-            }
-        case .decimal:
-            guard oid == PostgresType.numeric, let text = NumericCodec.text(raw), let v = Decimal(string: text) else { return nil }
-            return .decimal(v)
-        case .date:
-            guard oid == PostgresType.timestamptz || oid == PostgresType.timestamp, raw.count == 8 else { return nil }
-            let micros = Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
-            // ±infinity are Int64.max/min: no Date can stand for them.
-            guard micros != .max, micros != .min else { return nil }
-            return .date(Date(timeIntervalSinceReferenceDate: Double(micros) / 1_000_000 - PostgresType.epochOffset))
-        case .string:
-            guard PostgresType.isText(oid) else { return nil }
-            return .string(String(decoding: raw, as: UTF8.self))
-        case .url:
-            guard PostgresType.isText(oid), let url = URL(string: String(decoding: raw, as: UTF8.self)) else { return nil }
-            return .url(url)
-        case .binary:
-            guard oid == PostgresType.bytea else { return nil }
-            return .data(Data(raw))
-        case .uuid:
-            guard oid == PostgresType.uuid, raw.count == 16 else { return nil }
-            var uuid = UUID().uuid
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
-            return .uuid(UUID(uuid: uuid))
-        }
-    }
-}
-
-extension AttributeType {
-    /// Whether an integer lies in the range of this integer type.
-    fileprivate func fits(_ value: Int64) -> Bool {
-        switch self {
-        case .integer16: return Int16(exactly: value) != nil
-        case .integer32: return Int32(exactly: value) != nil
-        default: return true
-        }
+        value(row, column, PostgresColumnDecoder(type, oid: PQftype(handle, column)))
     }
 }
 

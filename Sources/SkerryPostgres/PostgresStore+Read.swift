@@ -3,59 +3,91 @@ import SkerryCore
 extension PostgresStore {
     // MARK: Decoding
 
-    /// Decodes row `row` of a result made from `layout.selectRows`: key, version, attributes, and
-    /// the to-one relationships kept in foreign-key columns (the others are not loaded).
-    /// Complexity: O(attributes + relationships).
-    func decodeRow(
-        _ result: PostgresResult, _ row: Int32, _ entity: EntityDescription,
-        _ entityLayout: SQLiteEntityLayout
-    ) throws(SkerryError) -> RowSnapshot {
-        let key = result.int64(row, 0)
-        let objectID = ObjectID(store: identity, entity: entity, primaryKey: key)
-        let values = try decodeValues(result, row, entity, firstColumn: 2, attributeIndexes: nil, primaryKey: key)
-        var relationships: [RelationshipValue] = []
-        if !entity.relationships.isEmpty {
-            relationships = Array(repeating: .notLoaded, count: entity.relationships.count)
-            var column = Int32(entity.storedAttributeCount + 2)
-            for (position, index) in entityLayout.foreignKeyIndexes.enumerated() {
+    /// How the rows of one result made from an entity's `selectRows` are read (key, version,
+    /// attributes, then the to-one relationships kept in foreign-key columns; the others are not
+    /// loaded): the column decoders and ID spaces worked out once per result, so that a row costs
+    /// its cells and nothing more.
+    struct RowDecoder {
+        let result: PostgresResult
+        let entity: EntityDescription
+        /// One per stored attribute, for the columns from 2 on.
+        let decoders: [PostgresColumnDecoder]
+        let space: ObjectIDSpace
+        let foreignKeyIndexes: [Int]
+        let foreignKeySpaces: [ObjectIDSpace]
+
+        init(_ result: PostgresResult, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout, _ identity: StoreIdentity) {
+            self.result = result
+            self.entity = entity
+            decoders = result.decoders(entity.attributeTypes.prefix(entity.storedAttributeCount), from: 2)
+            space = identity.space(for: entity, temporary: false)
+            foreignKeyIndexes = entityLayout.foreignKeyIndexes
+            foreignKeySpaces = entityLayout.foreignKeyDestinations.map { identity.space(for: $0, temporary: false) }
+        }
+
+        @inline(__always)
+        func objectID(_ row: Int32) -> ObjectID { ObjectID(space: space, key: result.int64(row, 0)) }
+
+        @inline(__always)
+        func version(_ row: Int32) -> Int64 { result.int64(row, 1) }
+
+        /// The row's relationships: the to-ones kept in foreign-key columns, after the attributes.
+        func relationships(_ row: Int32) -> [RelationshipValue] {
+            guard !entity.relationships.isEmpty else { return [] }
+            var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
+            var column = Int32(decoders.count + 2)
+            for (position, index) in foreignKeyIndexes.enumerated() {
                 relationships[index] = .toOne(
-                    result.isNull(row, column)
-                        ? nil
-                        : ObjectID(
-                            store: identity, entity: entityLayout.foreignKeyDestinations[position], primaryKey: result.int64(row, column)))
+                    result.isNull(row, column) ? nil : ObjectID(space: foreignKeySpaces[position], key: result.int64(row, column)))
                 column += 1
             }
+            return relationships
         }
-        return RowSnapshot(objectID: objectID, version: result.int64(row, 1), values: values, relationships: relationships)
+
+        /// The row's attribute values; transient attributes, which the store does not keep, get
+        /// their default values.
+        func values(_ row: Int32) throws(SkerryError) -> [AttributeValue] {
+            var values: [AttributeValue] = []
+            values.reserveCapacity(entity.defaultValues.count)
+            var column: Int32 = 2
+            for decoder in decoders {
+                guard let value = result.value(row, column, decoder) else { throw undecodable(row, at: values.count) }
+                values.append(value)
+                column += 1
+            }
+            values += entity.defaultValues[decoders.count...]
+            return values
+        }
+
+        /// The row's attribute values in new storage laid out by the entity's `valueLayout`,
+        /// which the caller takes over; transient attributes get their default values.
+        func storage(_ row: Int32) throws(SkerryError) -> UnsafeMutableRawPointer {
+            let valueLayout = entity.valueLayout
+            let base = valueLayout.allocate()
+            if let index = result.decode(row, from: 2, decoders, into: base, valueLayout) {
+                valueLayout.deallocate(base)
+                throw undecodable(row, at: index)
+            }
+            let defaults = entity.defaultValues
+            for index in decoders.count..<defaults.count where !defaults[index].isNull { valueLayout.store(base, index, defaults[index]) }
+            return base
+        }
+
+        func snapshot(_ row: Int32) throws(SkerryError) -> RowSnapshot {
+            RowSnapshot(objectID: objectID(row), version: version(row), values: try values(row), relationships: relationships(row))
+        }
+
+        private func undecodable(_ row: Int32, at index: Int) -> SkerryError {
+            PostgresStore.undecodable(entity, entity.attributes[index], primaryKey: result.int64(row, 0))
+        }
     }
 
-    /// The values of the attributes at `attributeIndexes` (all, when nil) of row `row`, from
-    /// `firstColumn` on.
-    func decodeValues(
-        _ result: PostgresResult, _ row: Int32, _ entity: EntityDescription, firstColumn: Int32,
-        attributeIndexes: [Int]?, primaryKey: Int64
-    ) throws(SkerryError) -> [AttributeValue] {
-        // Transient attributes have no column: they read as their default values (all of them
-        // when `attributeIndexes` is nil; a listed one takes the place of a NULL column).
-        let indexes = attributeIndexes ?? Array(0..<entity.storedAttributeCount)
-        var values: [AttributeValue] = []
-        values.reserveCapacity(attributeIndexes?.count ?? entity.attributes.count)
-        var column = firstColumn
-        for index in indexes {
-            let attribute = entity.attributes[index]
-            if index >= entity.storedAttributeCount {
-                values.append(attribute.defaultValue)
-                column += 1
-                continue
-            }
-            guard let value = result.value(row, column, as: attribute.type) else {
-                throw Self.undecodable(entity, attribute, primaryKey: primaryKey)
-            }
-            values.append(value)
-            column += 1
-        }
-        if attributeIndexes == nil { values += entity.attributes[entity.storedAttributeCount...].map(\.defaultValue) }
-        return values
+    /// Decodes row `row` of a result made from `entityLayout.selectRows` (for a single row; many
+    /// rows share one ``RowDecoder``).
+    func decodeRow(
+        _ result: PostgresResult, _ row: Int32, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout
+    ) throws(SkerryError) -> RowSnapshot {
+        try RowDecoder(result, entity, entityLayout, identity).snapshot(row)
     }
 
     // MARK: Queries
@@ -88,14 +120,29 @@ extension PostgresStore {
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
         let entityLayout = try layout.of(query.entity)
         let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout, dialect: .postgres)
+        let identity = identity
         return try read(query.entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
+            let decoder = RowDecoder(result, query.entity, entityLayout, identity)
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(Int(result.rowCount))
-            for row in 0..<result.rowCount {
-                rows.append(try decodeRow(result, row, query.entity, entityLayout))
-            }
+            for row in 0..<result.rowCount { rows.append(try decoder.snapshot(row)) }
             return rows
+        }
+    }
+
+    func forEachRow(
+        _ query: StoreQuery, _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
+    ) throws(SkerryError) {
+        let entityLayout = try layout.of(query.entity)
+        let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout, dialect: .postgres)
+        let identity = identity
+        try read(query.entity, predicate: query.predicate) { connection in
+            let result = try connection.query(sql.text, sql.bindings)
+            let decoder = RowDecoder(result, query.entity, entityLayout, identity)
+            for row in 0..<result.rowCount {
+                body(decoder.objectID(row), decoder.version(row), try decoder.storage(row), decoder.relationships(row))
+            }
         }
     }
 
@@ -113,13 +160,13 @@ extension PostgresStore {
         guard !primaryKeys.isEmpty else { return [] }
         let entityLayout = try layout.of(entity)
         let sql = entityLayout.selectRows + " WHERE " + Self.inKeys(SQLBuilder.primaryKeyColumn)
+        let identity = identity
         return try withConnection(entity) { connection in
             let result = try connection.query(sql, [Self.keyArray(primaryKeys)])
+            let decoder = RowDecoder(result, entity, entityLayout, identity)
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(Int(result.rowCount))
-            for row in 0..<result.rowCount {
-                rows.append(try decodeRow(result, row, entity, entityLayout))
-            }
+            for row in 0..<result.rowCount { rows.append(try decoder.snapshot(row)) }
             return rows
         }
     }
@@ -150,13 +197,12 @@ extension PostgresStore {
                 "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
                 entityName: entity.name, key: entity.relationships[relationship].name)
         }
-        let identity = identity
+        let space = identity.space(for: destination, temporary: false)
         return try withConnection(entity) { connection in
             let result = try connection.query(sql, [Self.keyArray(sourceKeys)])
             var related: [Int64: [ObjectID]] = [:]
             for row in 0..<result.rowCount {
-                related[result.int64(row, 0), default: []].append(
-                    ObjectID(store: identity, entity: destination, primaryKey: result.int64(row, 1)))
+                related[result.int64(row, 0), default: []].append(ObjectID(space: space, key: result.int64(row, 1)))
             }
             return related
         }
@@ -165,10 +211,10 @@ extension PostgresStore {
     func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID] {
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout, dialect: .postgres)
-        let (identity, entity) = (identity, query.entity)
+        let space = identity.space(for: query.entity, temporary: false)
         return try read(query.entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
-            return (0..<result.rowCount).map { ObjectID(store: identity, entity: entity, primaryKey: result.int64($0, 0)) }
+            return (0..<result.rowCount).map { ObjectID(space: space, key: result.int64($0, 0)) }
         }
     }
 
@@ -191,13 +237,23 @@ extension PostgresStore {
         let sql = SQLBuilder.query(head, query, layout: layout, dialect: .postgres)
         return try read(entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
+            // A transient attribute has no column (NULL in its place): it reads as its default.
+            let decoders = result.decoders(attributeIndexes.map { entity.attributeTypes[$0] }, from: 1)
             var rows: [[AttributeValue]] = []
             rows.reserveCapacity(Int(result.rowCount))
             for row in 0..<result.rowCount {
-                rows.append(
-                    try decodeValues(
-                        result, row, entity, firstColumn: 1, attributeIndexes: attributeIndexes,
-                        primaryKey: result.int64(row, 0)))
+                var values: [AttributeValue] = []
+                values.reserveCapacity(attributeIndexes.count)
+                for (position, index) in attributeIndexes.enumerated() {
+                    if index >= entity.storedAttributeCount {
+                        values.append(entity.defaultValues[index])
+                    } else if let value = result.value(row, Int32(position + 1), decoders[position]) {
+                        values.append(value)
+                    } else {
+                        throw Self.undecodable(entity, entity.attributes[index], primaryKey: result.int64(row, 0))
+                    }
+                }
+                rows.append(values)
             }
             return rows
         }

@@ -38,22 +38,37 @@ enum PostgresType {
 ///
 /// Each value is encoded for the type the server gave its parameter: binary where the client
 /// knows the type's binary form, text otherwise (the server then parses it as it would a literal).
+/// A connection keeps one and reuses it for every execution (``removeAll()`` keeps the
+/// capacity), so that encoding a statement's parameters allocates nothing once it has grown.
 struct EncodedParameters {
     private(set) var bytes: [UInt8] = []
+    /// Where each value starts in `bytes`; -1 for NULL.
     private(set) var offsets: [Int] = []
     private(set) var lengths: [Int32] = []
     private(set) var formats: [Int32] = []
-    private var nulls: [Bool] = []
+    /// The value pointers handed to libpq, rebuilt by ``withParameters(_:)`` (kept for its capacity).
+    private var pointers: [UnsafePointer<CChar>?] = []
+
+    /// No values and no capacity.
+    init() {}
 
     init(capacity: Int) {
         offsets.reserveCapacity(capacity)
         lengths.reserveCapacity(capacity)
         formats.reserveCapacity(capacity)
-        nulls.reserveCapacity(capacity)
+        pointers.reserveCapacity(capacity)
         bytes.reserveCapacity(capacity * 8)
     }
 
     var count: Int { offsets.count }
+
+    /// Forgets every value, keeping the buffers' capacity.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        offsets.removeAll(keepingCapacity: true)
+        lengths.removeAll(keepingCapacity: true)
+        formats.removeAll(keepingCapacity: true)
+    }
 
     /// Appends `value` encoded for a parameter of type `oid`.
     /// - Throws: ``PostgresError`` with ``SQLState/invalidParameterValue`` when the value cannot be
@@ -63,10 +78,9 @@ struct EncodedParameters {
         var format: Int32 = 1
         switch value {
         case .null:
-            offsets.append(start)
+            offsets.append(-1)
             lengths.append(0)
             formats.append(1)
-            nulls.append(true)
             return
         case .bool(let v):
             switch oid {
@@ -156,7 +170,6 @@ struct EncodedParameters {
         offsets.append(start)
         lengths.append(Int32(bytes.count - start))
         formats.append(format)
-        nulls.append(false)
         if format == 0 {
             // libpq reads text-format values up to a NUL and ignores their lengths: a NUL inside
             // would cut the value short without an error, so it is refused here.
@@ -183,16 +196,20 @@ struct EncodedParameters {
 
     /// Calls `body` with libpq's arrays of value pointers, lengths and formats (a NULL value has a
     /// nil pointer). The pointers are valid only during the call.
-    func withParameters<T>(_ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
-        bytes.withUnsafeBufferPointer { buffer in
+    mutating func withParameters<T>(
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) -> T {
+        var pointers = self.pointers
+        self.pointers = [] // one owner while it is filled: no copy
+        pointers.removeAll(keepingCapacity: true)
+        defer { self.pointers = pointers }
+        return bytes.withUnsafeBufferPointer { buffer in
             // An empty buffer may have no base address: give empty values a valid one.
             let base = buffer.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)
-            var values: [UnsafePointer<CChar>?] = []
-            values.reserveCapacity(offsets.count)
-            for index in offsets.indices {
-                values.append(nulls[index] ? nil : base.map { ($0 + offsets[index]).assumingMemoryBound(to: CChar.self) })
+            for offset in offsets {
+                pointers.append(offset < 0 ? nil : base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) })
             }
-            return values.withUnsafeBufferPointer { values in
+            return pointers.withUnsafeBufferPointer { values in
                 lengths.withUnsafeBufferPointer { lengths in
                     formats.withUnsafeBufferPointer { formats in
                         body(values.baseAddress, lengths.baseAddress, formats.baseAddress)

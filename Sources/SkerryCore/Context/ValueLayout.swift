@@ -16,7 +16,7 @@ import Foundation
 /// `@unchecked Sendable`: every property is a constant; the blocks of memory it owns
 /// (`defaults` and the per-attribute tables) are written only while `init` runs and only read
 /// afterwards.
-final class ValueLayout: @unchecked Sendable {
+package final class ValueLayout: @unchecked Sendable {
     /// The Swift form of a slot.
     enum Slot: UInt8, Sendable {
         case integer, double, string, data, decimal, uuid, url
@@ -60,7 +60,7 @@ final class ValueLayout: @unchecked Sendable {
     }
 
     /// Each attribute's type.
-    let types: [AttributeType]
+    package let types: [AttributeType]
     /// Each attribute's slot form.
     let slots: [Slot]
     /// Each attribute's slot offset from the start of the storage.
@@ -143,7 +143,7 @@ final class ValueLayout: @unchecked Sendable {
 
     /// New storage with no value set.
     @inline(__always)
-    func allocate() -> UnsafeMutableRawPointer {
+    package func allocate() -> UnsafeMutableRawPointer {
         let base = Self.allocateBlock(size)
         base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
         return base
@@ -181,7 +181,7 @@ final class ValueLayout: @unchecked Sendable {
 
     /// Destroys the values of `base` and frees it.
     @inline(__always)
-    func deallocate(_ base: UnsafeMutableRawPointer) {
+    package func deallocate(_ base: UnsafeMutableRawPointer) {
         clear(base)
         free(base)
     }
@@ -265,7 +265,7 @@ final class ValueLayout: @unchecked Sendable {
     // MARK: Writing
 
     /// Sets attribute `index` to `value`, which fits the attribute's type (`.null` clears it).
-    func store(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: AttributeValue) {
+    package func store(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: AttributeValue) {
         if hasValue(base, index) && slotTable[index].holdsReferences { destroy(base, index) }
         let slot = base + offsetTable[index]
         switch value {
@@ -287,21 +287,21 @@ final class ValueLayout: @unchecked Sendable {
 
     /// Sets attribute `index`, an integer or Boolean attribute, holding no value yet.
     @inline(__always)
-    func initializeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {
+    package func initializeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {
         base.storeBytes(of: value, toByteOffset: offsetTable[index], as: Int64.self)
         setBit(base, index, true)
     }
 
     /// Sets attribute `index`, a floating-point or date attribute, holding no value yet.
     @inline(__always)
-    func initializeDouble(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Double) {
+    package func initializeDouble(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Double) {
         base.storeBytes(of: value, toByteOffset: offsetTable[index], as: Double.self)
         setBit(base, index, true)
     }
 
     /// Sets attribute `index`, a string attribute, holding no value yet.
     @inline(__always)
-    func initializeString(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: String) {
+    package func initializeString(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: String) {
         (base + offsetTable[index]).initializeMemory(as: String.self, repeating: value, count: 1)
         setBit(base, index, true)
     }

@@ -34,15 +34,15 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
 
     private let attributeIndexByName: [String: Int]
     /// Each attribute's default value: the starting values of a new object.
-    let defaultValues: [AttributeValue]
+    package let defaultValues: [AttributeValue]
     /// Each attribute's type, for hot paths that must not copy whole descriptions.
-    let attributeTypes: [AttributeType]
+    package let attributeTypes: [AttributeType]
     /// How many of ``attributes`` are stored: they come first; the transient ones follow.
     package let storedAttributeCount: Int
     /// The indexes of the derived attributes, computed when an object is saved.
     let derivedAttributeIndexes: [Int]
     /// Where each attribute's value lies in an object's storage (see ``ValueLayout``).
-    let valueLayout: ValueLayout
+    package let valueLayout: ValueLayout
 
     /// Describes an entity.
     /// - Parameters:

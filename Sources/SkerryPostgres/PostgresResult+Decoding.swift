@@ -1,0 +1,200 @@
+import CLibPQ
+import Foundation
+import SkerryCore
+
+/// How the cells of one result column are read as values of one attribute type: chosen once per
+/// result column from the column's type (its OID) and the attribute's, so that reading a cell is
+/// one switch and no type look-up.
+struct PostgresColumnDecoder {
+    enum Kind: UInt8 {
+        /// The column cannot hold values of the attribute's type (a foreign table, or a column
+        /// changed by hand): any value but NULL is undecodable.
+        case mismatch
+        case bool, integer, float4, float8, numeric, timestamp, text, url, bytea, uuid
+
+        /// Whether a value of this kind is never empty (a fixed-size binary value): an empty cell
+        /// is then NULL, and one call (`PQgetlength`) tells both.
+        var isNeverEmpty: Bool {
+            switch self {
+            case .bool, .integer, .float4, .float8, .timestamp, .uuid: return true
+            case .mismatch, .numeric, .text, .url, .bytea: return false
+            }
+        }
+    }
+
+    let kind: Kind
+    /// The values an integer attribute can hold (the whole `Int64` range for other types).
+    let range: ClosedRange<Int64>
+
+    /// The decoder of a column of type `oid` for an attribute of `type`.
+    init(_ type: AttributeType, oid: UInt32) {
+        range = Self.range(of: type)
+        switch type {
+        case .boolean:
+            kind = oid == PostgresType.bool ? .bool : .mismatch
+        case .integer16, .integer32, .integer64:
+            kind = oid == PostgresType.int8 || oid == PostgresType.int4 || oid == PostgresType.int2 ? .integer : .mismatch
+        case .float, .double:
+            kind = oid == PostgresType.float8 ? .float8 : oid == PostgresType.float4 ? .float4 : .mismatch
+        case .decimal:
+            kind = oid == PostgresType.numeric ? .numeric : .mismatch
+        case .date:
+            kind = oid == PostgresType.timestamptz || oid == PostgresType.timestamp ? .timestamp : .mismatch
+        case .string:
+            kind = PostgresType.isText(oid) ? .text : .mismatch
+        case .url:
+            kind = PostgresType.isText(oid) ? .url : .mismatch
+        case .binary:
+            kind = oid == PostgresType.bytea ? .bytea : .mismatch
+        case .uuid:
+            kind = oid == PostgresType.uuid ? .uuid : .mismatch
+        }
+    }
+
+    private static func range(of type: AttributeType) -> ClosedRange<Int64> {
+        switch type {
+        case .integer16: return Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: return Int64(Int32.min)...Int64(Int32.max)
+        default: return Int64.min...Int64.max
+        }
+    }
+}
+
+extension PostgresResult {
+    /// The decoders of the columns from `firstColumn` on, one per type of `types`.
+    func decoders(_ types: some Sequence<AttributeType>, from firstColumn: Int32) -> [PostgresColumnDecoder] {
+        var column = firstColumn
+        return types.map { type in
+            defer { column += 1 }
+            return PostgresColumnDecoder(type, oid: PQftype(handle, column))
+        }
+    }
+
+    /// The bytes of the cell at (`row`, `column`), or nil for NULL.
+    @inline(__always)
+    func cell(_ row: Int32, _ column: Int32) -> UnsafeRawBufferPointer? {
+        if PQgetisnull(handle, row, column) != 0 { return nil }
+        return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: Int(PQgetlength(handle, row, column)))
+    }
+
+    /// The value at (`row`, `column`) read by `decoder`, or nil when the cell is not a valid value
+    /// of the decoder's attribute type.
+    func value(_ row: Int32, _ column: Int32, _ decoder: PostgresColumnDecoder) -> AttributeValue? {
+        guard let raw = cell(row, column) else { return .null }
+        switch decoder.kind {
+        case .mismatch: return nil
+        case .bool: return Self.bool(raw).map(AttributeValue.bool)
+        case .integer: return Self.integer(raw, decoder.range).map(AttributeValue.int)
+        case .float4, .float8: return Self.double(raw, decoder.kind).map(AttributeValue.double)
+        case .timestamp: return Self.timestamp(raw).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .text: return .string(String(decoding: raw, as: UTF8.self))
+        case .numeric, .url, .bytea, .uuid: return Self.object(raw, decoder.kind)
+        }
+    }
+
+    /// Reads the cells of row `row` from `firstColumn` on into attributes `0..<decoders.count` of
+    /// `base` (storage of `layout` holding none of them), one per decoder. NULL cells leave their
+    /// attribute without a value.
+    /// - Returns: nil, or the index of the first attribute whose cell was not a valid value (the
+    ///   attributes before it are set).
+    func decode(
+        _ row: Int32, from firstColumn: Int32, _ decoders: [PostgresColumnDecoder],
+        into base: UnsafeMutableRawPointer, _ layout: ValueLayout
+    ) -> Int? {
+        var column = firstColumn
+        for index in decoders.indices {
+            defer { column += 1 }
+            let decoder = decoders[index]
+            let raw: UnsafeRawBufferPointer
+            if decoder.kind.isNeverEmpty {
+                // libpq gives NULL a length of 0, which no value of these kinds has.
+                let length = Int(PQgetlength(handle, row, column))
+                if length == 0 { continue }
+                raw = UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: length)
+            } else {
+                guard let cell = cell(row, column) else { continue }
+                raw = cell
+            }
+            switch decoder.kind {
+            case .mismatch:
+                return index
+            case .bool:
+                guard let value = Self.bool(raw) else { return index }
+                layout.initializeInteger(base, index, value ? 1 : 0)
+            case .integer:
+                guard let value = Self.integer(raw, decoder.range) else { return index }
+                layout.initializeInteger(base, index, value)
+            case .float4, .float8:
+                guard let value = Self.double(raw, decoder.kind) else { return index }
+                layout.initializeDouble(base, index, value)
+            case .timestamp:
+                guard let value = Self.timestamp(raw) else { return index }
+                layout.initializeDouble(base, index, value)
+            case .text:
+                layout.initializeString(base, index, String(decoding: raw, as: UTF8.self))
+            case .numeric, .url, .bytea, .uuid:
+                guard let value = Self.object(raw, decoder.kind) else { return index }
+                layout.store(base, index, value)
+            }
+        }
+        return nil
+    }
+
+    // MARK: Cells
+
+    @inline(__always)
+    private static func bool(_ raw: UnsafeRawBufferPointer) -> Bool? {
+        raw.count == 1 ? raw[0] != 0 : nil
+    }
+
+    /// An `int2`, `int4` or `int8` cell, when it lies in `range`.
+    @inline(__always)
+    private static func integer(_ raw: UnsafeRawBufferPointer, _ range: ClosedRange<Int64>) -> Int64? {
+        let value: Int64
+        switch raw.count {
+        case 8: value = Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
+        case 4: value = Int64(Int32(bigEndian: raw.loadUnaligned(as: Int32.self)))
+        case 2: value = Int64(Int16(bigEndian: raw.loadUnaligned(as: Int16.self)))
+        default: return nil
+        }
+        return range.contains(value) ? value : nil
+    }
+
+    @inline(__always)
+    private static func double(_ raw: UnsafeRawBufferPointer, _ kind: PostgresColumnDecoder.Kind) -> Double? {
+        if kind == .float8 {
+            guard raw.count == 8 else { return nil }
+            return Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)))
+        }
+        guard raw.count == 4 else { return nil }
+        return Double(Float(bitPattern: UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self))))
+    }
+
+    /// A `timestamp` or `timestamptz` cell as seconds since Foundation's reference date.
+    @inline(__always)
+    private static func timestamp(_ raw: UnsafeRawBufferPointer) -> Double? {
+        guard raw.count == 8 else { return nil }
+        let micros = Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
+        // ±infinity are Int64.max/min: no Date can stand for them.
+        guard micros != .max, micros != .min else { return nil }
+        return Double(micros) / 1_000_000 - PostgresType.epochOffset
+    }
+
+    /// A cell of the kinds whose values are objects (decimal, URL, data, UUID).
+    private static func object(_ raw: UnsafeRawBufferPointer, _ kind: PostgresColumnDecoder.Kind) -> AttributeValue? {
+        switch kind {
+        case .numeric:
+            guard let text = NumericCodec.text(raw), let value = Decimal(string: text) else { return nil }
+            return .decimal(value)
+        case .url:
+            return URL(string: String(decoding: raw, as: UTF8.self)).map(AttributeValue.url)
+        case .bytea:
+            return .data(Data(raw))
+        case .uuid:
+            guard raw.count == 16 else { return nil }
+            return .uuid(UUID(uuid: raw.loadUnaligned(as: uuid_t.self)))
+        case .mismatch, .bool, .integer, .float4, .float8, .timestamp, .text:
+            return nil
+        }
+    }
+}

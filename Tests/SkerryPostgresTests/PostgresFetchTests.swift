@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+@testable import SkerryCore
+@testable import SkerryPostgres
+
+/// Reading rows into objects on a PostgreSQL store: every attribute type read straight into an
+/// object's storage (the store's own row path), transient defaults, to-one relationships, and a
+/// row whose cells the store cannot read.
+@Suite(.postgres) struct PostgresFetchTests {
+    static let model = try! ObjectModel(entities: [
+        EntityDescription(
+            name: "Item",
+            attributes: [
+                AttributeDescription("flag", .boolean, isOptional: true),
+                AttributeDescription("small", .integer16, isOptional: true),
+                AttributeDescription("medium", .integer32, isOptional: true),
+                AttributeDescription("large", .integer64, isOptional: true),
+                AttributeDescription("ratio", .double, isOptional: true),
+                AttributeDescription("single", .float, isOptional: true),
+                AttributeDescription("price", .decimal, isOptional: true),
+                AttributeDescription("date", .date, isOptional: true),
+                AttributeDescription("name", .string, isOptional: true),
+                AttributeDescription("link", .url, isOptional: true),
+                AttributeDescription("blob", .binary, isOptional: true),
+                AttributeDescription("tag", .uuid, isOptional: true),
+                AttributeDescription("note", .string, defaultValue: "scratch", isTransient: true),
+            ],
+            relationships: [RelationshipDescription("owner", destination: "Owner", inverse: "items")]),
+        EntityDescription(
+            name: "Owner", attributes: [AttributeDescription("name", .string)],
+            relationships: [RelationshipDescription("items", destination: "Item", inverse: "owner", toMany: true)]),
+    ])
+
+    static func stack(_ schema: String) throws -> PersistentStack {
+        let stack = PersistentStack(name: "Fetching", model: model)
+        stack.persistentStoreDescriptions = [
+            .postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema)
+        ]
+        try stack.loadPersistentStores()
+        return stack
+    }
+
+    static func newSchema() -> String { "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+
+    static var values: [String: any AttributeValueConvertible] {
+        [
+            "flag": true, "small": Int16.min, "medium": Int32.max, "large": Int64.min, "ratio": -0.1,
+            "single": Float(1.5), "price": Decimal(string: "-12345.678")!,
+            "date": Date(timeIntervalSinceReferenceDate: 790_000_000.25), "name": "Ünïcödé ✓",
+            "link": URL(string: "https://example.com/a?b=c")!, "blob": Data([0, 1, 255]),
+            "tag": UUID(uuidString: "6BA7B810-9DAD-11D1-80B4-00C04FD430C8")!,
+        ]
+    }
+
+    @Test func rowsAreReadIntoObjectsWithEveryTypeTransientDefaultsAndToOnes() throws {
+        let stack = try Self.stack(Self.newSchema())
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            let owner = try writer.insert(entityName: "Owner")
+            try owner.setValue("Ann", forKey: "name")
+            let full = try writer.insert(entityName: "Item")
+            for (key, value) in Self.values { try full.setValue(value, forKey: key) }
+            try full.setValue("changed in memory", forKey: "note")
+            try full.setRelatedObject(owner, forKey: "owner")
+            _ = try writer.insert(entityName: "Item") // every optional nil, no owner
+            try writer.save()
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let items = try reader.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("name", ascending: false)]))
+            #expect(items.count == 2)
+            let full = items[0], empty = items[1]
+            for (key, value) in Self.values {
+                #expect(try full.value(forKey: key, as: AttributeValue.self) == value.attributeValue, "\(key)")
+                #expect(try empty.value(forKey: key, as: AttributeValue.self) == .null, "\(key)")
+            }
+            // A transient attribute is never stored: a fetched object starts from its default.
+            #expect(try full.value(forKey: "note") as? String == "scratch")
+            #expect(try full.relatedObject(forKey: "owner")?.value(forKey: "name") as? String == "Ann")
+            #expect(try empty.relatedObject(forKey: "owner") == nil)
+            // The same values as dictionaries (the columns' path).
+            var request = FetchRequest(entityName: "Item", sortKeys: [SortKey("name", ascending: false)])
+            request.propertiesToFetch = ["tag", "note", "price"]
+            let rows = try reader.fetchDictionaries(request)
+            #expect(rows.map { $0["tag"] } == [Self.values["tag"]!.attributeValue, .null])
+            #expect(rows.map { $0["note"] } == [.string("scratch"), .string("scratch")])
+            #expect(rows.map { $0["price"] } == [Self.values["price"]!.attributeValue, .null])
+        }
+    }
+
+    @Test func aCellTheStoreCannotReadIsAnUndecodableErrorNamingTheAttribute() throws {
+        let schema = Self.newSchema()
+        let stack = try Self.stack(schema)
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for small in [Int16(1), 2] {
+                try writer.insert(entityName: "Item").setValue(small, forKey: "small")
+            }
+            try writer.save()
+        }
+        // Changed by hand: the column now holds a value no `integer16` attribute can.
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("ALTER TABLE \"\(schema)\".\"Item\" ALTER COLUMN \"small\" TYPE integer")
+        try connection.execute("UPDATE \"\(schema)\".\"Item\" SET \"small\" = 70000 WHERE \"small\" = 2")
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let error = #expect(throws: SkerryError.self) {
+                try reader.fetch(FetchRequest(entityName: "Item", predicate: .comparison(key: "small", .greaterThan, .int(1))))
+            }
+            #expect(error?.code == .undecodableValue)
+            #expect(error?.entityName == "Item")
+            #expect(error?.key == "small")
+            #expect(reader.registeredObjects.isEmpty) // the row was not handed over half-read
+            // The readable row still reads.
+            let one = try reader.fetch(FetchRequest(entityName: "Item", predicate: .comparison(key: "small", .equal, .int(1))))
+            #expect(try one.map { try $0.value(forKey: "small") as? Int16 } == [1])
+        }
+    }
+}
