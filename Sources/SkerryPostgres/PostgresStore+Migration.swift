@@ -330,15 +330,29 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// Runs `steps` in the open transaction (the caller rolls it back on failure); a failure is
-    /// reported as the migration's, naming what could not be carried.
+    /// Runs `steps` in the open transaction (the caller rolls it back on failure), telling
+    /// `events` of each step done (before the transaction commits); a failure is reported as the
+    /// migration's, naming what could not be carried.
     static func runMigration(
-        _ steps: [MigrationStepSpec], description: StoreDescription, model: ObjectModel, _ connection: PostgresConnection
+        _ steps: [MigrationStepSpec], description: StoreDescription, model: ObjectModel, events: EventHub?,
+        fromVersionHash: String?, _ connection: PostgresConnection
     ) throws {
         do {
+            var fromHash = fromVersionHash
             for (position, step) in steps.enumerated() {
                 description.migrationPlan?.progress?(position + 1, steps.count)
+                let started = ContinuousClock.now
                 try runMigrationStep(step, connection)
+                events?.emit(
+                    .migrationStep(
+                        MigrationStepEvent(
+                            store: description, step: position + 1, stepCount: steps.count,
+                            fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
+                            summary: step.custom == nil
+                                ? "lightweight migration (inferred mapping)"
+                                : "version \(step.number) to \(step.number + 1), custom step",
+                            duration: .now - started)))
+                fromHash = step.model.versionHash
             }
         } catch {
             let reason = error as? SkerryError ?? mapError(error, entity: nil)

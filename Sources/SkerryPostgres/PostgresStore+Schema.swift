@@ -14,7 +14,7 @@ extension PostgresStore {
     /// Returns the store's identifier.
     static func prepareSchema(
         pool: PostgresConnectionPool, description: StoreDescription, options: PostgresStoreOptions,
-        model: ObjectModel, entities: [EntityDescription]
+        model: ObjectModel, entities: [EntityDescription], events: EventHub? = nil
     ) throws(SkerryError) -> String {
         do {
             return try pool.withConnection { connection in
@@ -27,7 +27,7 @@ extension PostgresStore {
                     let exists = try connection.query(
                         "SELECT to_regclass(?) IS NOT NULL", [.string(SQLBuilder.quote(StoreSchema.metadataTable))])
                     if exists.value(0, 0, as: .boolean) == .bool(true) {
-                        return try migrateIfNeeded(connection, description: description, model: model, entities: entities)
+                        return try migrateIfNeeded(connection, description: description, model: model, entities: entities, events: events)
                     }
                     return try schema.create(model: model, entities: entities, connection) {
                         try createSequences(entities, connection)
@@ -63,33 +63,35 @@ extension PostgresStore {
     /// (PostgresStore+Migration.swift). All of it in the load's transaction.
     private static func migrateIfNeeded(
         _ connection: PostgresConnection, description: StoreDescription,
-        model: ObjectModel, entities: [EntityDescription]
+        model: ObjectModel, entities: [EntityDescription], events: EventHub?
     ) throws -> String {
         try createFunctions(connection) // this version's definitions
         try createChangesTable(connection) // stores created before change propagation lack it
-        var recorded = try schema.recorded(connection, description)
-        // A plan's steps first, from the version the store was written with.
+        let recorded = try schema.recorded(connection, description)
+        // A plan's steps from the version the store was written with, then one inferred step
+        // (as Core Data's lightweight migration) when what is left is not additive.
         let plan = planSteps(
             description.migrationPlan, recordedHash: recorded.metadata["modelVersionHash"], from: recorded.schema,
             description: description)
-        if !plan.steps.isEmpty {
-            try runMigration(plan.steps, description: description, model: model, connection)
-            recorded = recorded.reaching(plan.reached)
-        }
-        let migration = SchemaMigration(from: recorded.schema, to: entities)
-        if !migration.incompatibilities.isEmpty {
-            // Not additive: one inferred step, as Core Data's lightweight migration.
+        var steps = plan.steps
+        let isAdditive = SchemaMigration(from: plan.reached, to: entities).incompatibilities.isEmpty
+        if !isAdditive {
             guard description.shouldMigrateAutomatically else {
                 throw SkerryError(
                     .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
             }
-            let step = MigrationStepSpec(
-                source: recorded.schema, sourceEntities: [], destination: entities, model: model, custom: nil,
-                number: plan.steps.count + 1)
-            try runMigration([step], description: description, model: model, connection)
-            return recorded.identifier
+            steps.append(
+                MigrationStepSpec(
+                    source: plan.reached, sourceEntities: [], destination: entities, model: model, custom: nil,
+                    number: plan.steps.count + 1))
         }
-        try schema.migrateInPlace(connection, recorded, description: description, model: model, entities: entities) {
+        if !steps.isEmpty {
+            try runMigration(
+                steps, description: description, model: model, events: events,
+                fromVersionHash: recorded.metadata["modelVersionHash"], connection)
+        }
+        guard isAdditive else { return recorded.identifier }
+        try schema.migrateInPlace(connection, recorded.reaching(plan.reached), description: description, model: model, entities: entities) {
             try createSequences(entities, connection)
         }
         return recorded.identifier

@@ -64,7 +64,8 @@ final class PostgresStore: ObjectStore {
         pool = PostgresConnectionPool(
             connectionString: Self.connectionString(options), maximumConnections: options.maximumConnections,
             counters: StoreCounters(events: events, store: description))
-        let identifier = try Self.prepareSchema(pool: pool, description: description, options: options, model: model, entities: entities)
+        let identifier = try Self.prepareSchema(
+            pool: pool, description: description, options: options, model: model, entities: entities, events: events)
         identity = StoreIdentity(identifier: identifier)
         if options.propagatesChanges {
             do {

@@ -144,6 +144,34 @@ import Testing
         #expect(shouts == ["DUNE", "EMMA"])
     }
 
+    @Test func eachStepIsReportedAsAStackEvent() throws {
+        let schema = Self.newSchema()
+        try Self.fill(schema, ["Dune"])
+        let version2 = Self.book([AttributeDescription("shout", .string, isOptional: true)])
+        let version3 = Self.book([AttributeDescription("loud", .string, isOptional: true, renamingIdentifier: "shout")])
+        let plan = MigrationPlan(
+            versions: [Self.version1, version2],
+            steps: [MigrationStep(from: 0, transformRow: { _, _, new in new["shout"] = .string("DUNE") })])
+        let stack = PersistentStack(name: "Migrating", model: version3)
+        var description = StoreDescription.postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema)
+        description.migrationPlan = plan
+        stack.persistentStoreDescriptions = [description]
+        let steps = Mutex<[MigrationStepEvent]>([])
+        let observation = stack.addEventObserver { event in
+            if case .migrationStep(let step) = event { steps.withLock { $0.append(step) } }
+        }
+        try stack.loadPersistentStores()
+        _ = observation
+        // The plan's step (version 1 to 2), then the inferred rename to the current model.
+        let reported = steps.withLock { $0 }
+        #expect(reported.map(\.step) == [1, 2])
+        #expect(reported.map(\.stepCount) == [2, 2])
+        #expect(reported.map(\.summary) == ["version 1 to 2, custom step", "lightweight migration (inferred mapping)"])
+        #expect(reported.map(\.fromVersionHash) == [Self.version1.versionHash, version2.versionHash])
+        #expect(reported.map(\.toVersionHash) == [version2.versionHash, version3.versionHash])
+        #expect(try Self.values(stack, "Book", "loud", sortedBy: "title") == ["DUNE"])
+    }
+
     @Test func aFailingCustomStepRollsEveryChangeBack() throws {
         let schema = Self.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])

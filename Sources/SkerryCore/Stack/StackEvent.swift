@@ -60,6 +60,20 @@ public struct MigrationStepEvent: Sendable {
     public let summary: String
     /// How long the step took.
     public let duration: Duration
+
+    /// An event for a step of `store`'s migration (for the stores of other modules of the package).
+    package init(
+        store: StoreDescription, step: Int, stepCount: Int, fromVersionHash: String?, toVersionHash: String,
+        summary: String, duration: Duration
+    ) {
+        self.store = store
+        self.step = step
+        self.stepCount = stepCount
+        self.fromVersionHash = fromVersionHash
+        self.toVersionHash = toVersionHash
+        self.summary = summary
+        self.duration = duration
+    }
 }
 
 /// One statement a store ran: its SQL (with `?` placeholders; values are never included), how long
