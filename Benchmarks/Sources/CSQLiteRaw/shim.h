@@ -5,3 +5,13 @@
 static inline sqlite3_destructor_type skerry_sqlite_transient(void) {
     return SQLITE_TRANSIENT;
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+/// Gives the heap's free memory back to the system (glibc keeps freed pages resident otherwise).
+static inline void skerry_release_free_memory(void) {
+    malloc_trim(0);
+}
+#else
+static inline void skerry_release_free_memory(void) {}
+#endif
