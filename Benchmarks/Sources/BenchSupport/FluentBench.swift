@@ -7,14 +7,50 @@
     import Synchronization
 
     /// A shape that Fluent reads and writes through a `Model` class of its own.
-    protocol FluentShape: BenchShape {
+    protocol FluentShape: PostgresShape {
         associatedtype FluentRecord: Model where FluentRecord.IDValue == Int64
+        /// Each column's field of the shape and of its model, in ``BenchShape/columns`` order.
+        static var fluentFields: [FluentField<Self, FluentRecord>] { get }
+    }
+
+    /// One column copied between a shape and its Fluent model (a model's `@Field` property, set
+    /// and read as a Fluent user does). The shapes keep theirs in `nonisolated(unsafe) static let`s:
+    /// safe, as they are never written after initialization and the closures capture only key paths.
+    struct FluentField<Item, Record: Model> {
+        let write: (Item, Record) -> Void
+        let read: (Record, inout Item) -> Void
+
+        /// The shape's `item` and the model's `@Field` whose projection (`$name`) is `field`. The field
+        /// is set through its property, never through a key path to the model's property: a key-path
+        /// write reads the old value first, which Fluent refuses for a field not set yet.
+        init<Value>(_ item: WritableKeyPath<Item, Value>, _ field: KeyPath<Record, FieldProperty<Record, Value>>) {
+            write = { $1[keyPath: field].wrappedValue = $0[keyPath: item] }
+            read = { $1[keyPath: item] = $0[keyPath: field].wrappedValue }
+        }
+    }
+
+    extension FluentShape {
         /// A new model (no ID yet) with the values of `self`.
-        func makeRecord() -> FluentRecord
+        func makeRecord() -> FluentRecord {
+            let record = FluentRecord()
+            for field in Self.fluentFields { field.write(self, record) }
+            return record
+        }
+
         /// The values of a fetched model.
-        init(record: FluentRecord)
+        init(record: FluentRecord) {
+            self.init()
+            for field in Self.fluentFields { field.read(record, &self) }
+        }
+
         /// Adds 1 to the model's updated field (``BenchShape/updatedKeyPath``).
-        static func bump(_ record: FluentRecord)
+        static func bump(_ record: FluentRecord) {
+            let field = fluentFields[updatedColumnIndex]
+            var item = Self()
+            field.read(record, &item)
+            item[keyPath: updatedKeyPath] += 1
+            field.write(item, record)
+        }
     }
 
     /// Fluent with its PostgreSQL driver, used as its documentation shows: a `Databases` on the
@@ -217,36 +253,11 @@
     }
 
     extension IntItem: FluentShape {
-        func makeRecord() -> FluentIntRecord {
-            let r = FluentIntRecord()
-            r.i0 = i0
-            r.i1 = i1
-            r.i2 = i2
-            r.i3 = i3
-            r.i4 = i4
-            r.i5 = i5
-            r.i6 = i6
-            r.i7 = i7
-            r.i8 = i8
-            r.i9 = i9
-            return r
-        }
-
-        init(record r: FluentIntRecord) {
-            self.init()
-            i0 = r.i0
-            i1 = r.i1
-            i2 = r.i2
-            i3 = r.i3
-            i4 = r.i4
-            i5 = r.i5
-            i6 = r.i6
-            i7 = r.i7
-            i8 = r.i8
-            i9 = r.i9
-        }
-
-        static func bump(_ record: FluentIntRecord) { record.i1 += 1 }
+        nonisolated(unsafe) static let fluentFields: [FluentField<IntItem, FluentIntRecord>] = [
+            FluentField(\.i0, \.$i0), FluentField(\.i1, \.$i1), FluentField(\.i2, \.$i2), FluentField(\.i3, \.$i3),
+            FluentField(\.i4, \.$i4), FluentField(\.i5, \.$i5), FluentField(\.i6, \.$i6), FluentField(\.i7, \.$i7),
+            FluentField(\.i8, \.$i8), FluentField(\.i9, \.$i9),
+        ]
     }
 
     // `@unchecked Sendable`: as FluentIntRecord above.
@@ -265,32 +276,11 @@
     }
 
     extension MixedItem: FluentShape {
-        func makeRecord() -> FluentMixedRecord {
-            let r = FluentMixedRecord()
-            r.count = count
-            r.rank = rank
-            r.score = score
-            r.weight = weight
-            r.name = name
-            r.label = label
-            r.date = date
-            r.flag = flag
-            return r
-        }
-
-        init(record r: FluentMixedRecord) {
-            self.init()
-            count = r.count
-            rank = r.rank
-            score = r.score
-            weight = r.weight
-            name = r.name
-            label = r.label
-            date = r.date
-            flag = r.flag
-        }
-
-        static func bump(_ record: FluentMixedRecord) { record.count += 1 }
+        nonisolated(unsafe) static let fluentFields: [FluentField<MixedItem, FluentMixedRecord>] = [
+            FluentField(\.count, \.$count), FluentField(\.rank, \.$rank), FluentField(\.score, \.$score),
+            FluentField(\.weight, \.$weight), FluentField(\.name, \.$name), FluentField(\.label, \.$label),
+            FluentField(\.date, \.$date), FluentField(\.flag, \.$flag),
+        ]
     }
 #else
     /// Without the `Fluent` trait, shapes have no Fluent model.
