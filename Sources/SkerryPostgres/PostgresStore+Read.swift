@@ -15,14 +15,21 @@ extension PostgresStore {
         let space: ObjectIDSpace
         let foreignKeyIndexes: [Int]
         let foreignKeySpaces: [ObjectIDSpace]
+        /// The foreign keys whose destination has sub-entities: an entity-code column each, after
+        /// the foreign keys.
+        let foreignKeyEntityColumns: [Int]
+        /// The store's layout (made with its identity), for the spaces of entity codes.
+        let storeLayout: SQLiteStoreLayout
 
-        init(_ result: PostgresResult, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout, _ identity: StoreIdentity) {
+        init(_ result: PostgresResult, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout, _ storeLayout: SQLiteStoreLayout) {
             self.result = result
             self.entity = entity
             decoders = result.decoders(entity.attributeTypes.prefix(entity.storedAttributeCount), from: 2)
-            space = identity.space(for: entity, temporary: false)
+            space = entityLayout.spaces!.own
             foreignKeyIndexes = entityLayout.foreignKeyIndexes
-            foreignKeySpaces = entityLayout.foreignKeyDestinations.map { identity.space(for: $0, temporary: false) }
+            foreignKeySpaces = entityLayout.spaces!.foreignKeyDestinations
+            foreignKeyEntityColumns = entityLayout.foreignKeyEntityColumns
+            self.storeLayout = storeLayout
         }
 
         @inline(__always)
@@ -39,6 +46,14 @@ extension PostgresStore {
             for (position, index) in foreignKeyIndexes.enumerated() {
                 relationships[index] = .toOne(
                     result.isNull(row, column) ? nil : ObjectID(space: foreignKeySpaces[position], key: result.int64(row, column)))
+                column += 1
+            }
+            // A destination with sub-entities: the related row's entity follows the foreign keys.
+            for position in foreignKeyEntityColumns {
+                let index = foreignKeyIndexes[position]
+                if case .toOne(let related?) = relationships[index], let space = storeLayout.space(code: result.int64(row, column)) {
+                    relationships[index] = .toOne(ObjectID(space: space, key: related.key))
+                }
                 column += 1
             }
             return relationships
@@ -87,7 +102,7 @@ extension PostgresStore {
     func decodeRow(
         _ result: PostgresResult, _ row: Int32, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout
     ) throws(SkerryError) -> RowSnapshot {
-        try RowDecoder(result, entity, entityLayout, identity).snapshot(row)
+        try RowDecoder(result, entity, entityLayout, layout).snapshot(row)
     }
 
     // MARK: Queries
@@ -118,12 +133,13 @@ extension PostgresStore {
     }
 
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
+        if layout.readsFamily(query) { return try fetchFamilyRows(query) }
         let entityLayout = try layout.of(query.entity)
         let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout, dialect: .postgres)
-        let identity = identity
+        let storeLayout = layout
         return try read(query.entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
-            let decoder = RowDecoder(result, query.entity, entityLayout, identity)
+            let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout)
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(Int(result.rowCount))
             for row in 0..<result.rowCount { rows.append(try decoder.snapshot(row)) }
@@ -134,12 +150,22 @@ extension PostgresStore {
     func forEachRow(
         _ query: StoreQuery, _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
     ) throws(SkerryError) {
+        if layout.readsFamily(query) {
+            // Each row decoded as its own entity, read by key after the family's IDs.
+            for row in try fetchFamilyRows(query) {
+                let valueLayout = row.objectID.entity.valueLayout
+                let storage = valueLayout.allocate()
+                for (index, value) in row.values.enumerated() where !value.isNull { valueLayout.store(storage, index, value) }
+                body(row.objectID, row.version, storage, row.relationships)
+            }
+            return
+        }
         let entityLayout = try layout.of(query.entity)
         let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout, dialect: .postgres)
-        let identity = identity
+        let storeLayout = layout
         try read(query.entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
-            let decoder = RowDecoder(result, query.entity, entityLayout, identity)
+            let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout)
             for row in 0..<result.rowCount {
                 body(decoder.objectID(row), decoder.version(row), try decoder.storage(row), decoder.relationships(row))
             }
@@ -147,23 +173,19 @@ extension PostgresStore {
     }
 
     /// `column = ANY(?::bigint[])`: one prepared statement for any number of keys.
-    static func inKeys(_ column: String) -> String {
-        "\(SQLBuilder.quote(column)) = ANY(?::bigint[])"
-    }
+    static func inKeys(_ column: String) -> String { SQLDialect.postgres.inKeys(column) }
 
     /// The keys as the array literal ``inKeys(_:)`` binds.
-    static func keyArray(_ keys: [Int64]) -> AttributeValue {
-        .string("{" + keys.map(String.init).joined(separator: ",") + "}")
-    }
+    static func keyArray(_ keys: [Int64]) -> AttributeValue { SQLDialect.postgres.keyList(keys) }
 
     func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot] {
         guard !primaryKeys.isEmpty else { return [] }
         let entityLayout = try layout.of(entity)
         let sql = entityLayout.selectRows + " WHERE " + Self.inKeys(SQLBuilder.primaryKeyColumn)
-        let identity = identity
+        let storeLayout = layout
         return try withConnection(entity) { connection in
             let result = try connection.query(sql, [Self.keyArray(primaryKeys)])
-            let decoder = RowDecoder(result, entity, entityLayout, identity)
+            let decoder = RowDecoder(result, entity, entityLayout, storeLayout)
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(Int(result.rowCount))
             for row in 0..<result.rowCount { rows.append(try decoder.snapshot(row)) }
@@ -172,43 +194,27 @@ extension PostgresStore {
     }
 
     func fetchRelated(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [ObjectID]] {
-        guard !sourceKeys.isEmpty else { return [:] }
-        let q = SQLBuilder.quote
-        let key = SQLBuilder.primaryKeyColumn
-        let sql: String
-        switch try layout.of(entity).storage[relationship] {
-        case .foreignKey(let column):
-            sql = "SELECT \(q(key)), \(q(column)) FROM \(q(entity.name)) WHERE " + Self.inKeys(key) + " AND \(q(column)) IS NOT NULL"
-        case .inverseForeignKey(let table, let column, let orderColumn):
-            sql =
-                "SELECT \(q(column)), \(q(key)) FROM \(q(table)) WHERE " + Self.inKeys(column)
-                + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)) NULLS FIRST, " } ?? "") + q(key)
-        case .joinTable(let table, let source, let target, let orderColumn):
-            sql =
-                "SELECT \(q(source)), \(q(target)) FROM \(q(table)) WHERE " + Self.inKeys(source)
-                + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)) NULLS FIRST, " } ?? "") + q(target)
-        case .transient:
-            return [:] // a transient relationship relates nothing in the store
-        }
-        let destinationName = entity.relationships[relationship].destinationEntityName
-        guard let destination = entities.first(where: { $0.name == destinationName }) else {
-            throw SkerryError(
-                .noStore,
-                "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
-                entityName: entity.name, key: entity.relationships[relationship].name)
-        }
-        let space = identity.space(for: destination, temporary: false)
+        guard !sourceKeys.isEmpty,
+            let (sql, destination, hasEntityColumn) = try layout.relatedQuery(entity, relationship: relationship, dialect: .postgres)
+        else { return [:] } // a transient relationship relates nothing in the store
+        let storeLayout = layout
+        let space = try layout.of(destination).spaces!.own
         return try withConnection(entity) { connection in
             let result = try connection.query(sql, [Self.keyArray(sourceKeys)])
             var related: [Int64: [ObjectID]] = [:]
             for row in 0..<result.rowCount {
-                related[result.int64(row, 0), default: []].append(ObjectID(space: space, key: result.int64(row, 1)))
+                // A destination with sub-entities: the third column names each related row's entity.
+                let rowSpace = hasEntityColumn ? storeLayout.space(code: result.int64(row, 2)) ?? space : space
+                related[result.int64(row, 0), default: []].append(ObjectID(space: rowSpace, key: result.int64(row, 1)))
             }
             return related
         }
     }
 
     func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID] {
+        if layout.readsFamily(query) {
+            return try read(query.entity, predicate: query.predicate) { connection in try fetchFamilyObjectIDs(query, connection) }
+        }
         let head = "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn)) FROM \(SQLBuilder.quote(query.entity.name))"
         let sql = SQLBuilder.query(head, query, layout: layout, dialect: .postgres)
         let space = identity.space(for: query.entity, temporary: false)
@@ -220,7 +226,7 @@ extension PostgresStore {
 
     func count(_ query: StoreQuery) throws(SkerryError) -> Int {
         let inner = SQLBuilder.query(
-            "SELECT 1 FROM \(SQLBuilder.quote(query.entity.name))", query, layout: layout,
+            "SELECT 1 FROM \(layout.readSource(query))", query, layout: layout,
             ordered: false, dialect: .postgres)
         let text = "SELECT count(*) FROM (\(inner.text)) AS counted"
         return try read(query.entity, predicate: query.predicate) { connection in
@@ -233,7 +239,7 @@ extension PostgresStore {
         let columns = attributeIndexes.map { $0 < entity.storedAttributeCount ? SQLBuilder.quote(entity.attributes[$0].name) : "NULL" }
         let head =
             "SELECT \(SQLBuilder.quote(SQLBuilder.primaryKeyColumn))" + columns.map { ", " + $0 }.joined()
-            + " FROM \(SQLBuilder.quote(entity.name))"
+            + " FROM \(layout.readSource(query))"
         let sql = SQLBuilder.query(head, query, layout: layout, dialect: .postgres)
         return try read(entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)

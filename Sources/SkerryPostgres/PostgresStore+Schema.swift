@@ -31,6 +31,7 @@ extension PostgresStore {
                     }
                     return try schema.create(model: model, entities: entities, connection) {
                         try createSequences(entities, connection)
+                        try syncFamilyUniqueness(entities, connection)
                         try createFunctions(connection)
                         try createChangesTable(connection)
                     }
@@ -73,9 +74,24 @@ extension PostgresStore {
         let plan = planSteps(
             description.migrationPlan, recordedHash: recorded.metadata["modelVersionHash"], from: recorded.schema,
             description: description)
+        // The migration engine rebuilds rows table by table and keys them per entity: a store
+        // with entity hierarchies (before or after) is migrated additively only, in place below.
+        let holdsHierarchies =
+            entities.contains { $0.superentity != nil } || recorded.schema.entities.contains { $0.parent != nil }
+        func refuseRebuild(_ reasons: [String]) -> SkerryError {
+            SkerryError(
+                .modelMismatch,
+                "\(description) holds entity hierarchies, which the PostgreSQL store migrates only by additive changes in place (new entities and sub-entities, attributes, relationships, indexes); this migration would rebuild tables: "
+                    + reasons.joined(separator: "; ") + ". The store was left untouched.")
+        }
+        if holdsHierarchies, let first = plan.steps.first {
+            throw refuseRebuild(["MigrationPlan steps from step \(first.number)"])
+        }
         var steps = plan.steps
-        let isAdditive = SchemaMigration(from: plan.reached, to: entities).incompatibilities.isEmpty
+        let inferred = SchemaMigration(from: plan.reached, to: entities)
+        let isAdditive = inferred.incompatibilities.isEmpty
         if !isAdditive {
+            if holdsHierarchies { throw refuseRebuild(inferred.incompatibilities + inferred.changedHierarchies) }
             guard description.shouldMigrateAutomatically else {
                 throw SkerryError(
                     .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")
@@ -93,6 +109,15 @@ extension PostgresStore {
         guard isAdditive else { return recorded.identifier }
         try schema.migrateInPlace(connection, recorded.reaching(plan.reached), description: description, model: model, entities: entities) {
             try createSequences(entities, connection)
+            do {
+                try syncFamilyUniqueness(entities, connection)
+            } catch let error as SkerryError where error.code == .constraintViolation {
+                // The rows break a constraint the model now spans over a hierarchy: this model
+                // cannot be migrated to (as the SQLite store reports it); the transaction rolls back.
+                throw SkerryError(
+                    .modelMismatch, "\(description) cannot be migrated to this model: \(error.message)",
+                    entityName: error.entityName, key: error.key)
+            }
         }
         return recorded.identifier
     }

@@ -133,36 +133,45 @@ extension PostgresStore {
         return (keys, try next())
     }
 
-    /// The next keys of each entity's sequence, one per insert: one statement per entity.
-    /// Sequences never hand out a key twice, whichever process asks. An insert whose ID is
-    /// already permanent keeps its key (reserved earlier by ``reservePrimaryKeys(_:count:)``).
+    /// The next keys of each hierarchy's sequence (an entity's own when it has no parent in the
+    /// store), one per insert: one statement per hierarchy. Sequences never hand out a key twice,
+    /// whichever process asks, so keys are unique in a hierarchy. An insert whose ID is already
+    /// permanent keeps its key (reserved earlier by ``reservePrimaryKeys(_:count:)``).
     private func allocateKeys(_ inserts: [RowInsert], _ connection: PostgresConnection) throws -> [Int64] {
         guard !inserts.isEmpty else { return [] }
-        var counts: [ObjectIdentifier: (entity: EntityDescription, count: Int)] = [:]
+        var roots: [ObjectIdentifier: EntityDescription] = [:] // by entity
+        var counts: [ObjectIdentifier: (root: EntityDescription, count: Int)] = [:] // by root
         for insert in inserts where insert.objectID.isTemporary {
-            counts[ObjectIdentifier(insert.objectID.entity), default: (insert.objectID.entity, 0)].count += 1
+            let entity = insert.objectID.entity
+            let root = roots[ObjectIdentifier(entity)] ?? StoreWritePlanner.keyRoot(entity, among: entities)
+            roots[ObjectIdentifier(entity)] = root
+            counts[ObjectIdentifier(root), default: (root, 0)].count += 1
         }
         var allocated: [ObjectIdentifier: [Int64]] = [:]
-        for (id, (entity, count)) in counts {
-            allocated[id] = try Self.nextKeys(entity, count: count, connection).reversed()
+        for (id, (root, count)) in counts {
+            allocated[id] = try Self.nextKeys(root, count: count, connection).reversed()
         }
-        return inserts.map { $0.objectID.isTemporary ? allocated[ObjectIdentifier($0.objectID.entity)]!.removeLast() : $0.objectID.key }
+        return inserts.map {
+            $0.objectID.isTemporary
+                ? allocated[ObjectIdentifier(roots[ObjectIdentifier($0.objectID.entity)]!)]!.removeLast() : $0.objectID.key
+        }
     }
 
-    /// `count` keys of `entity`'s sequence, in one statement.
-    private static func nextKeys(_ entity: EntityDescription, count: Int, _ connection: PostgresConnection) throws -> [Int64] {
+    /// `count` keys of the sequence of the hierarchy whose root is `root`, in one statement.
+    private static func nextKeys(_ root: EntityDescription, count: Int, _ connection: PostgresConnection) throws -> [Int64] {
         let result = try connection.query(
             "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
-            [.string(SQLBuilder.quote(sequenceName(entity.name))), .int(Int64(count))])
+            [.string(SQLBuilder.quote(sequenceName(root.name))), .int(Int64(count))])
         return (0..<result.rowCount).map { result.int64($0, 0) }
     }
 
-    /// Reserves `count` keys of `entity`'s sequence for objects not saved yet
+    /// Reserves `count` keys of `entity`'s sequence (its hierarchy's) for objects not saved yet
     /// (``SkerryCore/ObjectContext/obtainPermanentIDs(for:)``): the sequence never hands them out
     /// again, in any process, and a save that inserts an object under a reserved key writes that key.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
         guard count > 0 else { return [] }
-        return try withConnection(entity) { connection in try Self.nextKeys(entity, count: count, connection) }
+        let root = StoreWritePlanner.keyRoot(entity, among: entities)
+        return try withConnection(entity) { connection in try Self.nextKeys(root, count: count, connection) }
     }
 
     /// The row with this key as it is now, or nil.
@@ -189,8 +198,9 @@ extension PostgresStore {
         for (objectID, _) in changes.deletes { keys[objectID.entityName, default: []].insert(objectID.key) }
         for update in changes.updates { keys[update.objectID.entityName, default: []].insert(update.objectID.key) }
         for write in members {
-            guard case .inverseForeignKey(let table, _, _?) = write.storage else { continue }
-            for member in write.members where !member.isTemporary { keys[table, default: []].insert(member.key) }
+            guard case .inverseForeignKey(_, _, _?) = write.storage else { continue }
+            // Each member's own table: the destination's, or a sub-entity's.
+            for member in write.members where !member.isTemporary { keys[member.entityName, default: []].insert(member.key) }
         }
         let q = SQLBuilder.quote
         let key = q(SQLBuilder.primaryKeyColumn)
@@ -316,43 +326,59 @@ extension PostgresStore {
         return mapped
     }
 
-    // Deletes the entity's own rows: this store does not read entity hierarchies yet
-    // (docs/postgres.md), so `includesSubentities` changes nothing here.
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
     {
-        try batchDelete(entity, predicate: predicate, returningKeys: false).count
+        try batchDelete(entity, predicate: predicate, includesSubentities: includesSubentities, returningKeys: false).count
     }
 
     func batchDelete(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError)
         -> [ObjectID]
     {
-        let identity = identity
-        return try batchDelete(entity, predicate: predicate, returningKeys: true).keys.map {
-            ObjectID(store: identity, entity: entity, primaryKey: $0)
-        }
+        try batchDelete(entity, predicate: predicate, includesSubentities: includesSubentities, returningKeys: true).objectIDs
     }
 
-    /// Deletes the rows matching `predicate` with one statement (returning their keys when asked),
-    /// and clears what refers to them (``BatchDeleteCleanup``: join-table rows, foreign keys and
-    /// their order columns), in one transaction.
+    /// Deletes the rows matching `predicate` of the entity and, when `includesSubentities`, of
+    /// its sub-entities (as Core Data's batch delete of a fetch that includes sub-entities): one
+    /// statement per table (returning their keys when asked), then clears what refers to them
+    /// (``BatchDeleteCleanup``: join-table rows, foreign keys and their order columns), in one
+    /// transaction. Keys are unique in a hierarchy, so one list of keys serves every member.
     private func batchDelete(
-        _ entity: EntityDescription, predicate: ResolvedPredicate?,
+        _ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool,
         returningKeys: Bool
-    ) throws(SkerryError) -> (count: Int, keys: [Int64]) {
+    ) throws(SkerryError) -> (count: Int, objectIDs: [ObjectID]) {
         let q = SQLBuilder.quote
-        let cleanup = BatchDeleteCleanup(deleting: [entity], among: entities, layout: layout)
+        let identity = identity
+        let members = planner.batchDeleteTables(entity, includesSubentities: includesSubentities)
+        let cleanup = BatchDeleteCleanup(deleting: members, among: entities, layout: layout)
         let returning = returningKeys || !cleanup.isEmpty || options.propagatesChanges
-        var delete = SQLBuilder.query(
-            "DELETE FROM \(q(entity.name))", StoreQuery(entity: entity, predicate: predicate, sortKeys: []),
-            layout: layout, ordered: false, dialect: .postgres)
-        if returning { delete.text += " RETURNING \(q(SQLBuilder.primaryKeyColumn))" }
+        let deletes = members.map { member in
+            var delete = SQLBuilder.query(
+                "DELETE FROM \(q(member.name))", StoreQuery(entity: member, predicate: predicate, sortKeys: []),
+                layout: layout, ordered: false, dialect: .postgres)
+            if returning { delete.text += " RETURNING \(q(SQLBuilder.primaryKeyColumn))" }
+            return (member: member, sql: delete)
+        }
         let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
             return try connection.transaction {
-                let result = try connection.query(delete.text, delete.bindings)
-                guard returning else { return (result.affectedRows, []) }
-                let keys = (0..<result.rowCount).map { result.int64($0, 0) }
+                var count = 0
+                var objectIDs: [ObjectID] = []
+                var keys: [Int64] = []
+                for (member, delete) in deletes {
+                    let result = try connection.query(delete.text, delete.bindings)
+                    guard returning else {
+                        count += result.affectedRows
+                        continue
+                    }
+                    let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
+                    count += memberKeys.count
+                    keys += memberKeys
+                    if returningKeys { objectIDs += memberKeys.map { ObjectID(store: identity, entity: member, primaryKey: $0) } }
+                    if let bindings = changeBindings(PostgresChangeRecord(deleted: memberKeys, of: member.name)) {
+                        try connection.query(Self.recordChangesSQL, bindings)
+                    }
+                }
                 if !keys.isEmpty {
                     let list = Self.keyArray(keys)
                     for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
@@ -374,10 +400,7 @@ extension PostgresStore {
                                 + Self.inKeys(foreignKey.column), [list])
                     }
                 }
-                if let bindings = changeBindings(PostgresChangeRecord(deleted: keys, of: entity.name)) {
-                    try connection.query(Self.recordChangesSQL, bindings)
-                }
-                return (keys.count, keys)
+                return (count, objectIDs)
             }
         }
     }

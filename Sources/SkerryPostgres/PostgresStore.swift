@@ -2,12 +2,17 @@ import Foundation
 import SkerryCore
 
 /// A store kept in a PostgreSQL database: one table per entity (in the description's schema), a
-/// metadata table, one sequence per entity for keys, and a pool of connections.
+/// metadata table, one key sequence per entity hierarchy, and a pool of connections.
 ///
 /// The tables have the SQLite store's shape — a `bigint` key `_pk`, a `_version` for optimistic
 /// locking, one column per attribute in its native PostgreSQL type, and relationships kept the
 /// same way (foreign-key columns, order columns, join tables) — so that both stores follow one
 /// layout (``SQLiteStoreLayout``) and one SQL generator (``SQLBuilder`` in its PostgreSQL dialect).
+///
+/// Entity inheritance is laid out as in the SQLite store: each entity of a hierarchy has its own
+/// table, keys are unique in the hierarchy (they come from the root's sequence), a read of an
+/// entity with sub-entities reads the union of its family's tables, and a uniqueness constraint
+/// declared on a parent holds across its sub-entities' tables (triggers).
 ///
 /// Several processes may use one store at once: keys come from sequences (never handed out
 /// twice), every update and delete checks the version the context read, and a schema change
@@ -43,18 +48,6 @@ final class PostgresStore: ObjectStore {
         self.options = options
         self.entities = entities
         self.model = model
-        self.layout = SQLiteStoreLayout(entities: entities)
-        self.planner = StoreWritePlanner(layout: layout, dialect: .postgres)
-        // Entity inheritance is not laid out on PostgreSQL yet (the SQLite store keeps a table per
-        // entity, keys unique in a hierarchy, and reads a parent through the union of its family's
-        // tables): refused rather than read as separate entities, which would answer fetches of a
-        // parent without its sub-entities' objects.
-        if let entity = entities.first(where: { $0.superentity != nil }), let parent = entity.superentity {
-            throw SkerryError(
-                .storeLoadFailed,
-                "\(description) cannot hold '\(entity.name)', a sub-entity of '\(parent.name)': the PostgreSQL store does not hold entity hierarchies yet. Use a SQLite store for this model, or give '\(entity.name)' the properties it inherits and no superentity.",
-                entityName: entity.name)
-        }
         try StoreSchema.checkDestinationsHeld(entities, description)
         do {
             try PostgresConnectionString.validate(options.connectionString)
@@ -67,6 +60,8 @@ final class PostgresStore: ObjectStore {
         let identifier = try Self.prepareSchema(
             pool: pool, description: description, options: options, model: model, entities: entities, events: events)
         identity = StoreIdentity(identifier: identifier)
+        layout = SQLiteStoreLayout(entities: entities, identity: identity)
+        planner = StoreWritePlanner(layout: layout, dialect: .postgres)
         if options.propagatesChanges {
             do {
                 listener = try PostgresChangeListener(

@@ -11,7 +11,11 @@ import Testing
     static let model = try! XcodeModel(contentsOf: FixtureFiles.url("Hierarchy.xcdatamodel")).loadCurrentVersion().model
 
     static func stack(_ kind: StoreKind, _ directory: TemporaryDirectory) throws -> PersistentStack {
-        kind == .memory ? try makeMemoryStack(model: model) : try makeFileStack(directory, model: model, name: "Hierarchy")
+        switch kind {
+        case .memory: return try makeMemoryStack(model: model)
+        case .file: return try makeFileStack(directory, model: model, name: "Hierarchy")
+        case .postgres: return try makeStack(.postgres, model: model).0
+        }
     }
 
     static func insert(_ entity: String, _ title: String, year: Int16? = nil, in context: ObjectContext) throws -> EntityObject {
@@ -46,7 +50,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [StoreKind.file, .memory])
+    @Test(arguments: StoreKind.allCases)
     func aFetchOfAnEntityReturnsItsSubentitiesObjects(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let stack = try Self.stack(kind, directory)
@@ -98,7 +102,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [StoreKind.file, .memory])
+    @Test(arguments: StoreKind.allCases)
     func relationshipsToAnAbstractEntityHoldAnySubentity(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let stack = try Self.stack(kind, directory)
@@ -156,7 +160,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [StoreKind.file, .memory])
+    @Test(arguments: StoreKind.allCases)
     func aToManyRelationshipThatIsItsOwnInverseIsSymmetric(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let stack = try Self.stack(kind, directory)
@@ -236,9 +240,10 @@ import Testing
     /// A batch delete that leaves sub-entities out (a fetch request's `includesSubentities =
     /// false`, as Core Data's `NSBatchDeleteRequest(fetchRequest:)` takes it) deletes the
     /// entity's own objects only.
-    @Test func aBatchDeleteWithoutSubentitiesKeepsTheirObjects() throws {
+    @Test(arguments: StoreKind.allCases)
+    func aBatchDeleteWithoutSubentitiesKeepsTheirObjects(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
-        let stack = try Self.stack(.file, directory)
+        let stack = try Self.stack(kind, directory)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             _ = try Self.insert("Book", "Dune", year: 1965, in: context)

@@ -28,7 +28,7 @@ extension ObjectModel {
         return fnv1a64Hex(text)
     }
 
-    static func fnv1a64Hex(_ text: String) -> String {
+    package static func fnv1a64Hex(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

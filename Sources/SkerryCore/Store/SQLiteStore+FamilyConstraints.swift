@@ -10,26 +10,10 @@ extension SQLiteStore {
     /// What the names of these triggers contain (after the table's name).
     static let familyUniqueMarker = "__family_unique__"
 
-    /// A uniqueness constraint of an entity with sub-entities, and the entities whose tables
-    /// must hold it together (the entity and its sub-entities among a store's entities).
-    struct FamilyConstraint {
-        let declaring: EntityDescription
-        let columns: [String]
-        let members: [EntityDescription]
-        var name: String { ObjectModel.fnv1a64Hex(declaring.name + ":" + columns.joined(separator: ",")) }
-    }
+    typealias FamilyConstraint = StoreSchema.FamilyConstraint
 
-    /// The constraints of `entities` (a store's entities) that span several tables: each held by
-    /// the topmost entity of the store that has it.
     static func familyConstraints(_ entities: [EntityDescription]) -> [FamilyConstraint] {
-        entities.flatMap { entity -> [FamilyConstraint] in
-            let members = entities.filter { $0.isKind(of: entity) }
-            guard members.count > 1 else { return [] }
-            let parent = entity.superentity.flatMap { parent in entities.first { $0 === parent } }
-            return entity.uniquenessConstraints.filter { parent?.uniquenessConstraints.contains($0) != true }.map {
-                FamilyConstraint(declaring: entity, columns: $0, members: members)
-            }
-        }
+        StoreSchema.familyConstraints(entities)
     }
 
     /// The triggers that keep `constraint` across its tables: before an insert into, or an update
@@ -92,17 +76,6 @@ extension SQLiteStore {
     }
 
     private static func checkFamilyDuplicates(_ constraint: FamilyConstraint, _ connection: SQLiteConnection) throws {
-        let q = SQLBuilder.quote
-        let columns = constraint.columns.map(q).joined(separator: ", ")
-        let union = constraint.members.map { "SELECT \(columns) FROM \(q($0.name))" }.joined(separator: " UNION ALL ")
-        let present = constraint.columns.map { "\(q($0)) IS NOT NULL" }.joined(separator: " AND ")
-        let clashes =
-            try connection.scalarInt64(
-                "SELECT count(*) FROM (SELECT 1 FROM (\(union)) WHERE \(present) GROUP BY \(columns) HAVING count(*) > 1)") ?? 0
-        guard clashes > 0 else { return }
-        throw SkerryError(
-            .constraintViolation,
-            "The uniqueness constraint (\(constraint.columns.joined(separator: ", "))) of '\(constraint.declaring.name)' holds across its sub-entities (\(constraint.members.map(\.name).joined(separator: ", "))), but \(clashes) set(s) of values are shared by objects of different sub-entities in the store. Nothing was changed: the duplicates must go before the store opens with this model.",
-            entityName: constraint.declaring.name, key: constraint.columns.joined(separator: ","))
+        try StoreSchema.checkFamilyDuplicates(constraint, connection)
     }
 }

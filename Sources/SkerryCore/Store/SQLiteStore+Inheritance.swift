@@ -3,19 +3,13 @@
 /// from the union of its family's tables (``SQLiteStoreLayout/source(_:)``), named after the
 /// entity so that conditions and sort keys compile as for one table.
 extension SQLiteStore {
-    /// What `query` selects from, named after its entity: the entity's table, or the union of its
-    /// family's tables when the query includes sub-entities and there are some.
-    func readSource(_ query: StoreQuery) -> String {
-        guard query.includesSubentities, layout.family(query.entity) != nil else { return SQLBuilder.quote(query.entity.name) }
-        return layout.source(query.entity) + " AS " + SQLBuilder.quote(query.entity.name)
-    }
+    /// What `query` selects from (``SQLiteStoreLayout/readSource(_:)``).
+    func readSource(_ query: StoreQuery) -> String { layout.readSource(query) }
 
     /// The IDs of the rows of `query`'s entity and its sub-entities, in the query's order, each
     /// under its own entity.
     func fetchFamilyObjectIDs(_ query: StoreQuery, _ connection: SQLiteConnection) throws -> [ObjectID] {
-        let q = SQLBuilder.quote, table = q(query.entity.name)
-        let head = "SELECT \(table).\(q(SQLBuilder.primaryKeyColumn)), \(table).\(q(SQLBuilder.entityColumn)) FROM \(readSource(query))"
-        let sql = SQLBuilder.query(head, query, layout: layout)
+        let sql = layout.familyObjectIDsQuery(query, dialect: .sqlite)
         try checkRawConditions(query.predicate, connection)
         let statement = try connection.cachedStatement(sql.text)
         try statement.bind(sql.bindings)
@@ -32,24 +26,13 @@ extension SQLiteStore {
     /// entity's rows by key, in the same read transaction.
     func fetchFamilyRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
         try read(query.entity) { connection in
-            let objectIDs = try fetchFamilyObjectIDs(query, connection)
-            var byEntity: [ObjectIdentifier: (entity: EntityDescription, keys: [Int64])] = [:]
-            for objectID in objectIDs {
-                byEntity[ObjectIdentifier(objectID.entity), default: (objectID.entity, [])].keys.append(objectID.key)
+            try layout.rows(of: fetchFamilyObjectIDs(query, connection), dialect: .sqlite) { entity, entityLayout, sql, keys in
+                let statement = try connection.cachedStatement(sql)
+                try statement.bind([keys])
+                var rows: [RowSnapshot] = []
+                while try statement.step() { rows.append(try decodeRow(statement, entity, entityLayout)) }
+                return rows
             }
-            var rows: [ObjectID: RowSnapshot] = [:]
-            rows.reserveCapacity(objectIDs.count)
-            for (entity, keys) in byEntity.values {
-                let entityLayout = try layout.of(entity)
-                let statement = try connection.cachedStatement(
-                    entityLayout.selectRows + " WHERE " + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn))
-                try statement.bind([SQLBuilder.jsonKeys(keys)])
-                while try statement.step() {
-                    let row = try decodeRow(statement, entity, entityLayout)
-                    rows[row.objectID] = row
-                }
-            }
-            return objectIDs.compactMap { rows[$0] }
         }
     }
 }

@@ -296,6 +296,11 @@ package struct SQLiteStoreLayout: Sendable {
         return layout
     }
 
+    /// The store's entity named `name`, or nil.
+    package func entity(named name: String) -> EntityDescription? {
+        entities.first { $0.name == name }
+    }
+
     /// The entity of `code` (a store's entity), or nil for a code that names none.
     package func entity(code: Int64) -> EntityDescription? {
         code >= 0 && code < Int64(entities.count) ? entities[Int(code)] : nil
@@ -303,7 +308,7 @@ package struct SQLiteStoreLayout: Sendable {
 
     /// The space of the IDs of the entity of `code`, or nil for a code that names none (a layout
     /// made with a store identity; a precondition otherwise).
-    func space(code: Int64) -> ObjectIDSpace? {
+    package func space(code: Int64) -> ObjectIDSpace? {
         code >= 0 && code < Int64(entities.count) ? codeSpaces![Int(code)] : nil
     }
 

@@ -270,38 +270,10 @@ final class SQLiteStore: ObjectStore {
     }
 
     func fetchRelated(_ entity: EntityDescription, relationship: Int, sourceKeys: [Int64]) throws(SkerryError) -> [Int64: [ObjectID]] {
-        guard !sourceKeys.isEmpty else { return [:] }
-        let q = SQLBuilder.quote
-        let destinationName = entity.relationships[relationship].destinationEntityName
-        guard let destination = entities.first(where: { $0.name == destinationName }) else {
-            throw SkerryError(
-                .noStore,
-                "This store does not hold '\(destinationName)', the destination of '\(entity.name).\(entity.relationships[relationship].name)'.",
-                entityName: entity.name, key: entity.relationships[relationship].name)
-        }
-        // A destination with sub-entities: a third column gives each related row's entity.
-        func entityCode(_ key: String) -> String { layout.entityCode(destination, key: key).map { ", " + $0 } ?? "" }
-        let sql: String
-        switch try layout.of(entity).storage[relationship] {
-        case .transient:
-            return [:] // in memory only: the store keeps no member
-        case .foreignKey(let column):
-            sql =
-                "SELECT \(q(SQLBuilder.primaryKeyColumn)), \(q(column))\(entityCode("\(q(entity.name)).\(q(column))")) FROM \(q(entity.name)) WHERE "
-                + SQLBuilder.inKeys(SQLBuilder.primaryKeyColumn) + " AND \(q(column)) IS NOT NULL"
-        case .inverseForeignKey(let table, let column, let orderColumn):
-            let hasFamily = layout.family(destination) != nil
-            sql =
-                "SELECT \(q(column)), \(q(SQLBuilder.primaryKeyColumn))\(hasFamily ? ", " + q(SQLBuilder.entityColumn) : "") FROM "
-                + (hasFamily ? layout.source(destination) + " AS \(q(table))" : q(table)) + " WHERE " + SQLBuilder.inKeys(column)
-                + " ORDER BY \(q(column)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(SQLBuilder.primaryKeyColumn)
-        case .joinTable(let table, let source, let target, let orderColumn):
-            sql =
-                "SELECT \(q(source)), \(q(target))\(entityCode("\(q(table)).\(q(target))")) FROM \(q(table)) WHERE "
-                + SQLBuilder.inKeys(source)
-                + " ORDER BY \(q(source)), " + (orderColumn.map { "\(q($0)), " } ?? "") + q(target)
-        }
-        let storeLayout = layout, hasEntityColumn = layout.family(destination) != nil
+        guard !sourceKeys.isEmpty,
+            let (sql, destination, hasEntityColumn) = try layout.relatedQuery(entity, relationship: relationship, dialect: .sqlite)
+        else { return [:] } // a transient relationship: in memory only, the store keeps no member
+        let storeLayout = layout
         let space = try layout.of(destination).space
         return try read(entity) { connection in
             let statement = try connection.cachedStatement(sql)
