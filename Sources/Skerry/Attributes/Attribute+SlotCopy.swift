@@ -72,7 +72,10 @@ struct SlotField: Sendable {
         let field = base + copy.offset
         switch copy.kind {
         case .int64: return put(slots.integer(at: position), field)
-        case .int: return put(slots.integer(at: position).map { Int($0) }, field)
+        case .int:
+            guard let value = slots.integer(at: position) else { return put(Int?.none, field) }
+            guard let narrow = Int(exactly: value) else { return false } // only on 32-bit platforms
+            return put(narrow, field)
         case .int32:
             guard let value = slots.integer(at: position) else { return put(Int32?.none, field) }
             guard let narrow = Int32(exactly: value) else { return false }

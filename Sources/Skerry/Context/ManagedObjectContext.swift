@@ -27,6 +27,9 @@ public final class ManagedObjectContext {
     /// inserted.
     @discardableResult
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws(SkerryError) -> ManagedObject<PlainObject> {
+        // Before this context's own state (the cached layout) is read: misuse from another
+        // thread stops with the confinement message.
+        instance.checkConfinement()
         let object: ManagedObject<PlainObject>
         if let last = lastInsertLayout, last.type == ObjectIdentifier(PlainObject.self) {
             // The entity named `PlainObject.entityName`, found by an earlier insert.

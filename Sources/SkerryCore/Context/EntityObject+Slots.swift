@@ -21,38 +21,52 @@ package struct ObjectSlots {
     /// The integer (a Boolean as 0 or 1) of attribute `index`, or nil when it has no value.
     @inline(__always)
     package func integer(at index: Int) -> Int64? {
-        layout.loadInteger(base, index)
+        assertSlot(index, .integer)
+        return layout.loadInteger(base, index)
     }
 
     /// The floating-point number (a date as seconds since 2001-01-01) of attribute `index`, or
     /// nil when it has no value.
     @inline(__always)
     package func double(at index: Int) -> Double? {
-        layout.loadDouble(base, index)
+        assertSlot(index, .double)
+        return layout.loadDouble(base, index)
     }
 
     /// The string of attribute `index`, or nil when it has no value.
     @inline(__always)
     package func string(at index: Int) -> String? {
-        layout.loadString(base, index)
+        assertSlot(index, .string)
+        return layout.loadString(base, index)
     }
 
     /// Sets attribute `index` (an integer or Boolean attribute) to `value`.
     @inline(__always)
     package func setInteger(_ value: Int64, at index: Int) {
+        assertSlot(index, .integer)
         layout.storeInteger(base, index, value)
     }
 
     /// Sets attribute `index` (a floating-point or date attribute) to `value`, which is not NaN.
     @inline(__always)
     package func setDouble(_ value: Double, at index: Int) {
+        assertSlot(index, .double)
         layout.storeDouble(base, index, value)
     }
 
     /// Sets attribute `index` (a string attribute) to `value`.
     @inline(__always)
     package func setString(_ value: String, at index: Int) {
+        assertSlot(index, .string)
         layout.storeString(base, index, value)
+    }
+
+    /// Checks, in debug builds only, that attribute `index` is held in a slot of form `slot`: the
+    /// accessors above trust their caller (``TypeLayout`` checks types once per type), and a
+    /// mismatch would read or write the slot as the wrong type.
+    @inline(__always)
+    private func assertSlot(_ index: Int, _ slot: ValueLayout.Slot) {
+        assert(layout.slots[index] == slot, "ObjectSlots: attribute \(index) is not held as \(slot)")
     }
 
     /// Clears attribute `index` (it has no value afterwards).

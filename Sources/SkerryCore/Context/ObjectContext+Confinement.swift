@@ -35,7 +35,7 @@ extension ObjectContext {
     /// any state is touched, so that misuse from another thread stops with this message instead of
     /// corrupting memory. Cost: a thread-identity read, an atomic load and a compare.
     @inline(__always)
-    func checkConfinement(_ function: StaticString = #function) {
+    package func checkConfinement(_ function: StaticString = #function) {
         if ownerThread.load(ordering: .relaxed) == currentThreadToken() { return }
         if confinement == .mainQueue && isOnMainThreadOrQueue() {
             if !hasBeenUsed.load(ordering: .relaxed) { hasBeenUsed.store(true, ordering: .releasing) }
