@@ -168,11 +168,16 @@ func milliseconds(_ value: Double) -> String {
 }
 
 let others = contenders.filter { $0.name != baseline?.name }
+#if DEBUG
+    let buildKind = "debug build (a smoke test: times say nothing of speed)"
+#else
+    let buildKind = "release build"
+#endif
 if !markdownOnly {
     let setting = postgres.map { "PostgreSQL (\($0.versions))" } ?? "in-memory databases, SQLite \(sqliteVersion)"
     print(
         """
-        Skerry comparative benchmarks: \(setting), release build, \
+        Skerry comparative benchmarks: \(setting), \(buildKind), \
         \(ProcessInfo.processInfo.activeProcessorCount) cores; median of \(repeats) run\(repeats == 1 ? "" : "s") \
         per cell (\(String(format: "%.0f", elapsed)) s in all).
         """)
