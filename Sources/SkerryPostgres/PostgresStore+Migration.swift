@@ -11,41 +11,6 @@ import SkerryCore
 /// plan step's `transformRow` and `finish`, and checks that every row is still there: the same
 /// "carry every row and link or fail saying what could not be carried" rule as the SQLite store.
 extension PostgresStore {
-    /// One step of a migration: the schema before it, the entities after it.
-    struct MigrationStepSpec {
-        let source: StoredSchema
-        /// The entities of the version left, for a plan step's `finish` (empty for an inferred step).
-        let sourceEntities: [EntityDescription]
-        let destination: [EntityDescription]
-        let model: ObjectModel
-        let custom: MigrationStep?
-        /// 1-based, for messages.
-        let number: Int
-    }
-
-    /// The steps of `plan` from the version whose hash the store recorded to the plan's last
-    /// version, and the schema they reach; none when the store was not written with one of the
-    /// plan's versions (an inferred step then goes straight to the current model).
-    static func planSteps(
-        _ plan: MigrationPlan?, recordedHash: String?, from stored: StoredSchema, description: StoreDescription
-    ) -> (steps: [MigrationStepSpec], reached: StoredSchema) {
-        guard let plan, let recordedHash,
-            let start = plan.versions.firstIndex(where: { $0.versionHash == recordedHash }), start < plan.versions.count - 1
-        else { return ([], stored) }
-        let held = { (model: ObjectModel) in model.entities.filter { description.holds($0, of: model) } }
-        var steps: [MigrationStepSpec] = []
-        var schema = stored
-        for index in start..<(plan.versions.count - 1) {
-            let destination = held(plan.versions[index + 1])
-            steps.append(
-                MigrationStepSpec(
-                    source: schema, sourceEntities: held(plan.versions[index]), destination: destination,
-                    model: plan.versions[index + 1], custom: plan.steps[index], number: index + 1))
-            schema = StoredSchema(entities: destination)
-        }
-        return (steps, schema)
-    }
-
     /// Runs one step in the open transaction.
     static func runMigrationStep(_ step: MigrationStepSpec, _ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote

@@ -71,7 +71,7 @@ extension PostgresStore {
         let recorded = try schema.recorded(connection, description)
         // A plan's steps from the version the store was written with, then one inferred step
         // (as Core Data's lightweight migration) when what is left is not additive.
-        let plan = planSteps(
+        let plan = MigrationStepSpec.planSteps(
             description.migrationPlan, recordedHash: recorded.metadata["modelVersionHash"], from: recorded.schema,
             description: description)
         // The migration engine rebuilds rows table by table and keys them per entity: a store

@@ -1,18 +1,6 @@
 import Foundation
 
 extension SQLiteStore {
-    /// One step of a migration: the schema the store has before it, the entities it holds after.
-    struct MigrationStepSpec {
-        let source: StoredSchema
-        /// The entities of the version reached, for a plan step's `finish`.
-        let sourceEntities: [EntityDescription]
-        let destination: [EntityDescription]
-        let model: ObjectModel
-        let custom: MigrationStep?
-        /// 1-based, for messages.
-        let number: Int
-    }
-
     /// Before a file store opens: if it was written with another model, and the change is not one
     /// the load applies in place (new entities, optional attributes, indexes...), migrates a copy
     /// of it and puts the copy in place of the original once every step succeeded and every row
@@ -44,21 +32,10 @@ extension SQLiteStore {
             // Not a readable SQLite database: the ordinary load opens it and reports why.
             return
         }
-        let held = { (model: ObjectModel) in model.entities.filter { description.holds($0, of: model) } }
-        var steps: [MigrationStepSpec] = []
-        var schema = recorded.schema
-        if let plan = description.migrationPlan, let hash = recorded.hash,
-            let start = plan.versions.firstIndex(where: { $0.versionHash == hash }), start < plan.versions.count - 1
-        {
-            for index in start..<(plan.versions.count - 1) {
-                let destination = held(plan.versions[index + 1])
-                steps.append(
-                    MigrationStepSpec(
-                        source: schema, sourceEntities: held(plan.versions[index]), destination: destination,
-                        model: plan.versions[index + 1], custom: plan.steps[index], number: index + 1))
-                schema = StoredSchema(entities: destination)
-            }
-        }
+        let planned = MigrationStepSpec.planSteps(
+            description.migrationPlan, recordedHash: recorded.hash, from: recorded.schema, description: description)
+        var steps = planned.steps
+        let schema = planned.reached
         if schema.shape != StoredSchema(entities: entities).shape && (!steps.isEmpty || !isAppliedInPlace(from: schema, to: entities)) {
             if !description.shouldMigrateAutomatically {
                 throw SkerryError(
