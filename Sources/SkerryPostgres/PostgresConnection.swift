@@ -157,15 +157,28 @@ final class PostgresConnection {
     /// The prepared statement for `sql`, preparing it on first use (one round trip to prepare,
     /// one to learn the parameter types the server inferred). `?` marks parameters, as in
     /// SQLite; they are numbered for PostgreSQL when the statement is prepared.
-    func statement(_ sql: String) throws(PostgresError) -> PostgresStatement {
+    ///
+    /// A statement with more parameters than the stores keep prepared
+    /// (`SQLBuilder.keepsPrepared(parameterCount:)`: a long `IN` list) is prepared as the
+    /// connection's unnamed statement, which the next one replaces: run it before preparing
+    /// another. `named` keeps any statement, for callers that refer to it by name in SQL.
+    func statement(_ sql: String, named: Bool = false) throws(PostgresError) -> PostgresStatement {
         if let statement = cachedStatement(sql) { return statement }
-        if statements.count >= Self.statementCacheLimit { try clearStatementCache() }
-        statementCounter += 1
-        let name = "skerry_\(statementCounter)"
-        _ = try checked(PQprepare(handle, name, PostgresSQL.numberingParameters(sql), 0, nil), sql: sql)
+        let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
+        let kept = named || SQLBuilder.keepsPrepared(parameterCount: parameterCount)
+        if kept && statements.count >= Self.statementCacheLimit { try clearStatementCache() }
+        let name: String
+        if kept {
+            statementCounter += 1
+            name = "skerry_\(statementCounter)"
+        } else {
+            name = ""
+        }
+        _ = try checked(PQprepare(handle, name, text, 0, nil), sql: sql)
         let description = try checked(PQdescribePrepared(handle, name), sql: sql)
         let types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
         let statement = PostgresStatement(name: name, sql: sql, parameterTypes: types)
+        guard kept else { return statement }
         statements[sql] = statement
         lastStatement = statement
         return statement

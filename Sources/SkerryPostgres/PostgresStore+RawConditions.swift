@@ -65,7 +65,7 @@ extension PostgresStore {
                 "SELECT 1 FROM (SELECT \(columns.isEmpty ? "1 AS \(q("_skerry_none"))" : columns) FROM \(q(entity.name))) AS \(q(entity.name)) WHERE (\n\(condition)\n)"
             let statement: PostgresStatement
             do {
-                statement = try connection.statement(sql)
+                statement = try connection.statement(sql, named: true) // EXPLAIN EXECUTE names it
             } catch {
                 if connection.isInTransaction { try connection.execute("ROLLBACK") }
                 throw Self.refused(condition, entity, "PostgreSQL cannot read it (\(error.message))", error)

@@ -55,7 +55,7 @@ import Testing
         }
         let before = try cachedCounts(stack)
         try context.performAndWait {
-            for length in [SQLiteConnection.cachedParameterLimit + 1, 3000, 5000] {
+            for length in [SQLBuilder.preparedParameterLimit + 1, 3000, 5000] {
                 let years = (0..<length).map { Int32($0 * 2 + 1) } // odd years from 1
                 let expected = [1, 5000, 9999].filter { $0 % 2 == 1 && $0 < length * 2 }.count
                 let found = try context.count(for: FetchRequest(entityName: "Book", predicate: AttributeKey("year").isIn(years)))

@@ -16,10 +16,6 @@ final class SQLiteConnection {
     /// one-off SQL cannot grow it without bound. `IN` lists are padded to a few lengths
     /// (`SQLBuilder.paddedList`), so that varying lists do not churn it.
     private static let statementCacheLimit = 256
-    /// Statements with more parameters than this are not kept: an `IN` list longer than
-    /// `SQLBuilder.paddedListLimit` keeps its own length, and its statement is unlikely to be
-    /// run again (preparing it costs little next to binding that many values).
-    static let cachedParameterLimit = SQLBuilder.paddedListLimit + 64
     /// Raw SQL conditions already checked on this connection (entity name, NUL, text), with their
     /// number of parameters; see `SQLiteStore.checkRawConditions`.
     var checkedConditions: [String: Int] = [:]
@@ -112,7 +108,7 @@ final class SQLiteConnection {
         }
         let statement = try SQLiteStatement(connection: self, sql: sql)
         // A statement not kept is finalized when its last user lets go of it.
-        guard statement.parameterCount <= Self.cachedParameterLimit else { return statement }
+        guard SQLBuilder.keepsPrepared(parameterCount: statement.parameterCount) else { return statement }
         if statementCache.count >= Self.statementCacheLimit { statementCache.removeAll() }
         statementCache[sql] = statement
         return statement

@@ -357,12 +357,24 @@ package enum SQLBuilder {
     /// compile to one of a few statements (11 up to 1,024 values) instead of one per length, so
     /// that `isIn` predicates with lists of varying length reuse the statements the stores keep
     /// prepared rather than filling their caches with one-off statements. Longer lists keep their
-    /// length (the SQLite store does not keep such statements; see ``SQLiteConnection``).
+    /// length, and neither store keeps their statements (``keepsPrepared(parameterCount:)``).
     static func paddedList<Value>(_ values: [Value]) -> [Value] {
         guard let last = values.last, values.count <= paddedListLimit else { return values }
         var size = 1
         while size < values.count { size *= 2 }
         return values + Array(repeating: last, count: size - values.count)
+    }
+
+    /// Statements with more parameters than this are not kept prepared (``keepsPrepared(parameterCount:)``).
+    package static let preparedParameterLimit = paddedListLimit + 64
+
+    /// Whether a store keeps a statement with `parameterCount` parameters prepared for reuse: both
+    /// stores' statement caches ask this. An `IN` list longer than ``paddedListLimit`` keeps its
+    /// own length, so its statement is unlikely to run again, and kept it would crowd the cache
+    /// (which is emptied when full, hot statements included); preparing it again costs little
+    /// next to binding that many values.
+    package static func keepsPrepared(parameterCount: Int) -> Bool {
+        parameterCount <= preparedParameterLimit
     }
 
     /// `column IN (…)` for the keys of a JSON array bound as the one parameter, so that one
