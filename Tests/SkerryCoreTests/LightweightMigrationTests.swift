@@ -195,4 +195,18 @@ import Testing
             #expect(favorites == ["Dune", "-", "Emma"])
         }
     }
+
+    /// A relationship that is its own inverse, renamed with its entity: both directions of each
+    /// link arrive, none twice, and unlinking from one side afterwards leaves neither (as on
+    /// PostgreSQL: PostgresMigrationTests).
+    @Test func aSelfInverseManyToManyKeepsBothDirectionsOfEachLinkThroughRenames() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Friends.sqlite")
+        try Friendships.populate(Self.open(url, Friendships.before))
+        let stack = try Self.open(url, Friendships.after)
+        #expect(try Friendships.contacts(stack) == Friendships.populated)
+        #expect(try rawSQL(url, #"SELECT count(*) FROM "_Member_contacts""#) == [["4"]])
+        try Friendships.removeContact("Bob", of: "Ann", in: stack)
+        #expect(try Friendships.contacts(Self.open(url, Friendships.after)) == ["Ann": ["Cy"], "Bob": [], "Cy": ["Ann"], "Dee": []])
+    }
 }

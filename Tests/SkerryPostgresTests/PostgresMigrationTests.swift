@@ -404,6 +404,20 @@ import Testing
         #expect(number == 7)
     }
 
+    /// A relationship that is its own inverse, renamed with its entity (a new table and a new join
+    /// table): both directions of each link arrive, none twice, and unlinking from one side
+    /// afterwards leaves neither (as on SQLite: LightweightMigrationTests).
+    @Test func aSelfInverseManyToManyKeepsBothDirectionsOfEachLinkThroughRenames() throws {
+        let schema = Self.newSchema()
+        try Friendships.populate(Self.stack(Friendships.before, schema))
+        let stack = try Self.stack(Friendships.after, schema)
+        #expect(try Friendships.contacts(stack) == Friendships.populated)
+        #expect(try PostgresTestServer.connect().scalarInt64("SELECT count(*) FROM \"\(schema)\".\"_Member_contacts\"") == 4)
+        #expect(try Self.columns(schema, "Person").isEmpty)
+        try Friendships.removeContact("Bob", of: "Ann", in: stack)
+        #expect(try Friendships.contacts(Self.stack(Friendships.after, schema)) == ["Ann": ["Cy"], "Bob": [], "Cy": ["Ann"], "Dee": []])
+    }
+
     @Test func aStepsFinishFillsANewEntity() throws {
         let schema = Self.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])
