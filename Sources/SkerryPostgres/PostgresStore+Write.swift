@@ -113,7 +113,7 @@ extension PostgresStore {
                 conflicts.versionConflicts.append((objectID, stored))
             case .insert(let index):
                 let insert = changes.inserts[index]
-                guard let (constraint, row) = try collidingRow(insert.objectID.entity, insert.values, connection) else {
+                guard let (constraint, row) = try collidingRow(insert.objectID.entity, Array(insert.values), connection) else {
                     throw SkerryError(
                         .constraintViolation,
                         "Saving \(insert.objectID) would violate a uniqueness constraint of '\(insert.objectID.entityName)'.",

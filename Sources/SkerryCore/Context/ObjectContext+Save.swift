@@ -140,6 +140,9 @@ extension ObjectContext {
         }
         // Every change is now saved (or was set back to the committed state, and saved nothing).
         clearAllChanges()
+        // The plan holds every pending insert (it was made from them): they all stop being
+        // inserts at once, rather than one by one as each is re-keyed or unregistered below.
+        if registry.insertedCount == plan.inserts.count { registry.endInserts() }
         // The space of the previous insert's permanent ID: a bulk insert looks it up once.
         var permanentSpace: ObjectIDSpace?
         for (index, insert) in plan.inserts.enumerated() {
@@ -148,8 +151,8 @@ extension ObjectContext {
             defer { if object.objectID != temporaryID { permanentIDs.append((temporaryID, object.objectID)) } }
             switch insert.fate {
             case .insert(let values):
-                // The object already holds its own values (derived ones were computed into it).
-                if !insert.hasObjectsValues { object.values = values }
+                // nil: the object's own values (derived ones were computed into it) were saved.
+                if let values { object.values = values }
                 object.version = 1
                 if permanentSpace?.entity !== object.entity || permanentSpace?.store !== object.objectID.store {
                     permanentSpace = object.objectID.store.space(for: object.entity, temporary: false)

@@ -173,8 +173,8 @@ final class ObjectRegistry {
         changed = []
     }
 
-    /// Makes every insert a saved object (for a child whose inserts moved into its parent), keeping
-    /// their IDs.
+    /// Makes every insert a saved object, keeping their IDs: for a child whose inserts moved into
+    /// its parent, and for a save, before it re-keys them.
     func endInserts() {
         for object in insertedList { object.registration.isInserted = false }
         insertedList = []

@@ -29,7 +29,7 @@ extension SavePlan {
                 // The row an upsert writes over changed (or vanished) since it was read: redo it.
                 let object = inserts[index].object
                 guard let stored else {
-                    inserts[index].fate = .insert(values: object.values)
+                    inserts[index].fate = .insert(values: nil)
                     rowOwner[objectID] = nil // one insert per row: the others were folded into it
                     continue
                 }
@@ -44,7 +44,8 @@ extension SavePlan {
         for (insertIndex, constraint, existing) in found.uniquenessConflicts {
             let index = part.insertOrigins[insertIndex]
             let object = inserts[index].object
-            guard case .insert(let values) = inserts[index].fate else { continue }
+            guard case .insert(let chosen) = inserts[index].fate else { continue }
+            let values = chosen ?? object.values
             switch existing {
             case .row(let stored):
                 let rowID = stored.objectID
@@ -96,8 +97,7 @@ extension SavePlan {
         }
         switch inserts[other].fate {
         case .insert(let values):
-            inserts[other].fate = .insert(values: merged(values))
-            inserts[other].hasObjectsValues = false
+            inserts[other].fate = .insert(values: merged(values ?? inserts[other].object.values))
         case .upsert(let existing, let values): inserts[other].fate = .upsert(existing: existing, values: merged(values))
         case .adopt, .mergedInto: break
         }

@@ -4,12 +4,15 @@
 /// context apply it (``ObjectContext/save()``), so a save that fails leaves the context as it was.
 struct SavePlan {
     enum InsertFate {
-        /// Insert a new row with these values.
-        case insert(values: [AttributeValue])
+        /// Insert a new row with these values; nil for the object's own, which the store reads
+        /// in place (``RowValues``).
+        case insert(values: [AttributeValue]?)
         /// Write `values` over an existing row that has the object's constrained values.
-        case upsert(existing: RowSnapshot, values: [AttributeValue])
+        /// (`indirect`, as `adopt`: rare, and a row inline would make every insert of a bulk
+        /// save three times larger.)
+        indirect case upsert(existing: RowSnapshot, values: [AttributeValue])
         /// Write nothing; the object becomes the existing row.
-        case adopt(existing: RowSnapshot)
+        indirect case adopt(existing: RowSnapshot)
         /// Write nothing; the object collided with another insert of this save, which absorbed it.
         case mergedInto(index: Int)
     }
@@ -24,9 +27,6 @@ struct SavePlan {
     struct Insert {
         let object: EntityObject
         var fate: InsertFate
-        /// Whether the values of an `.insert` fate are the object's own (not another insert's
-        /// folded into it), so that the context need not write them back after the save.
-        var hasObjectsValues = true
     }
     struct Update {
         let object: EntityObject
@@ -47,7 +47,7 @@ struct SavePlan {
     var deletes: [Delete]
 
     init(inserted: [EntityObject], updated: [EntityObject], deleted: [EntityObject]) {
-        inserts = inserted.map { Insert(object: $0, fate: .insert(values: $0.values)) }
+        inserts = inserted.map { Insert(object: $0, fate: .insert(values: nil)) }
         updates = updated.map {
             Update(object: $0, expectedVersion: $0.version, values: $0.values, base: $0.committedValues ?? $0.values)
         }
@@ -117,7 +117,7 @@ struct SavePlan {
             case .insert(let values):
                 parts[slot].write.inserts.append(
                     RowInsert(
-                        objectID: objectID, values: values,
+                        objectID: objectID, values: values.map(RowValues.init) ?? RowValues(insert.object),
                         relationships: insert.object.relationshipValues))
                 parts[slot].insertOrigins.append(index)
             case .upsert(let existing, _):

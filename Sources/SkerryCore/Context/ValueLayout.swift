@@ -139,6 +139,10 @@ package final class ValueLayout: @unchecked Sendable {
     @inline(__always)
     func type(at index: Int) -> AttributeType { typeTable[index] }
 
+    /// The slot form of attribute `index` (a valid index).
+    @inline(__always)
+    func slot(at index: Int) -> Slot { slotTable[index] }
+
     // MARK: Storage
 
     /// New storage with no value set.

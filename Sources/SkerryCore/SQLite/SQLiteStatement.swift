@@ -63,6 +63,11 @@ final class SQLiteStatement {
 
     /// Binds `value` to the parameter at `index` (1-based).
     func bind(_ value: AttributeValue, at index: Int32) throws(SQLiteError) {
+        try check(bindResult(value, at: index))
+    }
+
+    /// Binds `value` to parameter `index`; returns SQLite's result code.
+    private func bindResult(_ value: AttributeValue, at index: Int32) -> Int32 {
         let rc: Int32
         switch value {
         case .null: rc = sqlite3_bind_null(handle, index)
@@ -79,7 +84,7 @@ final class SQLiteStatement {
                 sqlite3_bind_blob(handle, index, bytes.baseAddress, 16, skerry_sqlite_transient())
             }
         }
-        try check(rc)
+        return rc
     }
 
     /// Binds `values` to consecutive parameters, the first at `firstIndex` (1-based).
@@ -87,6 +92,44 @@ final class SQLiteStatement {
         var index = firstIndex
         for value in values {
             try bind(value, at: index)
+            index += 1
+        }
+    }
+
+    /// Binds the first `count` of `values` to consecutive parameters, the first at `firstIndex`,
+    /// each read from where it lies (an object's storage) as it is bound: no array is built.
+    func bind(_ values: RowValues, count: Int, from firstIndex: Int32) throws(SQLiteError) {
+        precondition(count <= values.count, "binding more values than the row has")
+        // The result code of the first bind that failed (binding stops there), or SQLITE_OK.
+        let storageResult = values.withStorage { base, layout -> Int32 in
+            for position in 0..<count {
+                let index = firstIndex + Int32(position)
+                let rc: Int32
+                // Numbers and strings straight from their slots; the rarer forms as values.
+                switch layout.slot(at: position) {
+                case .integer:
+                    if var value = layout.loadInteger(base, position) {
+                        if layout.type(at: position) == .boolean { value = value != 0 ? 1 : 0 }
+                        rc = sqlite3_bind_int64(handle, index, value)
+                    } else {
+                        rc = sqlite3_bind_null(handle, index)
+                    }
+                case .double:
+                    rc =
+                        layout.loadDouble(base, position).map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index)
+                case .string:
+                    rc = layout.loadString(base, position).map { bindText($0, at: index) } ?? sqlite3_bind_null(handle, index)
+                case .data, .decimal, .uuid, .url:
+                    rc = bindResult(layout.load(base, position), at: index)
+                }
+                if rc != SQLITE_OK { return rc }
+            }
+            return SQLITE_OK
+        }
+        if let storageResult { return try check(storageResult) }
+        var index = firstIndex
+        for position in 0..<count {
+            try bind(values[position], at: index)
             index += 1
         }
     }

@@ -56,11 +56,22 @@ package struct StoreQuery: Sendable {
 package struct RowInsert {
     /// Its temporary ID (the store gives it a key).
     package let objectID: ObjectID
-    /// Its attribute values, indexed like its entity's attributes.
-    package let values: [AttributeValue]
+    /// Its attribute values, indexed like its entity's attributes (every attribute; the stored
+    /// ones first), read in place from the object (see ``RowValues``).
+    package let values: RowValues
     /// Its relationships, indexed like its entity's relationships: `.toOne(nil)` and
     /// `.toMany([])` where empty. Related IDs may be temporary IDs of other inserts of the write.
     package let relationships: [RelationshipValue]
+
+    package init(objectID: ObjectID, values: RowValues, relationships: [RelationshipValue]) {
+        self.objectID = objectID
+        self.values = values
+        self.relationships = relationships
+    }
+
+    package init(objectID: ObjectID, values: [AttributeValue], relationships: [RelationshipValue]) {
+        self.init(objectID: objectID, values: RowValues(values), relationships: relationships)
+    }
 }
 
 /// A change of one existing row: the changed attributes and relationships only, guarded by the

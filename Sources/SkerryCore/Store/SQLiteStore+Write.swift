@@ -41,16 +41,25 @@ extension SQLiteStore {
         var next: [ObjectIdentifier: (entity: EntityDescription, key: Int64)] = [:]
         var keys: [Int64] = []
         keys.reserveCapacity(inserts.count)
+        // The sequence of the current run of inserts of one entity (a bulk insert is one run):
+        // looked up, and written back to `next`, once per run rather than per insert.
+        var run: (entity: EntityDescription, root: EntityDescription, key: Int64)?
         for insert in inserts {
             guard insert.objectID.isTemporary else {
                 keys.append(insert.objectID.key)
                 continue
             }
-            let root = Self.keyRoot(insert.objectID.entity, among: entities)
-            let key = try next[ObjectIdentifier(root)]?.key ?? Self.nextPrimaryKey(insert.objectID.entity, among: entities, connection)
-            next[ObjectIdentifier(root)] = (root, key + 1)
-            keys.append(key)
+            let entity = insert.objectID.entity
+            if run?.entity !== entity {
+                if let run { next[ObjectIdentifier(run.root)] = (run.root, run.key) }
+                let root = Self.keyRoot(entity, among: entities)
+                let key = try next[ObjectIdentifier(root)]?.key ?? Self.nextPrimaryKey(entity, among: entities, connection)
+                run = (entity, root, key)
+            }
+            keys.append(run!.key)
+            run!.key += 1
         }
+        if let run { next[ObjectIdentifier(run.root)] = (run.root, run.key) }
         let saveKey = try connection.cachedStatement(
             "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
         for (entity, key) in next.values {
@@ -147,13 +156,13 @@ extension SQLiteStore {
                 }
                 statement.reset()
                 try statement.bind(.int(keys[index]), at: 1)
-                try statement.bind(Array(insert.values.prefix(entity.storedAttributeCount)), from: 2)
+                try statement.bind(insert.values, count: entity.storedAttributeCount, from: 2)
                 try statement.bind(foreignKeys, from: Int32(entity.storedAttributeCount + 2))
                 while try statement.step() {}
                 members += StoreWritePlanner.membersWrites(of: insert, entityLayout)
             } catch {
                 guard error.isUniqueConstraintViolation,
-                    let (constraint, row) = try collidingRow(entity, insert.values, connection)
+                    let (constraint, row) = try collidingRow(entity, Array(insert.values), connection)
                 else {
                     throw Self.mapWriteError(error, insert.objectID)
                 }
