@@ -10,6 +10,13 @@ import SkerryCore
 /// rebuilds relationship storage and carries every link over (through temporary tables), runs a
 /// plan step's `transformRow` and `finish`, and checks that every row is still there: the same
 /// "carry every row and link or fail saying what could not be carried" rule as the SQLite store.
+///
+/// With entity hierarchies (a table per entity, keys unique in a hierarchy, from its root's
+/// sequence), as the SQLite store's rebuilding migration: keys carry over to the sequence of each
+/// hierarchy of the new version; where hierarchies merge, the rows whose keys clash get new ones
+/// (``MigrationKeys``) before anything else changes; relationships are carried once per
+/// hierarchy, in every table of it (``MigrationLinks``); the uniqueness triggers across
+/// hierarchies are dropped for the step and made again at its end, after checking the rows.
 extension PostgresStore {
     /// Runs one step in the open transaction.
     static func runMigrationStep(_ step: MigrationStepSpec, _ connection: PostgresConnection) throws {
@@ -27,6 +34,10 @@ extension PostgresStore {
                     + ". Give the store description a MigrationPlan whose step converts it (transformRow).")
         }
         let oldLayout = RelationshipLayout(schema: step.source), newLayout = RelationshipLayout(entities: step.destination)
+        // Uniqueness across hierarchies is checked by triggers that read the tables of other
+        // entities: they go for the step, and are made again (after checking every row) at its end.
+        try syncFamilyUniqueness([], connection)
+        let keys = try MigrationKeys(step, connection)
 
         // What must survive: each kept entity's row count, the rows a step's code reads, the links.
         var rowCounts: [String: Int64] = [:]
@@ -39,7 +50,9 @@ extension PostgresStore {
                 sourceRows[entity.name] = try readRows(entity, layout: oldLayout, connection)
             }
         }
-        let links = try MigrationLinks(mapping: mapping, oldLayout: oldLayout, newLayout: newLayout, number: step.number, connection)
+        let renumbered = try keys.renumberClashingKeys(mapping, layout: oldLayout, connection)
+        let links = try MigrationLinks(
+            mapping: mapping, destination: step.destination, oldLayout: oldLayout, newLayout: newLayout, number: step.number, connection)
 
         // Relationship storage goes, then removed entities, then renames (through temporary
         // names, so that names can be swapped), then attribute changes.
@@ -51,7 +64,6 @@ extension PostgresStore {
         }
         for entity in mapping.droppedEntities {
             try connection.execute("DROP TABLE \(q(entity.name))")
-            try connection.execute("DROP SEQUENCE IF EXISTS \(q(sequenceName(entity.name)))")
         }
         let renamed = mapping.entities.filter { $0.source.name != $0.destination.name }
         for (position, entityMapping) in renamed.enumerated() {
@@ -66,7 +78,6 @@ extension PostgresStore {
         for entity in mapping.newEntities {
             try schema.createTable(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }
-        try createSequences(mapping.newEntities, connection)
         let newNames = Set(mapping.newEntities.map(\.name))
         for entity in step.destination where !newNames.contains(entity.name) {
             for column in (newLayout.extraColumns[entity.name] ?? []).sorted() {
@@ -75,9 +86,13 @@ extension PostgresStore {
         }
         for table in newLayout.joinTables.sorted() { try schema.createJoinTable(table, connection) }
         try links.write(connection)
+        // The links the step carried are checked before its code runs (what transformRow or
+        // finish then change is the step's business, as with the SQLite store).
+        try links.verify(connection)
+        try keys.carry(mapping, connection)
 
         if let transform = custom?.transformRow {
-            try transformRows(mapping, sourceRows: sourceRows, layout: newLayout, transform, connection)
+            try transformRows(mapping, sourceRows: sourceRows, renumbered: renumbered, layout: newLayout, transform, connection)
         }
         if let finish = custom?.finish {
             try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection))
@@ -102,10 +117,10 @@ extension PostgresStore {
                 }
             }
         }
-        try links.verify(connection)
         for entity in step.destination where !newNames.contains(entity.name) {
             try schema.syncIndexes(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }
+        try syncFamilyUniqueness(step.destination, connection)
         try schema.writeModelMetadata(model: step.model, entities: step.destination, connection)
     }
 
@@ -115,8 +130,9 @@ extension PostgresStore {
         return result.rowCount > 0 && !result.isNull(0, 0) ? result.int64(0, 0) : 0
     }
 
-    /// Renames a table with its key sequence, primary-key index and Skerry indexes (which
-    /// ``StoreSchema/syncIndexes`` makes again under the new name).
+    /// Renames a table with its primary-key index and Skerry indexes (which
+    /// ``StoreSchema/syncIndexes`` makes again under the new name); key sequences follow the
+    /// hierarchies (``MigrationKeys/carry(_:_:)``).
     private static func renameTable(_ old: String, to new: String, _ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
         let indexes = try connection.query(
@@ -130,7 +146,6 @@ extension PostgresStore {
             }
         }
         try connection.execute("ALTER TABLE \(q(old)) RENAME TO \(q(new))")
-        try connection.execute("ALTER SEQUENCE IF EXISTS \(q(sequenceName(old))) RENAME TO \(q(sequenceName(new)))")
     }
 
     /// Brings a kept entity's attribute columns to the new version: removed ones dropped, renamed
@@ -234,7 +249,8 @@ extension PostgresStore {
     /// Runs a step's `transformRow` on each kept row (the old row as it was, the new one as the
     /// step made it) and writes what it changed.
     private static func transformRows(
-        _ mapping: SchemaMapping, sourceRows: [String: [MigrationRow]], layout: RelationshipLayout,
+        _ mapping: SchemaMapping, sourceRows: [String: [MigrationRow]], renumbered: [String: [Int64: Int64]],
+        layout: RelationshipLayout,
         _ transform: (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void,
         _ connection: PostgresConnection
     ) throws {
@@ -246,7 +262,8 @@ extension PostgresStore {
                     ($0.primaryKey, $0)
                 })
             for source in sourceRows[entityMapping.source.name] ?? [] {
-                guard let prepared = migrated[source.primaryKey] else { continue }
+                let key = renumbered[entityMapping.source.name]?[source.primaryKey] ?? source.primaryKey
+                guard let prepared = migrated[key] else { continue }
                 var row = prepared
                 for (attribute, old) in zip(entity.storedAttributes, entityMapping.attributes) {
                     // A value no number conversion carries (the column starts empty in its new
@@ -258,13 +275,13 @@ extension PostgresStore {
                 guard !changed.isEmpty else { continue }
                 try connection.query(
                     "UPDATE \(q(entity.name)) SET \(changed.map { "\(q($0)) = ?" }.joined(separator: ", ")) WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?",
-                    changed.map { row[$0] } + [.int(source.primaryKey)])
+                    changed.map { row[$0] } + [.int(key)])
             }
         }
     }
 
     /// What a step's `finish` gets: the old rows as read before the step, and inserts into the
-    /// new tables (keys from each entity's sequence).
+    /// new tables (keys from the sequence of each entity's hierarchy).
     private static func migrationContext(
         _ step: MigrationStepSpec, sourceRows: [String: [MigrationRow]], layout: RelationshipLayout,
         _ connection: PostgresConnection
@@ -274,7 +291,8 @@ extension PostgresStore {
             source: step.sourceEntities, destination: step.model,
             readSource: { entity in sourceRows[entity.name] ?? [] },
             insertRow: { entity, values in
-                let key = try count(connection, "SELECT nextval(?::regclass)", [.string(q(sequenceName(entity.name)))])
+                let root = StoreWritePlanner.keyRoot(entity, among: step.destination)
+                let key = try count(connection, "SELECT nextval(?::regclass)", [.string(q(sequenceName(root.name)))])
                 var columns = [SQLBuilder.primaryKeyColumn], bindings: [AttributeValue] = [.int(key)]
                 for attribute in entity.storedAttributes {
                     columns.append(attribute.name)

@@ -74,24 +74,12 @@ extension PostgresStore {
         let plan = MigrationStepSpec.planSteps(
             description.migrationPlan, recordedHash: recorded.metadata["modelVersionHash"], from: recorded.schema,
             description: description)
-        // The migration engine rebuilds rows table by table and keys them per entity: a store
-        // with entity hierarchies (before or after) is migrated additively only, in place below.
-        let holdsHierarchies =
-            entities.contains { $0.superentity != nil } || recorded.schema.entities.contains { $0.parent != nil }
-        func refuseRebuild(_ reasons: [String]) -> SkerryError {
-            SkerryError(
-                .modelMismatch,
-                "\(description) holds entity hierarchies, which the PostgreSQL store migrates only by additive changes in place (new entities and sub-entities, attributes, relationships, indexes); this migration would rebuild tables: "
-                    + reasons.joined(separator: "; ") + ". The store was left untouched.")
-        }
-        if holdsHierarchies, let first = plan.steps.first {
-            throw refuseRebuild(["MigrationPlan steps from step \(first.number)"])
-        }
         var steps = plan.steps
         let inferred = SchemaMigration(from: plan.reached, to: entities)
-        let isAdditive = inferred.incompatibilities.isEmpty
+        // An entity that changed hierarchy has keys counted apart from its new hierarchy's: the
+        // engine carries it (renumbering keys that clash), not the additive change in place.
+        let isAdditive = inferred.incompatibilities.isEmpty && inferred.changedHierarchies.isEmpty
         if !isAdditive {
-            if holdsHierarchies { throw refuseRebuild(inferred.incompatibilities + inferred.changedHierarchies) }
             guard description.shouldMigrateAutomatically else {
                 throw SkerryError(
                     .modelMismatch, "\(description) needs a migration (automatic migration is off). The store was left untouched.")

@@ -140,14 +140,14 @@ package struct RelationshipLayout: Sendable {
 
     /// The topmost entity of `entity`'s hierarchy that has the relationship named `name` (the
     /// entity that declares it; `entity` itself when it does).
-    static func declaringEntity(ofRelationship name: String, in entity: EntityDescription) -> EntityDescription {
+    package static func declaringEntity(ofRelationship name: String, in entity: EntityDescription) -> EntityDescription {
         var declaring = entity
         while let parent = declaring.superentity, parent.relationship(named: name) != nil { declaring = parent }
         return declaring
     }
 
     /// `name` and its sub-entities at any depth.
-    func entityAndSubentities(_ name: String) -> [String] {
+    package func entityAndSubentities(_ name: String) -> [String] {
         var result = [name], next = 0
         while next < result.count {
             for child in subentities[result[next]] ?? [] where !result.contains(child) { result.append(child) }
