@@ -14,7 +14,8 @@ final class PostgresPipeline {
     static let batchSize = 512
 
     private let connection: PostgresConnection
-    private var pending: [(sql: String, onResult: (PostgresResult) throws -> Void)] = []
+    /// The statements sent whose answers are not read yet.
+    private var pending: [Pending] = []
     private var isActive = false
     /// Statements sent so far (the position of the next one).
     private var sentCount = 0
@@ -22,6 +23,16 @@ final class PostgresPipeline {
     private var readCount = 0
     /// The position (in sending order, from 0) of the statement that failed, once one did.
     private(set) var failedStatement: Int?
+    /// The positions (in sending order) of the statements sent `expectingRows` that changed no
+    /// row, in order; complete once ``finish()`` returned.
+    private(set) var unchanged: [Int] = []
+
+    private struct Pending {
+        let sql: String
+        /// Receives the answer; nil when only its row count (or nothing) matters.
+        let onResult: ((PostgresResult) throws -> Void)?
+        let expectsRows: Bool
+    }
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
@@ -32,6 +43,18 @@ final class PostgresPipeline {
         _ sql: String, _ bindings: [AttributeValue],
         onResult: @escaping (PostgresResult) throws -> Void = { _ in }
     ) throws {
+        try send(sql, Pending(sql: sql, onResult: onResult, expectsRows: false)) { writer in
+            for value in bindings { try writer.append(value) }
+        }
+    }
+
+    /// Sends `sql` with the parameters `encode` writes (straight into the connection's buffer).
+    /// When `expectingRows`, a statement that changes no row is listed in ``unchanged``.
+    func send(_ sql: String, expectingRows: Bool = false, encode: (inout ParameterWriter) throws -> Void) throws {
+        try send(sql, Pending(sql: sql, onResult: nil, expectsRows: expectingRows), encode)
+    }
+
+    private func send(_ sql: String, _ entry: Pending, _ encode: (inout ParameterWriter) throws -> Void) throws {
         let statement: PostgresStatement
         if let cached = connection.cachedStatement(sql) {
             statement = cached
@@ -44,7 +67,7 @@ final class PostgresPipeline {
             isActive = true
         }
         let handle = connection.handle
-        let sent = try connection.withParameters(bindings, for: statement) { count, values, lengths, formats in
+        let sent = try connection.withParameters(for: statement, encode) { count, values, lengths, formats in
             PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, 1)
         }
         guard sent == 1 else {
@@ -53,7 +76,7 @@ final class PostgresPipeline {
             try? drain() // the send's error is the one to report; the drain only tidies up
             throw error
         }
-        pending.append((sql, onResult))
+        pending.append(entry)
         sentCount += 1
         if pending.count >= Self.batchSize { try readBatch() }
     }
@@ -72,21 +95,32 @@ final class PostgresPipeline {
         var firstError: (any Error)?
         let batch = pending
         pending.removeAll(keepingCapacity: true)
-        for (sql, onResult) in batch {
+        for entry in batch {
             let position = readCount
             readCount += 1
             let raw = PQgetResult(connection.handle)
             // Each statement's answer is followed by a NULL result that ends it.
             if raw != nil { while let extra = PQgetResult(connection.handle) { PQclear(extra) } }
-            if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
+            let status = PQresultStatus(raw)
+            if status == PGRES_PIPELINE_ABORTED {
                 PQclear(raw)
                 continue // skipped by the server after an earlier failure
             }
-            do {
-                let result = try connection.checked(raw, sql: sql)
+            if let raw, entry.onResult == nil, status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                // Only the row count matters: read in place, no result object.
                 // A pipelined statement's time is not its own (it waits behind the batch): traced with none.
-                connection.record(result, sql, connection.counters?.traceStart)
-                if firstError == nil { try onResult(result) }
+                connection.record(raw, entry.sql, connection.counters?.traceStart)
+                if firstError == nil, entry.expectsRows, PostgresResult.affectedRows(raw) == 0 { unchanged.append(position) }
+                PQclear(raw)
+                continue
+            }
+            do {
+                let result = try connection.checked(raw, sql: entry.sql)
+                connection.record(result, entry.sql, connection.counters?.traceStart)
+                if firstError == nil {
+                    if entry.expectsRows, result.affectedRows == 0 { unchanged.append(position) }
+                    try entry.onResult?(result)
+                }
             } catch {
                 if firstError == nil {
                     firstError = error

@@ -146,10 +146,15 @@ final class PostgresConnection {
 
     /// Counts one execution (and traces it, when statements are traced).
     func record(_ result: PostgresResult, _ sql: String, _ start: ContinuousClock.Instant?) {
+        record(result.handle, sql, start)
+    }
+
+    /// Counts the execution whose result is `handle` (and traces it, when statements are traced).
+    func record(_ handle: OpaquePointer, _ sql: String, _ start: ContinuousClock.Instant?) {
         guard let counters else { return }
         // A SELECT's command tag carries its row count too: those rows were read, not written.
-        let isSelect = PQcmdStatus(result.handle).map { strncmp($0, "SELECT", 6) == 0 } ?? false
-        let written = isSelect ? 0 : result.affectedRows, read = isSelect ? Int(result.rowCount) : 0
+        let isSelect = PQcmdStatus(handle).map { strncmp($0, "SELECT", 6) == 0 } ?? false
+        let written = isSelect ? 0 : PostgresResult.affectedRows(handle), read = isSelect ? Int(PQntuples(handle)) : 0
         counters.record(rowsRead: read, rowsWritten: written)
         if let start { counters.traceFinished(sql, start: start, rowsRead: read, rowsWritten: written) }
     }
@@ -175,8 +180,13 @@ final class PostgresConnection {
             name = ""
         }
         _ = try checked(PQprepare(handle, name, text, 0, nil), sql: sql)
-        let description = try checked(PQdescribePrepared(handle, name), sql: sql)
-        let types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
+        // A parameter is written `$n`: text without a `$` has none, and needs no second round trip
+        // to learn their types.
+        var types: [UInt32] = []
+        if text.utf8.contains(UInt8(ascii: "$")) {
+            let description = try checked(PQdescribePrepared(handle, name), sql: sql)
+            types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
+        }
         let statement = PostgresStatement(name: name, sql: sql, parameterTypes: types)
         guard kept else { return statement }
         statements[sql] = statement
@@ -206,23 +216,34 @@ final class PostgresConnection {
         _ bindings: [AttributeValue], for statement: PostgresStatement,
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
     ) throws(PostgresError) -> T {
-        guard bindings.count == statement.parameterTypes.count else {
-            throw PostgresError(
-                sqlState: .protocolViolation,
-                message: "The statement takes \(statement.parameterTypes.count) parameters; \(bindings.count) were given.",
-                sql: statement.sql)
-        }
-        // The buffer is moved out for the encoding (and back after): one access to the property
-        // rather than one per value, and no copy of its storage.
+        var writer = takeParameterWriter(statement)
+        defer { parameters = writer.encoded }
+        for value in bindings { try writer.append(value) }
+        return try writer.finish(body)
+    }
+
+    /// Calls `encode` to write `statement`'s parameters one by one straight into the connection's
+    /// buffer (no array of values), then `body` with their count and libpq's arrays of values,
+    /// lengths and formats, valid only during the call.
+    /// - Throws: ``PostgresError`` when the count is not the statement's or a value cannot be
+    ///   sent as its parameter's type, or what `encode` throws.
+    func withParameters<T>(
+        for statement: PostgresStatement, _ encode: (inout ParameterWriter) throws -> Void,
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) throws -> T {
+        var writer = takeParameterWriter(statement)
+        defer { parameters = writer.encoded }
+        try encode(&writer)
+        return try writer.finish(body)
+    }
+
+    /// A writer owning the connection's parameter buffer (emptied), which the caller puts back:
+    /// the buffer is moved, not copied, and each value costs no access to the connection.
+    private func takeParameterWriter(_ statement: PostgresStatement) -> ParameterWriter {
         var encoded = EncodedParameters()
         swap(&encoded, &parameters)
-        defer { swap(&encoded, &parameters) }
         encoded.removeAll()
-        for (value, type) in zip(bindings, statement.parameterTypes) {
-            try encoded.append(value, as: type, sql: statement.sql)
-        }
-        let count = Int32(encoded.count)
-        return encoded.withParameters { body(count, $0, $1, $2) }
+        return ParameterWriter(statement: statement, encoded: encoded)
     }
 
     /// Runs `sql` as a prepared statement with `bindings` and returns its rows.

@@ -21,7 +21,10 @@ final class PostgresResult {
     deinit { PQclear(handle) }
 
     /// Rows inserted, updated or deleted by the statement (its command tag's count).
-    var affectedRows: Int {
+    var affectedRows: Int { Self.affectedRows(handle) }
+
+    /// Rows inserted, updated or deleted by the statement whose result is `handle`.
+    static func affectedRows(_ handle: OpaquePointer) -> Int {
         // The count's decimal digits (empty for commands that report none), read in place.
         guard var next = PQcmdTuples(handle) else { return 0 }
         var count = 0

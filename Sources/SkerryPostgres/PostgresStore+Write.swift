@@ -57,6 +57,10 @@ extension PostgresStore {
         }
     }
 
+    /// Sends one statement of a write: its SQL, what its answer means, and its parameters,
+    /// written straight into the connection's buffer.
+    private typealias Send = (_ sql: String, _ kind: Sent, _ encode: (inout ParameterWriter) throws -> Void) throws -> Void
+
     /// The write, inside its transaction: keys first (one statement per entity), then the locks of
     /// the rows it changes, every delete, update, insert and to-many member write in one pipeline — deletes first, so that a
     /// save that deletes a row and inserts another with the same unique value does not trip over
@@ -69,27 +73,27 @@ extension PostgresStore {
         let keys = try allocateKeys(changes.inserts, connection)
         let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
         var sent: [Sent] = []
-        var unchanged: [Int] = [] // positions in `sent` whose statement changed no row
+        sent.reserveCapacity(changes.deletes.count + changes.updates.count + changes.inserts.count)
         let pipeline = PostgresPipeline(connection)
-        func send(_ sql: String, _ values: [AttributeValue], _ kind: Sent) throws {
-            let position = sent.count
+        func send(_ sql: String, _ kind: Sent, _ encode: (inout ParameterWriter) throws -> Void) throws {
             sent.append(kind)
             switch kind {
-            case .checked, .insert:
-                try pipeline.send(sql, values) { if $0.affectedRows == 0 { unchanged.append(position) } }
-            case .other:
-                try pipeline.send(sql, values)
+            case .checked, .insert: try pipeline.send(sql, expectingRows: true, encode: encode)
+            case .other: try pipeline.send(sql, encode: encode)
             }
         }
+        // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
+        let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
+        let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         do {
-            let members = try membersWrites(changes)
-            try sendLocks(changes, members, send)
-            try sendDeletes(changes.deletes, send)
-            try sendUpdates(changes.updates, resolve, send)
+            let members = try membersWrites(updates, changes.inserts)
+            try sendLocks(deletes, updates, members, send)
+            try sendDeletes(deletes, send)
+            try sendUpdates(updates, resolve, send)
             try sendInserts(changes.inserts, keys: keys, resolve, send)
             try sendMembers(members, resolve, send)
             if options.propagatesChanges, let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys)) {
-                try send(Self.recordChangesSQL, bindings, .other(nil))
+                try send(Self.recordChangesSQL, .other(nil)) { for value in bindings { try $0.append(value) } }
             }
             try pipeline.finish()
         } catch {
@@ -104,7 +108,7 @@ extension PostgresStore {
             throw Self.mapWriteError(error, objectID)
         }
         var conflicts = StoreWriteConflicts()
-        for position in unchanged {
+        for position in pipeline.unchanged {
             switch sent[position] {
             case .checked(let objectID):
                 let stored = try currentRow(objectID, connection)
@@ -190,13 +194,24 @@ extension PostgresStore {
     /// holds (a deadlock, which the server would end by failing one of them). Join-table rows
     /// are written only by a save that holds the lock of their source row. Rows already gone
     /// lock nothing; the version-checked statements after report them as conflicts.
+    ///
+    /// Nothing is sent when the write's own statements already take their locks in that order:
+    /// when it changes no join-table row or order column, and its deletes then its updates (each
+    /// sorted in lock order) are one increasing sequence, as in a save that only updates, or only
+    /// deletes, rows without many-to-many relationships. Each statement then locks its one row,
+    /// in lock order, which is what the locking statement would have done first (a round trip
+    /// and a second pass over every row saved).
     private func sendLocks(
-        _ changes: StoreWrite, _ members: [MembersWrite],
-        _ send: (String, [AttributeValue], Sent) throws -> Void
+        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ updates: [RowUpdate],
+        _ members: [MembersWrite], _ send: Send
     ) throws {
+        if members.isEmpty, try !deletes.contains(where: { try hasJoinTables($0.objectID.entity) }) {
+            guard let lastDelete = deletes.last, let firstUpdate = updates.first else { return }
+            if Self.lockOrder(lastDelete.objectID, firstUpdate.objectID) { return }
+        }
         var keys: [String: Set<Int64>] = [:]
-        for (objectID, _) in changes.deletes { keys[objectID.entityName, default: []].insert(objectID.key) }
-        for update in changes.updates { keys[update.objectID.entityName, default: []].insert(update.objectID.key) }
+        for (objectID, _) in deletes { keys[objectID.entityName, default: []].insert(objectID.key) }
+        for update in updates { keys[update.objectID.entityName, default: []].insert(update.objectID.key) }
         for write in members {
             guard case .inverseForeignKey(_, _, _?) = write.storage else { continue }
             // Each member's own table: the destination's, or a sub-entity's.
@@ -206,84 +221,173 @@ extension PostgresStore {
         let key = q(SQLBuilder.primaryKeyColumn)
         for table in keys.keys.sorted() {
             try send(
-                "SELECT 1 FROM \(q(table)) WHERE \(Self.inKeys(SQLBuilder.primaryKeyColumn)) ORDER BY \(key) FOR UPDATE",
-                [Self.keyArray(keys[table]!.sorted())], .other(nil))
+                "SELECT 1 FROM \(q(table)) WHERE \(Self.inKeys(SQLBuilder.primaryKeyColumn)) ORDER BY \(key) FOR UPDATE", .other(nil)
+            ) { try $0.append(keys: keys[table]!.sorted()) }
+        }
+    }
+
+    /// Whether rows of `entity` take part in join tables (whose rows a delete of theirs deletes).
+    private func hasJoinTables(_ entity: EntityDescription) throws -> Bool {
+        try layout.of(entity).storage.contains {
+            if case .joinTable = $0 { return true }
+            return false
         }
     }
 
     /// The to-many members this write stores on the side of their source: those of updated rows
     /// (in lock order), then those of inserted rows.
-    private func membersWrites(_ changes: StoreWrite) throws -> [MembersWrite] {
+    private func membersWrites(_ updates: [RowUpdate], _ inserts: [RowInsert]) throws -> [MembersWrite] {
         var members: [MembersWrite] = []
-        for update in changes.updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) where !update.relationshipChanges.isEmpty {
+        for update in updates where !update.relationshipChanges.isEmpty {
             members += StoreWritePlanner.membersWrites(update.objectID, try layout.of(update.objectID.entity), update.relationshipChanges)
         }
-        for insert in changes.inserts {
-            members += StoreWritePlanner.membersWrites(of: insert, try layout.of(insert.objectID.entity))
+        // The layout of consecutive inserts of one entity is looked up once; entities without
+        // to-many storage are skipped.
+        var lastEntity: EntityDescription?
+        var entityLayout: SQLiteEntityLayout?
+        for insert in inserts {
+            let entity = insert.objectID.entity
+            if entity !== lastEntity {
+                lastEntity = entity
+                let found = try layout.of(entity)
+                entityLayout = found.storage.isEmpty ? nil : found
+            }
+            guard let entityLayout else { continue }
+            members += StoreWritePlanner.membersWrites(of: insert, entityLayout)
         }
         return members
     }
 
     private typealias MembersWrite = StoreWritePlanner.MembersWrite
 
-    /// Deletes rows (in key order, so that concurrent writers lock rows in one order), and the
-    /// join-table rows they take part in.
-    private func sendDeletes(
-        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-        _ send: (String, [AttributeValue], Sent) throws -> Void
-    ) throws {
-        for (objectID, expectedVersion) in deletes.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
-            try send(
-                SQLBuilder.deleteRow(objectID.entity, checkingVersion: expectedVersion != nil),
-                [.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []),
-                expectedVersion != nil ? .checked(objectID) : .other(objectID))
-            try planner.joinRowDeletes(of: objectID) { sql, values in try send(sql, values, .other(objectID)) }
+    /// Deletes rows (sorted in lock order, so that concurrent writers lock rows in one order), and
+    /// the join-table rows they take part in.
+    private func sendDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ send: Send) throws {
+        // The statement of consecutive deletes of one entity is made once.
+        var lastEntity: EntityDescription?
+        var lastChecked = false
+        var sql = ""
+        var joins = false
+        for (objectID, expectedVersion) in deletes {
+            let entity = objectID.entity
+            if entity !== lastEntity || lastChecked != (expectedVersion != nil) {
+                lastEntity = entity
+                lastChecked = expectedVersion != nil
+                sql = SQLBuilder.deleteRow(entity, checkingVersion: lastChecked)
+                joins = try hasJoinTables(entity)
+            }
+            try send(sql, expectedVersion != nil ? .checked(objectID) : .other(objectID)) { writer in
+                try writer.append(.int(objectID.key))
+                if let expectedVersion { try writer.append(.int(expectedVersion)) }
+            }
+            guard joins else { continue }
+            try planner.joinRowDeletes(of: objectID) { sql, values in
+                try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
+            }
         }
     }
 
-    /// Updates the changed columns of rows whose version is still the one read, in key order.
-    private func sendUpdates(
-        _ updates: [RowUpdate], _ resolve: StoreKeyResolver,
-        _ send: (String, [AttributeValue], Sent) throws -> Void
-    ) throws {
-        for update in updates.sorted(by: { Self.lockOrder($0.objectID, $1.objectID) }) {
-            let (shape, values) = try planner.plan(update, resolve)
-            try send(shape.sql, values, .checked(update.objectID))
+    /// Updates the changed columns of rows (sorted in lock order) whose version is still the one
+    /// read. The values are written in the order of ``StoreWritePlanner/plan(_:_:)``'s: changed
+    /// stored attributes, changed foreign keys, then key and expected version.
+    private func sendUpdates(_ updates: [RowUpdate], _ resolve: StoreKeyResolver, _ send: Send) throws {
+        // The statement of consecutive updates of the same columns is made once: a bulk update
+        // changes the same attributes of every object.
+        var shape: StoreWritePlanner.UpdateShape?
+        var sql = ""
+        var lastEntity: EntityDescription?
+        var storage: [RelationshipStorage] = []
+        for update in updates {
+            let entity = update.objectID.entity
+            if entity !== lastEntity {
+                lastEntity = entity
+                storage = try layout.of(entity).storage
+            }
+            let stored = entity.storedAttributeCount
+            func isForeignKey(_ index: Int) -> Bool {
+                if case .foreignKey = storage[index] { return true }
+                return false
+            }
+            if shape == nil || !Self.update(update, hasShape: shape!, stored: stored, isForeignKey) {
+                let made = try planner.plan(update, resolve).shape
+                shape = made
+                sql = made.sql
+            }
+            try send(sql, .checked(update.objectID)) { writer in
+                for change in update.changes where change.index < stored { try writer.append(change.value) }
+                for change in update.relationshipChanges where isForeignKey(change.index) {
+                    try writer.append(try resolve.key(Self.relatedID(change.value), of: update.objectID, change.index))
+                }
+                try writer.append(.int(update.objectID.key))
+                try writer.append(.int(update.expectedVersion))
+            }
+        }
+    }
+
+    /// Whether `update` changes the columns of `shape` (without making its shape).
+    private static func update(
+        _ update: RowUpdate, hasShape shape: StoreWritePlanner.UpdateShape, stored: Int, _ isForeignKey: (Int) -> Bool
+    ) -> Bool {
+        guard shape.entity === update.objectID.entity else { return false }
+        var attributes = shape.attributes.makeIterator()
+        for change in update.changes where change.index < stored {
+            guard attributes.next() == change.index else { return false }
+        }
+        guard attributes.next() == nil else { return false }
+        var relationships = shape.relationships.makeIterator()
+        for change in update.relationshipChanges where isForeignKey(change.index) {
+            guard relationships.next() == change.index else { return false }
+        }
+        return relationships.next() == nil
+    }
+
+    /// The first related ID of a relationship value (the destination of a to-one).
+    private static func relatedID(_ value: RelationshipValue) -> ObjectID? {
+        switch value {
+        case .notLoaded: return nil
+        case .toOne(let id): return id
+        case .toMany(let ids): return ids.first
         }
     }
 
     /// Inserts rows under their allocated keys; an insert that collides with a uniqueness
     /// constraint inserts nothing (`ON CONFLICT DO NOTHING`, so that the transaction goes on) and
     /// is reported as a conflict with the row it collides with.
-    private func sendInserts(
-        _ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver,
-        _ send: (String, [AttributeValue], Sent) throws -> Void
-    ) throws {
-        var last: (entity: EntityDescription, layout: SQLiteEntityLayout, sql: String)?
+    private func sendInserts(_ inserts: [RowInsert], keys: [Int64], _ resolve: StoreKeyResolver, _ send: Send) throws {
+        // What consecutive inserts of one entity share is worked out once.
+        var lastEntity: EntityDescription?
+        var sql = ""
+        var foreignKeys: [Int] = []
+        var stored = 0
+        var checksUniqueness = false
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
-            if last?.entity !== entity {
+            if entity !== lastEntity {
+                lastEntity = entity
                 let entityLayout = try layout.of(entity)
-                last = (
-                    entity, entityLayout, entityLayout.insertRow + (entity.uniquenessConstraints.isEmpty ? "" : " ON CONFLICT DO NOTHING")
-                )
+                checksUniqueness = !entity.uniquenessConstraints.isEmpty
+                sql = entityLayout.insertRow + (checksUniqueness ? " ON CONFLICT DO NOTHING" : "")
+                foreignKeys = entityLayout.foreignKeyIndexes
+                stored = entity.storedAttributeCount
             }
-            let (_, entityLayout, sql) = last!
-            var values: [AttributeValue] = [.int(keys[index])]
-            values.reserveCapacity(insert.values.count + entityLayout.foreignKeyIndexes.count + 1)
-            values += insert.values.prefix(entity.storedAttributeCount)
-            values += try planner.foreignKeys(of: insert, entityLayout, resolve)
-            try send(sql, values, entity.uniquenessConstraints.isEmpty ? .other(insert.objectID) : .insert(index))
+            // The values in the order of `insertRow`: key, stored attributes, foreign keys.
+            try send(sql, checksUniqueness ? .insert(index) : .other(insert.objectID)) { writer in
+                try writer.append(.int(keys[index]))
+                for value in insert.values.prefix(stored) { try writer.append(value) }
+                for relationship in foreignKeys {
+                    try writer.append(
+                        try resolve.key(Self.relatedID(insert.relationships[relationship]), of: insert.objectID, relationship))
+                }
+            }
         }
     }
 
     /// Writes the members of to-many relationships, in full, for the side that stores them.
-    private func sendMembers(
-        _ writes: [MembersWrite], _ resolve: StoreKeyResolver,
-        _ send: (String, [AttributeValue], Sent) throws -> Void
-    ) throws {
+    private func sendMembers(_ writes: [MembersWrite], _ resolve: StoreKeyResolver, _ send: Send) throws {
         for write in writes {
-            try planner.memberStatements(write, resolve) { sql, values in try send(sql, values, .other(write.source)) }
+            try planner.memberStatements(write, resolve) { sql, values in
+                try send(sql, .other(write.source)) { for value in values { try $0.append(value) } }
+            }
         }
     }
 
@@ -304,7 +408,8 @@ extension PostgresStore {
     /// The order in which a write sends its statements about rows: by entity name, then key, the
     /// order in which ``sendLocks(_:_:_:)`` locked them.
     private static func lockOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
-        a.entity.name == b.entity.name ? a.key < b.key : a.entity.name < b.entity.name
+        // The same entity (the common case) is told by identity, without comparing names.
+        a.entity === b.entity || a.entity.name == b.entity.name ? a.key < b.key : a.entity.name < b.entity.name
     }
 
     private static func mapWriteError(_ error: any Error, _ objectID: ObjectID?) -> SkerryError {
@@ -359,8 +464,18 @@ extension PostgresStore {
             return (member: member, sql: delete)
         }
         let conditions = try Self.checkRawConditions(predicate)
+        // One statement and nothing after it (one table, nothing referring to its rows, no
+        // change record): the statement is atomic by itself, and needs no transaction around it
+        // (two round trips).
+        let isOneStatement = deletes.count == 1 && cleanup.isEmpty && !options.propagatesChanges
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
+            if isOneStatement, let (member, delete) = deletes.first {
+                let result = try connection.query(delete.text, delete.bindings)
+                guard returning else { return (result.affectedRows, []) }
+                let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
+                return (memberKeys.count, memberKeys.map { ObjectID(store: identity, entity: member, primaryKey: $0) })
+            }
             return try connection.transaction {
                 var count = 0
                 var objectIDs: [ObjectID] = []

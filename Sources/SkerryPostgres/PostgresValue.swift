@@ -182,6 +182,26 @@ struct EncodedParameters {
         }
     }
 
+    /// Appends `keys` as a `bigint[]` in PostgreSQL's binary array format: a header (one
+    /// dimension, no NULLs, element type `int8`, the length, lower bound 1), then each element's
+    /// length and value.
+    mutating func appendInt64Array(_ keys: some Collection<Int64>) {
+        let start = bytes.count
+        bytes.reserveCapacity(start + 20 + 12 * keys.count)
+        appendInteger(Int32(1))
+        appendInteger(Int32(0))
+        appendInteger(Int32(PostgresType.int8))
+        appendInteger(Int32(keys.count))
+        appendInteger(Int32(1))
+        for key in keys {
+            appendInteger(Int32(8))
+            appendInteger(key)
+        }
+        offsets.append(start)
+        lengths.append(Int32(bytes.count - start))
+        formats.append(1)
+    }
+
     private mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
@@ -217,5 +237,50 @@ struct EncodedParameters {
                 }
             }
         }
+    }
+}
+
+/// Writes one execution's parameters, in order, each encoded for the type the server gave it,
+/// straight into the connection's buffer (``PostgresConnection/withParameters(for:_:_:)``).
+struct ParameterWriter {
+    let statement: PostgresStatement
+    var encoded: EncodedParameters
+
+    /// Appends the next parameter.
+    /// - Throws: ``PostgresError`` when the statement takes no more parameters or the value cannot
+    ///   be sent as the parameter's type.
+    mutating func append(_ value: AttributeValue) throws(PostgresError) {
+        let types = statement.parameterTypes
+        guard encoded.count < types.count else { throw countMismatch(given: encoded.count + 1) }
+        try encoded.append(value, as: types[encoded.count], sql: statement.sql)
+    }
+
+    /// Appends keys as the next parameter, a `bigint[]` (binary when the server typed the
+    /// parameter so, as `= ANY(?::bigint[])` does; as an array literal otherwise).
+    mutating func append(keys: some Collection<Int64>) throws(PostgresError) {
+        let types = statement.parameterTypes
+        guard encoded.count < types.count else { throw countMismatch(given: encoded.count + 1) }
+        if types[encoded.count] == PostgresType.int8Array {
+            encoded.appendInt64Array(keys)
+        } else {
+            try encoded.append(SQLDialect.postgres.keyList(Array(keys)), as: types[encoded.count], sql: statement.sql)
+        }
+    }
+
+    /// Checks that every parameter was written and calls `body` with their count and libpq's
+    /// arrays of values, lengths and formats, valid only during the call.
+    mutating func finish<T>(
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) throws(PostgresError) -> T {
+        guard encoded.count == statement.parameterTypes.count else { throw countMismatch(given: encoded.count) }
+        let count = Int32(encoded.count)
+        return encoded.withParameters { body(count, $0, $1, $2) }
+    }
+
+    private func countMismatch(given: Int) -> PostgresError {
+        PostgresError(
+            sqlState: .protocolViolation,
+            message: "The statement takes \(statement.parameterTypes.count) parameters; \(given) were given.",
+            sql: statement.sql)
     }
 }

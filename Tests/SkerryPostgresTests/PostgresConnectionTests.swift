@@ -238,6 +238,38 @@ import Testing
         #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 1)
     }
 
+    @Test func pipelinedStatementsWrittenInPlaceReportTheOnesThatChangedNoRow() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY, version bigint NOT NULL)")
+        try connection.execute("INSERT INTO t SELECT g, 1 FROM generate_series(1, 600) g")
+        // More than a batch of version-checked updates; every third one expects a version the row does not have.
+        let pipeline = PostgresPipeline(connection)
+        for id in 1...600 {
+            try pipeline.send("UPDATE t SET version = version + 1 WHERE id = ? AND version = ?", expectingRows: true) { writer in
+                try writer.append(.int(Int64(id)))
+                try writer.append(.int(id % 3 == 0 ? 7 : 1))
+            }
+        }
+        // Keys bound as one bigint[], negative and past the rows too: exactly the rows named go.
+        try pipeline.send("DELETE FROM t WHERE id = ANY(?::bigint[])") { try $0.append(keys: [-5, 1, 2, 300, 600, 601, Int64.max]) }
+        try pipeline.finish()
+        #expect(pipeline.unchanged == (1...600).filter { $0 % 3 == 0 }.map { $0 - 1 }) // positions, from 0
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 596)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t WHERE id IN (1, 2, 300, 600)") == 0)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t WHERE version = 2") == 398)
+
+        // A writer that writes too few or too many values is refused before anything is sent.
+        let update = try connection.statement("UPDATE t SET version = version + 1 WHERE id = ? AND version = ?")
+        for values: [AttributeValue] in [[.int(3)], [.int(3), .int(2), .int(3)]] {
+            let error = #expect(throws: PostgresError.self) {
+                let writeValues: (inout ParameterWriter) throws -> Void = { for value in values { try $0.append(value) } }
+                _ = try connection.withParameters(for: update, writeValues) { _, _, _, _ in 0 }
+            }
+            #expect(error?.sqlState == .protocolViolation)
+        }
+        #expect(try connection.scalarInt64("SELECT version FROM t WHERE id = 3") == 1)
+    }
+
     // MARK: Pool
 
     @Test func thePoolNeverOpensMoreThanItsMaximumAndServesEveryCaller() throws {

@@ -149,14 +149,12 @@ final class PostgresRawBench<Item: PostgresShape> {
         return rows.count
     }
 
-    /// The store's batch delete: one `DELETE` in a transaction.
+    /// The store's batch delete of one table with nothing referring to it: one `DELETE`, atomic
+    /// by itself (no transaction around it).
     func deleteAll() -> Int {
-        connection.exec("BEGIN")
         connection.prepare("deleteAll", "DELETE FROM \(table)", types: [])
         var none = PGParameters()
-        let deleted = connection.execute("deleteAll", &none).affectedRows
-        connection.exec("COMMIT")
-        return deleted
+        return connection.execute("deleteAll", &none).affectedRows
     }
 
     /// Reads every row, then deletes each with the store's version-checked delete, pipelined, in
