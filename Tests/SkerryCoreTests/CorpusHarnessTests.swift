@@ -217,8 +217,13 @@ struct CorpusHarness {
     /// only (the to-one side of a one-to-many pair, the side that sorts first otherwise), so that
     /// no link steals another.
     func populate(_ model: ObjectModel, url: URL) throws -> CorpusSnapshot {
+        try populate(model, description: StoreDescription(url: url))
+    }
+
+    /// ``populate(_:url:)`` for the store of `description` (a PostgreSQL store, say).
+    func populate(_ model: ObjectModel, description: StoreDescription) throws -> CorpusSnapshot {
         let stack = PersistentStack(name: "Corpus", model: model)
-        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
         let context = stack.newBackgroundContext()
         let counts = Self.objectCounts(model)
@@ -289,8 +294,13 @@ struct CorpusHarness {
 
     /// Opens the store with `model` (migrating it if needed) and reads everything.
     func read(_ model: ObjectModel, url: URL) throws -> CorpusSnapshot {
+        try read(model, description: StoreDescription(url: url))
+    }
+
+    /// ``read(_:url:)`` for the store of `description`.
+    func read(_ model: ObjectModel, description: StoreDescription) throws -> CorpusSnapshot {
         let stack = PersistentStack(name: "Corpus", model: model)
-        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
         let context = stack.newBackgroundContext()
         return try context.performAndWait { try Self.snapshot(model, context) }

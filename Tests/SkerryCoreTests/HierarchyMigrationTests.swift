@@ -320,16 +320,18 @@ import Testing
     /// The generic harness over the fixture: every entity populated, every relationship linked
     /// (to objects of every sub-entity), migrated with a rebuild, compared row by row and link by
     /// link.
-    @Test func aPopulatedHierarchyArrivesWhole() throws {
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aPopulatedHierarchyArrivesWhole(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let next = try Self.model(
             directory, "Next",
             [(#"<attribute name="label" attributeType="String"/>"#, #"<attribute name="label" optional="YES" attributeType="String"/>"#)]
                 + [(#"name="pages" attributeType="Integer 32""#, #"name="pages" attributeType="Integer 64""#)])
         let harness = CorpusHarness(bundle: directory.url, root: directory.url)
-        let url = directory.file("Harness.sqlite")
-        let before = try harness.populate(InheritanceTests.model, url: url)
-        let after = try harness.read(next, url: url)
+        let description =
+            kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: directory.file("Harness.sqlite"))
+        let before = try harness.populate(InheritanceTests.model, description: description)
+        let after = try harness.read(next, description: description)
         #expect(CorpusHarness.difference(before, after, from: InheritanceTests.model, to: next, sameVersion: false) == nil)
         for (key, person) in before.objects["Person"] ?? [:] {
             #expect(after.objects["Person"]?[key]?.relationships["collection"] == person.relationships["collection"])

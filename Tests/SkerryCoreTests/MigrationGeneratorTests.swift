@@ -257,8 +257,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Array(UInt64(1)...24))
-    func randomLightweightChangesCarryEveryRowAndLink(seed: UInt64) throws {
+    @Test(arguments: HierarchyConstraintTests.lastingKinds, Array(UInt64(1)...24))
+    func randomLightweightChangesCarryEveryRowAndLink(kind: StoreKind, seed: UInt64) throws {
         var g = SplitMix64(seed: seed)
         var spec = Spec.random(&g)
         var versions = [(try spec.model(), spec.log)]
@@ -269,11 +269,14 @@ import Testing
         let directory = TemporaryDirectory()
         let harness = CorpusHarness(bundle: directory.url, root: directory.url)
         for (index, (model, log)) in versions.enumerated().dropFirst() {
-            let url = directory.file("v\(index).sqlite")
-            let before = try harness.populate(versions[0].0, url: url)
-            let after = try harness.read(model, url: url)
+            // A new store for each version: a file, or a schema of the PostgreSQL test server.
+            let description =
+                kind == .postgres
+                ? try PostgresTestStore.newDescription() : StoreDescription(url: directory.file("v\(index).sqlite"))
+            let before = try harness.populate(versions[0].0, description: description)
+            let after = try harness.read(model, description: description)
             let difference = CorpusHarness.difference(before, after, from: versions[0].0, to: model, sameVersion: false)
-            #expect(difference == nil, "seed \(seed), version 0 -> \(index) after: \(log.joined(separator: "; "))")
+            #expect(difference == nil, "\(kind) seed \(seed), version 0 -> \(index) after: \(log.joined(separator: "; "))")
             if ProcessInfo.processInfo.environment["SKERRY_GENERATOR_LOG"] != nil {
                 print(
                     "seed \(seed) v\(index): \(log.joined(separator: "; ")) -> \(before.objects.values.map(\.count).reduce(0, +)) objects")
