@@ -85,6 +85,9 @@ extension PostgresStore {
             }
         }
         for table in newLayout.joinTables.sorted() { try schema.createJoinTable(table, connection) }
+        // Statements prepared before the columns changed type would keep their old result and
+        // parameter types (the server refuses them: "cached plan must not change result type").
+        try connection.clearStatementCache()
         try links.write(connection)
         // The links the step carried are checked before its code runs (what transformRow or
         // finish then change is the step's business, as with the SQLite store).
@@ -122,6 +125,7 @@ extension PostgresStore {
         }
         try syncFamilyUniqueness(step.destination, connection)
         try schema.writeModelMetadata(model: step.model, entities: step.destination, connection)
+        try connection.clearStatementCache() // the next step's, and the store's, start afresh
     }
 
     /// The integer a one-value query returns (0 for NULL).

@@ -19,8 +19,8 @@ import Testing
     /// sub-entities of an abstract Item whose `code` is unique across both (and a shelf keeps
     /// one ordered list of items, which took over its list of books); otherwise each stands
     /// alone, with its own key sequence. `labelled`: Item has a `label` too, and Book a
-    /// sub-entity Ebook.
-    static func model(hierarchy: Bool, labelled: Bool = false) throws -> ObjectModel {
+    /// sub-entity Ebook. `widePages`: a book's pages are a 64-bit integer.
+    static func model(hierarchy: Bool, labelled: Bool = false, widePages: Bool = false) throws -> ObjectModel {
         let code = AttributeDescription("code", .string, isOptional: true)
         let shelf = { (inverse: String) in RelationshipDescription("shelf", destination: "Shelf", inverse: inverse) }
         let likedBy = RelationshipDescription("likedBy", destination: "Person", inverse: "likes", toMany: true)
@@ -48,7 +48,8 @@ import Testing
             name: "Item", attributes: [code] + (labelled ? [AttributeDescription("label", .string, isOptional: true)] : []),
             relationships: [shelf("items")], uniquenessConstraints: [["code"]], isAbstract: true)
         let book = EntityDescription(
-            name: "Book", attributes: [AttributeDescription("pages", .integer32, isOptional: true)], superentity: item)
+            name: "Book", attributes: [AttributeDescription("pages", widePages ? .integer64 : .integer32, isOptional: true)],
+            superentity: item)
         let ebook = EntityDescription(
             name: "Ebook", attributes: [AttributeDescription("size", .integer64, isOptional: true)], superentity: book)
         return try ObjectModel(
@@ -257,6 +258,28 @@ import Testing
         #expect(items == ["Book Book B1", "Book Book B2", "Ebook Ebook E1", "Film Film F1", "Film Film F2"])
         let keys = try context.performAndWait { try context.fetch(FetchRequest(entityName: "Item")).map(\.objectID.key) }
         #expect(Set(keys).count == 5)
+    }
+
+    /// Two plan steps that widen a number and transform the rows of the same tables: each reads
+    /// the rows before and after the column changed type, with the same columns.
+    @Test func stepsThatChangeAColumnsTypeReadItsRowsAgain() throws {
+        let schema = Self.newSchema()
+        try Self.fill(schema)
+        let version1 = try Self.model(hierarchy: true), version2 = try Self.model(hierarchy: true, widePages: true)
+        _ = try Self.stack(version1, schema)
+        let double = MigrationStep(
+            from: 0,
+            transformRow: { entity, old, new in
+                if entity == "Book", case .int(let pages) = old["pages"] { new["pages"] = .int(pages * 2) }
+            })
+        let stack = try Self.stack(version2, schema, plan: MigrationPlan(versions: [version1, version2], steps: [double]))
+        let context = stack.newBackgroundContext()
+        let pages = try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("code")])).map {
+                try $0.value(forKey: "pages", as: Int64.self)
+            }
+        }
+        #expect(pages == [200, 400])
     }
 
     /// Steps that fail late: one after keys were renumbered for a new hierarchy and tables
