@@ -106,11 +106,12 @@ let package = Package(
             name: "SkerryExample",
             dependencies: ["SkerryCore"]
         ),
-        // What the test targets share: temporary folders, a lock-guarded value, expectError, and the
-        // hand-written Xcode model fixtures as resources (FixtureFiles). Only test targets use it.
+        // What the test targets share: temporary folders, a lock-guarded value, expectError, the
+        // PostgreSQL test server, models and scenarios both stores' tests run, and the hand-written
+        // Xcode model fixtures as resources (FixtureFiles). Only test targets use it.
         .target(
             name: "SkerryTestSupport",
-            dependencies: ["SkerryCore"],
+            dependencies: ["SkerryCore", "SkerryPostgres"],
             path: "Tests/SkerryTestSupport",
             resources: [.copy("Fixtures")]
         ),

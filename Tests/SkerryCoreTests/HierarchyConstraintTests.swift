@@ -6,35 +6,7 @@ import Testing
 /// A uniqueness constraint an entity declares holds among the objects of all its sub-entities
 /// (Core Data keeps a hierarchy in one table, so its constraint spans it), in every kind of store: an
 /// abstract Item with a unique `code`, and its sub-entities Book and Film, each in its own table.
-@Suite struct HierarchyConstraintTests {
-    static func model(constrained: Bool = true, ebooks: Bool = false) throws -> ObjectModel {
-        let item = EntityDescription(
-            name: "Item", attributes: [AttributeDescription("code", .string, isOptional: true)],
-            uniquenessConstraints: constrained ? [["code"]] : [], isAbstract: true)
-        let book = EntityDescription(
-            name: "Book", attributes: [AttributeDescription("pages", .integer32, isOptional: true)], superentity: item)
-        let film = EntityDescription(
-            name: "Film", attributes: [AttributeDescription("minutes", .integer32, isOptional: true)], superentity: item)
-        let ebook = EntityDescription(
-            name: "Ebook", attributes: [AttributeDescription("size", .integer64, isOptional: true)], superentity: book)
-        return try ObjectModel(entities: [item, book, film] + (ebooks ? [ebook] : []))
-    }
-
-    static func insert(_ entity: String, _ code: String?, in context: ObjectContext) throws -> EntityObject {
-        let object = try context.insert(entityName: entity)
-        try object.setValue(code.map(AttributeValue.string) ?? .null, forKey: "code")
-        return object
-    }
-
-    static func codes(_ entity: String, in stack: PersistentStack) throws -> [String] {
-        let context = stack.newBackgroundContext()
-        return try context.performAndWait {
-            try context.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey("code")])).compactMap {
-                try $0.value(forKey: "code", as: String?.self)
-            }
-        }
-    }
-
+@Suite struct HierarchyConstraintTests: ItemHierarchyFixture {
     @Test(arguments: StoreKind.allCases)
     func aConstraintOfTheParentHoldsAcrossSubentityTables(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
@@ -78,7 +50,7 @@ import Testing
         /// The stack's name (and the file's, `<name>.sqlite`).
         var name = "Items"
         let directory = TemporaryDirectory()
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let schema = PostgresTestServer.newSchema()
 
         func open(_ model: ObjectModel) throws -> PersistentStack {
             guard kind == .postgres else { return try makeFileStack(directory, model: model, name: name) }

@@ -17,8 +17,6 @@ import Testing
         ])
     }
 
-    static func newSchema() -> String { "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
-
     static func stack(_ schema: String, propagatesChanges: Bool) throws -> PersistentStack {
         let connectionString = try PostgresTestServer.require()
         // doc: postgres-stack
@@ -86,7 +84,7 @@ import Testing
     }
 
     @Test func twoProcessesSeeEachOthersSaves() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema, propagatesChanges: true)
         let fromOthers = Mutex<[DidSaveEvent]>([])
         // doc: saves-of-others
@@ -127,7 +125,7 @@ import Testing
     }
 
     @Test func concurrentSavesOfOneObjectFromSeveralProcessesLoseNoUpdate() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema, propagatesChanges: false)
         let context = stack.newBackgroundContext()
         let counterID = try context.performAndWait {
@@ -158,7 +156,7 @@ import Testing
     }
 
     @Test func aListenerWhoseConnectionWasCutCatchesUp() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let listening = try Self.stack(schema, propagatesChanges: true)
         let writing = try Self.stack(schema, propagatesChanges: true)
         let inserted = Mutex<Set<ObjectID>>([])
@@ -190,7 +188,7 @@ import Testing
     }
 
     @Test func permanentIDsObtainedBeforeTheSaveNameTheRowInEveryInstance() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let first = try Self.stack(schema, propagatesChanges: false)
         let second = try Self.stack(schema, propagatesChanges: false)
         // Keys reserved in two instances at once never collide (one sequence), and the saves
@@ -218,7 +216,7 @@ import Testing
     }
 
     @Test func aStackWithoutPropagationNeitherAnnouncesNorHears() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let quiet = try Self.stack(schema, propagatesChanges: false)
         let store = try #require(quiet.coordinator.loadedStores.first as? PostgresStore)
         #expect(store.listener == nil)

@@ -34,10 +34,8 @@ import Testing
     /// locks every row a save changes first, in one order, so the second save waits for the
     /// first, then finds its book deleted: a merge conflict, with nothing of it kept.
     @Test func savesChangingTheSameRowsInOppositeOrdersEndInACommitAndAConflict() throws {
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let stack = PersistentStack(name: "Concurrent", model: try Self.model())
-        stack.persistentStoreDescriptions = [.postgres(try PostgresTestServer.require(), maximumConnections: 4, schema: schema)]
-        try stack.loadPersistentStores()
+        let schema = PostgresTestServer.newSchema()
+        let stack = try PostgresTestServer.stack(Self.model(), schema, name: "Concurrent", maximumConnections: 4)
         let seeding = stack.newBackgroundContext()
         let (author, first, second) = try seeding.performAndWait {
             let author = try seeding.insert(entityName: "Author")

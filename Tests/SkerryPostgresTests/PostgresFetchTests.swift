@@ -33,15 +33,8 @@ import Testing
     ])
 
     static func stack(_ schema: String) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Fetching", model: model)
-        stack.persistentStoreDescriptions = [
-            .postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema)
-        ]
-        try stack.loadPersistentStores()
-        return stack
+        try PostgresTestServer.stack(model, schema, name: "Fetching")
     }
-
-    static func newSchema() -> String { "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
 
     static var values: [String: any AttributeValueConvertible] {
         [
@@ -54,7 +47,7 @@ import Testing
     }
 
     @Test func rowsAreReadIntoObjectsWithEveryTypeTransientDefaultsAndToOnes() throws {
-        let stack = try Self.stack(Self.newSchema())
+        let stack = try Self.stack(PostgresTestServer.newSchema())
         let writer = stack.newBackgroundContext()
         try writer.performAndWait {
             let owner = try writer.insert(entityName: "Owner")
@@ -90,7 +83,7 @@ import Testing
     }
 
     @Test func aCellTheStoreCannotReadIsAnUndecodableErrorNamingTheAttribute() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema)
         let writer = stack.newBackgroundContext()
         try writer.performAndWait {

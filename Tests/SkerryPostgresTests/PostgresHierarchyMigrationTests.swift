@@ -13,8 +13,6 @@ import Testing
 /// sequences and triggers as they were; instances loading at once wait for the one that
 /// migrates. (The SQLite store's hierarchy migration tests run here too: HierarchyMigrationTests.)
 @Suite(.postgres) struct PostgresHierarchyMigrationTests {
-    static func newSchema() -> String { "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
-
     /// Books and films on shelves, and people who like films. `hierarchy`: Book and Film are
     /// sub-entities of an abstract Item whose `code` is unique across both (and a shelf keeps
     /// one ordered list of items, which took over its list of books); otherwise each stands
@@ -68,19 +66,10 @@ import Testing
             ] + (labelled ? [ebook] : []))
     }
 
-    static func stack(_ model: ObjectModel, _ schema: String, plan: MigrationPlan? = nil) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Items", model: model)
-        var description = StoreDescription.postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema)
-        description.migrationPlan = plan
-        stack.persistentStoreDescriptions = [description]
-        try stack.loadPersistentStores()
-        return stack
-    }
-
     /// Two books and two films (whose keys are the books' keys: each entity has its own
     /// sequence) on one shelf, books in the order B2, B1; Ann likes both films, Bob likes F2.
     static func fill(_ schema: String) throws {
-        let stack = try stack(model(hierarchy: false), schema)
+        let stack = try PostgresTestServer.stack(model(hierarchy: false), schema)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             func insert(_ entity: String, _ values: [String: any Sendable]) throws -> EntityObject {
@@ -177,13 +166,13 @@ import Testing
     /// links follow; the hierarchy gets one sequence and its uniqueness trigger. Then they leave
     /// it again: rows and links stay, each gets its sequence back, past every key.
     @Test func entitiesJoiningAndLeavingAHierarchyKeepTheirRowsAndLinks() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema)
-        let before = try Self.contents(Self.stack(Self.model(hierarchy: false), schema), hierarchy: false)
+        let before = try Self.contents(PostgresTestServer.stack(Self.model(hierarchy: false), schema), hierarchy: false)
         #expect(try Self.sharedKeys(schema) == 2)
         #expect(try Self.sequences(schema) == ["_skerry_seq_Book", "_skerry_seq_Film", "_skerry_seq_Person", "_skerry_seq_Shelf"])
 
-        let joined = try Self.stack(Self.model(hierarchy: true), schema)
+        let joined = try PostgresTestServer.stack(Self.model(hierarchy: true), schema)
         // The shelf's one list: its books in their order, then the films that join it.
         let expected = before.filter { !$0.hasPrefix("books") && !$0.hasPrefix("films") }.map { $0 } + ["items: B2,B1,F1,F2"]
         #expect(try Self.contents(joined, hierarchy: true).sorted() == expected.sorted())
@@ -204,7 +193,7 @@ import Testing
             #expect(Set(keys).count == 5)
         }
 
-        let apart = try Self.stack(Self.model(hierarchy: false), schema)
+        let apart = try PostgresTestServer.stack(Self.model(hierarchy: false), schema)
         let after = try Self.contents(apart, hierarchy: false)
         #expect(after.contains("Film F3 95 on -"))
         #expect(after.filter { !$0.hasPrefix("Film F3") && !$0.hasPrefix("films") } == before.filter { !$0.hasPrefix("films") })
@@ -228,10 +217,10 @@ import Testing
     /// table of it, `finish` inserts a row of a new sub-entity with a key from the hierarchy's
     /// sequence.
     @Test func aPlanStepRunsOnEveryTableOfAHierarchy() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema)
         let version1 = try Self.model(hierarchy: true)
-        _ = try Self.stack(version1, schema)
+        _ = try PostgresTestServer.stack(version1, schema)
         let version2 = try Self.model(hierarchy: true, labelled: true)
         let seen = Locked<[String]>([])
         let plan = MigrationPlan(
@@ -247,7 +236,7 @@ import Testing
                         _ = try migration.insert("Ebook", ["code": .string("E1"), "label": .string("Ebook E1")])
                     })
             ])
-        let stack = try Self.stack(version2, schema, plan: plan)
+        let stack = try PostgresTestServer.stack(version2, schema, plan: plan)
         #expect(seen.value.filter { $0 != "Shelf" && $0 != "Person" }.sorted() == ["Book", "Book", "Film", "Film"])
         let context = stack.newBackgroundContext()
         let items = try context.performAndWait {
@@ -287,7 +276,7 @@ import Testing
     /// made again. Each error is typed, and columns, indexes, triggers, sequences (with their
     /// positions) and every row are as they were.
     @Test func aFailingStepLeavesSchemaRowsSequencesAndTriggersAsTheyWere() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema)
         let apart = try Self.model(hierarchy: false), joined = try Self.model(hierarchy: true)
         let labelled = try Self.model(hierarchy: true, labelled: true)
@@ -305,19 +294,20 @@ import Testing
         }
         for (from, to) in [(apart, joined), (joined, labelled)] {
             let before = try Self.everything(schema)
-            let error = try #require(throws: SkerryError.self) { try Self.stack(to, schema, plan: failing(from, to)) }
+            let error = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(to, schema, plan: failing(from, to)) }
             #expect(error.code == .modelMismatch)
             #expect(error.underlyingError is Refused)
             #expect(try Self.everything(schema) == before)
-            #expect(try Self.contents(Self.stack(from, schema), hierarchy: from !== apart).count == 7 + (from === apart ? 1 : 0))
-            _ = try Self.stack(to, schema) // the next round starts from here
+            #expect(
+                try Self.contents(PostgresTestServer.stack(from, schema), hierarchy: from !== apart).count == 7 + (from === apart ? 1 : 0))
+            _ = try PostgresTestServer.stack(to, schema) // the next round starts from here
         }
     }
 
     /// Four instances load the hierarchy at once: one migrates under the advisory lock (and
     /// reports the step), the others wait for it and open the migrated store.
     @Test func instancesStartingAtOnceWaitForTheOneThatMigratesAHierarchy() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema)
         let version2 = try Self.model(hierarchy: true)
         let steps = Locked(0)
@@ -341,7 +331,7 @@ import Testing
         #expect(identifiers.count == 4)
         #expect(Set(identifiers).count == 1)
         #expect(steps.value == 1)
-        let contents = try Self.contents(Self.stack(version2, schema), hierarchy: true)
+        let contents = try Self.contents(PostgresTestServer.stack(version2, schema), hierarchy: true)
         #expect(contents.contains("items: B2,B1,F1,F2"))
         #expect(try Self.sharedKeys(schema) == 0)
     }

@@ -10,46 +10,13 @@ import Testing
 /// across its sub-entities' tables even when two processes write at once. (Fetches, relationships,
 /// counts and batch deletes across a hierarchy run on every kind of store in InheritanceTests
 /// and HierarchyConstraintTests.)
-@Suite(.postgres) struct PostgresInheritanceTests {
-    static func model(ebooks: Bool = false) throws -> ObjectModel {
-        let item = EntityDescription(
-            name: "Item", attributes: [AttributeDescription("code", .string, isOptional: true)],
-            uniquenessConstraints: [["code"]], isAbstract: true)
-        let book = EntityDescription(
-            name: "Book", attributes: [AttributeDescription("pages", .integer32, isOptional: true)], superentity: item)
-        let film = EntityDescription(
-            name: "Film", attributes: [AttributeDescription("minutes", .integer32, isOptional: true)], superentity: item)
-        let ebook = EntityDescription(
-            name: "Ebook", attributes: [AttributeDescription("size", .integer64, isOptional: true)], superentity: book)
-        return try ObjectModel(entities: [item, book, film] + (ebooks ? [ebook] : []))
-    }
-
-    static func newSchema() -> String { "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
-
+@Suite(.postgres) struct PostgresInheritanceTests: ItemHierarchyFixture {
     static func stack(_ schema: String, ebooks: Bool = false) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Items", model: try model(ebooks: ebooks))
-        stack.persistentStoreDescriptions = [.postgres(try PostgresTestServer.require(), maximumConnections: 4, schema: schema)]
-        try stack.loadPersistentStores()
-        return stack
-    }
-
-    static func insert(_ entity: String, _ code: String, in context: ObjectContext) throws -> EntityObject {
-        let object = try context.insert(entityName: entity)
-        try object.setValue(code, forKey: "code")
-        return object
-    }
-
-    static func codes(_ entity: String, in stack: PersistentStack) throws -> [String] {
-        let context = stack.newBackgroundContext()
-        return try context.performAndWait {
-            try context.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey("code")])).map {
-                try $0.value(forKey: "code", as: String.self)
-            }
-        }
+        try PostgresTestServer.stack(model(ebooks: ebooks), schema, name: "Items", maximumConnections: 4)
     }
 
     @Test func aHierarchyHasATablePerEntityAndOneKeySequence() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema)
         let context = stack.newBackgroundContext()
         let keys = try context.performAndWait {
@@ -88,7 +55,7 @@ import Testing
     /// committed yet; the hierarchy's trigger locks the code first, so the second save waits
     /// for the first, then sees its row and fails with the typed uniqueness error.
     @Test func siblingsSavingTheSameValueAtOnceKeepOne() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema)
         let holder = try PostgresTestServer.connect()
         let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))

@@ -10,17 +10,6 @@ import Testing
 /// leaves the schema as it was when any part fails; instances starting at once wait for the one
 /// that creates or migrates the schema.
 @Suite(.postgres) struct PostgresMigrationTests {
-    static func newSchema() -> String { "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
-
-    static func stack(_ model: ObjectModel, _ schema: String, plan: MigrationPlan? = nil) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Migrating", model: model)
-        var description = StoreDescription.postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema)
-        description.migrationPlan = plan
-        stack.persistentStoreDescriptions = [description]
-        try stack.loadPersistentStores()
-        return stack
-    }
-
     static let version1 = book()
 
     /// A model of one entity, Book: a `title` string, then `attributes`.
@@ -36,6 +25,48 @@ import Testing
             ] + others)
     }
 
+    /// Book (`title`, then `attributes`) and one more entity, `other` (a `name`), related by
+    /// `relationship` on Book's side and `inverse` on the other's.
+    static func book(
+        _ attributes: [AttributeDescription] = [], relatedBy relationship: RelationshipDescription, to other: String,
+        inverse: RelationshipDescription
+    ) -> ObjectModel {
+        book(
+            attributes, relationships: [relationship],
+            also: [EntityDescription(name: other, attributes: [AttributeDescription("name", .string)], relationships: [inverse])])
+    }
+
+    /// Saves, in a store of `model` in `schema`, an object of `entity` named `name` whose to-many
+    /// relationship `key` holds new books with `titles`, in that order. The books are inserted in
+    /// alphabetical order, so that their keys follow their titles, not the relationship's order.
+    static func link(_ name: String, of entity: String, to titles: [String], by key: String, _ model: ObjectModel, _ schema: String)
+        throws
+    {
+        let context = try PostgresTestServer.stack(model, schema).newBackgroundContext()
+        try context.performAndWait {
+            let holder = try context.insert(entityName: entity)
+            try holder.setValue(name, forKey: "name")
+            var books: [String: EntityObject] = [:]
+            for title in titles.sorted() {
+                books[title] = try context.insert(entityName: "Book")
+                try books[title]!.setValue(title, forKey: "title")
+            }
+            try holder.setRelatedObjects(titles.map { books[$0]! }, forKey: key)
+            try context.save()
+        }
+    }
+
+    /// The titles of the books in relationship `key` of the first object of `entity`, in the
+    /// relationship's order (nil when there is no such object).
+    static func titles(of entity: String, by key: String, in stack: PersistentStack) throws -> [String]? {
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: entity)).first?.relatedObjects(forKey: key).map {
+                try $0.value(forKey: "title", as: String.self)
+            }
+        }
+    }
+
     /// The values of `key` of every object of `entity`, by the objects' `sortKey`.
     static func values(_ stack: PersistentStack, _ entity: String, _ key: String, sortedBy sortKey: String) throws -> [String] {
         let context = stack.newBackgroundContext()
@@ -48,7 +79,7 @@ import Testing
 
     /// Saves books with these titles in a store of `version1`.
     static func fill(_ schema: String, _ titles: [String]) throws {
-        let stack = try stack(version1, schema)
+        let stack = try PostgresTestServer.stack(version1, schema)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             for title in titles { try context.insert(entityName: "Book").setValue(title, forKey: "title") }
@@ -65,21 +96,16 @@ import Testing
     }
 
     @Test func additiveChangesMigrateInPlaceAndKeepEveryRow() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])
-        let version2 = try ObjectModel(entities: [
-            EntityDescription(
-                name: "Book",
-                attributes: [
-                    AttributeDescription("title", .string),
-                    AttributeDescription("year", .integer32, isOptional: true),
-                    AttributeDescription("pages", .integer32, defaultValue: Int32(7)),
-                ], relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")]),
-            EntityDescription(
-                name: "Author", attributes: [AttributeDescription("name", .string)],
-                relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)]),
-        ])
-        let stack = try Self.stack(version2, schema)
+        let version2 = Self.book(
+            [
+                AttributeDescription("year", .integer32, isOptional: true),
+                AttributeDescription("pages", .integer32, defaultValue: Int32(7)),
+            ],
+            relatedBy: RelationshipDescription("author", destination: "Author", inverse: "books"), to: "Author",
+            inverse: RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true))
+        let stack = try PostgresTestServer.stack(version2, schema)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")]))
@@ -91,43 +117,37 @@ import Testing
             try books[0].setRelatedObject(author, forKey: "author")
             try context.save()
         }
-        let reader = stack.newBackgroundContext()
-        let names = try reader.performAndWait {
-            try reader.fetch(FetchRequest(entityName: "Author")).first?.relatedObjects(forKey: "books").map {
-                try $0.value(forKey: "title") as? String
-            }
-        }
-        #expect(names == ["Dune"])
+        #expect(try Self.titles(of: "Author", by: "books", in: stack) == ["Dune"])
     }
 
     @Test func aMigrationThatFailsPartWayLeavesTheSchemaAsItWas() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune", "Dune"])
         // A new column, then a uniqueness constraint the rows break: the index fails after the
         // column was added, and the whole migration rolls back.
         let version2 = Self.book([AttributeDescription("year", .integer32, isOptional: true)], uniquenessConstraints: [["title"]])
-        #expect(throws: SkerryError.self) { try Self.stack(version2, schema) }
+        #expect(throws: SkerryError.self) { try PostgresTestServer.stack(version2, schema) }
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
         // The store still opens with its own model, rows intact.
-        let stack = try Self.stack(Self.version1, schema)
+        let stack = try PostgresTestServer.stack(Self.version1, schema)
         let context = stack.newBackgroundContext()
         #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 2)
     }
 
     @Test func anIncompatibleChangeIsATypedErrorAndChangesNothing() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune"])
         // Text to a number: only a plan step's transformRow can say how.
         let retyped = try ObjectModel(entities: [
             EntityDescription(name: "Book", attributes: [AttributeDescription("title", .integer32)])
         ])
-        let error = try #require(throws: SkerryError.self) { try Self.stack(retyped, schema) }
+        let error = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(retyped, schema) }
         #expect(error.code == .modelMismatch)
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
     }
 
     @Test func aPlansCustomStepRunsInTheMigrationTransaction() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])
         let version2 = Self.book([AttributeDescription("shout", .string, isOptional: true)])
         let plan = MigrationPlan(
@@ -139,13 +159,13 @@ import Testing
                         if case .string(let title) = old["title"] { new["shout"] = .string(title.uppercased()) }
                     })
             ])
-        let stack = try Self.stack(version2, schema, plan: plan)
+        let stack = try PostgresTestServer.stack(version2, schema, plan: plan)
         let shouts = try Self.values(stack, "Book", "shout", sortedBy: "title")
         #expect(shouts == ["DUNE", "EMMA"])
     }
 
     @Test func eachStepIsReportedAsAStackEvent() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune"])
         let version2 = Self.book([AttributeDescription("shout", .string, isOptional: true)])
         let version3 = Self.book([AttributeDescription("loud", .string, isOptional: true, renamingIdentifier: "shout")])
@@ -153,9 +173,7 @@ import Testing
             versions: [Self.version1, version2],
             steps: [MigrationStep(from: 0, transformRow: { _, _, new in new["shout"] = .string("DUNE") })])
         let stack = PersistentStack(name: "Migrating", model: version3)
-        var description = StoreDescription.postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema)
-        description.migrationPlan = plan
-        stack.persistentStoreDescriptions = [description]
+        stack.persistentStoreDescriptions = [try PostgresTestServer.description(schema: schema, plan: plan)]
         let steps = Mutex<[MigrationStepEvent]>([])
         let observation = stack.addEventObserver { event in
             if case .migrationStep(let step) = event { steps.withLock { $0.append(step) } }
@@ -173,7 +191,7 @@ import Testing
     }
 
     @Test func aFailingCustomStepRollsEveryChangeBack() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])
         let version2 = Self.book(
             [AttributeDescription("shout", .string, isOptional: true)],
@@ -191,16 +209,16 @@ import Testing
                         new["shout"] = .string("!")
                     })
             ])
-        let error = try #require(throws: SkerryError.self) { try Self.stack(version2, schema, plan: plan) }
+        let error = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(version2, schema, plan: plan) }
         #expect(error.code == .modelMismatch)
         #expect(error.underlyingError is Refused)
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
         #expect(try Self.columns(schema, "Shelf").isEmpty)
-        #expect(try Self.values(Self.stack(Self.version1, schema), "Book", "title", sortedBy: "title") == ["Dune", "Emma"])
+        #expect(try Self.values(PostgresTestServer.stack(Self.version1, schema), "Book", "title", sortedBy: "title") == ["Dune", "Emma"])
     }
 
     @Test func renamesRemovalsAndNumberTypeChangesCarryEveryRow() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let version1 = Self.book(
             [
                 AttributeDescription("pages", .integer16, isOptional: true),
@@ -208,7 +226,7 @@ import Testing
                 AttributeDescription("year", .integer32, isOptional: true),
             ],
             also: [EntityDescription(name: "Note", attributes: [AttributeDescription("text", .string)])])
-        let old = try Self.stack(version1, schema)
+        let old = try PostgresTestServer.stack(version1, schema)
         let context = old.newBackgroundContext()
         try context.performAndWait {
             for (title, pages, year) in [("Dune", 412, 1965), ("Emma", 474, nil)] as [(String, Int16, Int32?)] {
@@ -232,7 +250,7 @@ import Testing
                     AttributeDescription("year", .integer32, defaultValue: Int32(1900)),
                 ], renamingIdentifier: "Book")
         ])
-        let stack = try Self.stack(version2, schema)
+        let stack = try PostgresTestServer.stack(version2, schema)
         #expect(try Self.values(stack, "Volume", "name", sortedBy: "name") == ["Dune", "Emma"])
         #expect(try Self.values(stack, "Volume", "pages", sortedBy: "name") == ["412", "474"])
         #expect(try Self.values(stack, "Volume", "year", sortedBy: "name") == ["1965", "1900"])
@@ -249,9 +267,9 @@ import Testing
     }
 
     @Test func valuesThatDoNotFitANewTypeFailTheMigrationAndChangeNothing() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let version1 = Self.book([AttributeDescription("sales", .integer64, isOptional: true)])
-        let old = try Self.stack(version1, schema)
+        let old = try PostgresTestServer.stack(version1, schema)
         let context = old.newBackgroundContext()
         try context.performAndWait {
             let book = try context.insert(entityName: "Book")
@@ -260,102 +278,57 @@ import Testing
             try context.save()
         }
         let narrowed = Self.book([AttributeDescription("sales", .integer16, isOptional: true)])
-        let error = try #require(throws: SkerryError.self) { try Self.stack(narrowed, schema) }
+        let error = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(narrowed, schema) }
         #expect(error.code == .migrationWouldLoseData)
         #expect(error.message.contains("100000"))
         // A required attribute without default, with rows lacking it: refused too.
         let required = Self.book([AttributeDescription("sales", .integer64), AttributeDescription("isbn", .string)])
-        let missing = try #require(throws: SkerryError.self) { try Self.stack(required, schema) }
+        let missing = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(required, schema) }
         #expect(missing.code == .modelMismatch)
-        #expect(try Self.values(Self.stack(version1, schema), "Book", "sales", sortedBy: "title") == ["100000"])
+        #expect(try Self.values(PostgresTestServer.stack(version1, schema), "Book", "sales", sortedBy: "title") == ["100000"])
     }
 
     @Test func relationshipChangesCarryEveryLinkOrFailSayingWhich() throws {
-        let schema = Self.newSchema()
-        let author = { (books: RelationshipDescription) in
-            EntityDescription(name: "Author", attributes: [AttributeDescription("name", .string)], relationships: [books])
-        }
+        let schema = PostgresTestServer.newSchema()
         // Version 1: a book has one author.
         let version1 = Self.book(
-            relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")],
-            also: [author(RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true))])
-        let old = try Self.stack(version1, schema)
-        let context = old.newBackgroundContext()
-        try context.performAndWait {
-            let herbert = try context.insert(entityName: "Author")
-            try herbert.setValue("Herbert", forKey: "name")
-            for title in ["Dune", "Messiah"] {
-                let book = try context.insert(entityName: "Book")
-                try book.setValue(title, forKey: "title")
-                try book.setRelatedObject(herbert, forKey: "author")
-            }
-            try context.save()
-        }
+            relatedBy: RelationshipDescription("author", destination: "Author", inverse: "books"), to: "Author",
+            inverse: RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true))
+        try Self.link("Herbert", of: "Author", to: ["Dune", "Messiah"], by: "books", version1, schema)
         // Version 2: many-to-many (a join table instead of a foreign key).
         let version2 = Self.book(
-            relationships: [
-                RelationshipDescription("authors", destination: "Author", inverse: "books", toMany: true, renamingIdentifier: "author")
-            ],
-            also: [author(RelationshipDescription("books", destination: "Book", inverse: "authors", toMany: true))])
-        let stack = try Self.stack(version2, schema)
-        let reader = stack.newBackgroundContext()
-        let titles = try reader.performAndWait {
-            try reader.fetch(FetchRequest(entityName: "Author")).first?.relatedObjects(forKey: "books").map {
-                try $0.value(forKey: "title") as? String ?? ""
-            }.sorted()
-        }
-        #expect(titles == ["Dune", "Messiah"])
+            relatedBy: RelationshipDescription(
+                "authors", destination: "Author", inverse: "books", toMany: true, renamingIdentifier: "author"),
+            to: "Author", inverse: RelationshipDescription("books", destination: "Book", inverse: "authors", toMany: true))
+        let stack = try PostgresTestServer.stack(version2, schema)
+        #expect(try Self.titles(of: "Author", by: "books", in: stack)?.sorted() == ["Dune", "Messiah"])
         #expect(try Self.columns(schema, "Book") == ["_pk", "_version", "title"])
         // Version 3: an author has one book: Herbert has two, which cannot be carried.
         let version3 = Self.book(
-            relationships: [RelationshipDescription("authors", destination: "Author", inverse: "book", toMany: true)],
-            also: [author(RelationshipDescription("book", destination: "Book", inverse: "authors", renamingIdentifier: "books"))])
-        let error = try #require(throws: SkerryError.self) { try Self.stack(version3, schema) }
+            relatedBy: RelationshipDescription("authors", destination: "Author", inverse: "book", toMany: true), to: "Author",
+            inverse: RelationshipDescription("book", destination: "Book", inverse: "authors", renamingIdentifier: "books"))
+        let error = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(version3, schema) }
         #expect(error.code == .migrationWouldLoseData)
         #expect(error.message.contains("Author.book"))
     }
 
     @Test func orderedRelationshipsKeepTheirOrderWhenTheirStorageChanges() throws {
-        let schema = Self.newSchema()
-        let shelf = { (items: RelationshipDescription) in
-            EntityDescription(name: "Shelf", attributes: [AttributeDescription("name", .string)], relationships: [items])
-        }
+        let schema = PostgresTestServer.newSchema()
         // Version 1: a book is on one shelf (the shelf's order in a column of Book).
         let version1 = Self.book(
-            relationships: [RelationshipDescription("shelf", destination: "Shelf", inverse: "items")],
-            also: [shelf(RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true))])
-        let old = try Self.stack(version1, schema)
-        let context = old.newBackgroundContext()
-        try context.performAndWait {
-            let main = try context.insert(entityName: "Shelf")
-            try main.setValue("Main", forKey: "name")
-            var books: [EntityObject] = []
-            for title in ["Dune", "Emma", "Ubik"] {
-                let book = try context.insert(entityName: "Book")
-                try book.setValue(title, forKey: "title")
-                books.append(book)
-            }
-            try main.setRelatedObjects([books[2], books[0], books[1]], forKey: "items")
-            try context.save()
-        }
+            relatedBy: RelationshipDescription("shelf", destination: "Shelf", inverse: "items"), to: "Shelf",
+            inverse: RelationshipDescription("items", destination: "Book", inverse: "shelf", toMany: true, ordered: true))
+        try Self.link("Main", of: "Shelf", to: ["Ubik", "Dune", "Emma"], by: "items", version1, schema)
         // Version 2: a book can be on several shelves (a join table keeps the order).
         let version2 = Self.book(
-            relationships: [
-                RelationshipDescription("shelves", destination: "Shelf", inverse: "items", toMany: true, renamingIdentifier: "shelf")
-            ],
-            also: [shelf(RelationshipDescription("items", destination: "Book", inverse: "shelves", toMany: true, ordered: true))])
-        let stack = try Self.stack(version2, schema)
-        let reader = stack.newBackgroundContext()
-        let titles = try reader.performAndWait {
-            try reader.fetch(FetchRequest(entityName: "Shelf")).first?.relatedObjects(forKey: "items").map {
-                try $0.value(forKey: "title") as? String ?? ""
-            }
-        }
-        #expect(titles == ["Ubik", "Dune", "Emma"])
+            relatedBy: RelationshipDescription(
+                "shelves", destination: "Shelf", inverse: "items", toMany: true, renamingIdentifier: "shelf"),
+            to: "Shelf", inverse: RelationshipDescription("items", destination: "Book", inverse: "shelves", toMany: true, ordered: true))
+        #expect(try Self.titles(of: "Shelf", by: "items", in: PostgresTestServer.stack(version2, schema)) == ["Ubik", "Dune", "Emma"])
     }
 
     @Test func swappedNamesAndAOneToOneWhoseSideChangesCarryEverything() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let person = { (name: String, attributes: [AttributeDescription], renaming: String?) in
             EntityDescription(
                 name: name, attributes: attributes,
@@ -370,7 +343,7 @@ import Testing
         let version1 = try ObjectModel(entities: [
             person("Person", [AttributeDescription("first", .string), AttributeDescription("last", .string)], nil), card("Person"),
         ])
-        let old = try Self.stack(version1, schema)
+        let old = try PostgresTestServer.stack(version1, schema)
         let context = old.newBackgroundContext()
         try context.performAndWait {
             let ada = try context.insert(entityName: "Person")
@@ -392,7 +365,7 @@ import Testing
                 ], "Person"),
             card("Adult"),
         ])
-        let stack = try Self.stack(version2, schema)
+        let stack = try PostgresTestServer.stack(version2, schema)
         #expect(try Self.values(stack, "Adult", "last", sortedBy: "last") == ["Ada"])
         #expect(try Self.values(stack, "Adult", "first", sortedBy: "last") == ["Lovelace"])
         #expect(try Self.columns(schema, "Adult").contains("card"))
@@ -408,18 +381,21 @@ import Testing
     /// table): both directions of each link arrive, none twice, and unlinking from one side
     /// afterwards leaves neither (as on SQLite: LightweightMigrationTests).
     @Test func aSelfInverseManyToManyKeepsBothDirectionsOfEachLinkThroughRenames() throws {
-        let schema = Self.newSchema()
-        try Friendships.populate(Self.stack(Friendships.before, schema))
-        let stack = try Self.stack(Friendships.after, schema)
+        let schema = PostgresTestServer.newSchema()
+        try Friendships.populate(PostgresTestServer.stack(Friendships.before, schema))
+        let stack = try PostgresTestServer.stack(Friendships.after, schema)
         #expect(try Friendships.contacts(stack) == Friendships.populated)
         #expect(try PostgresTestServer.connect().scalarInt64("SELECT count(*) FROM \"\(schema)\".\"_Member_contacts\"") == 4)
         #expect(try Self.columns(schema, "Person").isEmpty)
         try Friendships.removeContact("Bob", of: "Ann", in: stack)
-        #expect(try Friendships.contacts(Self.stack(Friendships.after, schema)) == ["Ann": ["Cy"], "Bob": [], "Cy": ["Ann"], "Dee": []])
+        #expect(
+            try Friendships.contacts(PostgresTestServer.stack(Friendships.after, schema)) == [
+                "Ann": ["Cy"], "Bob": [], "Cy": ["Ann"], "Dee": [],
+            ])
     }
 
     @Test func aStepsFinishFillsANewEntity() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune", "Emma"])
         let version2 = Self.book(also: [EntityDescription(name: "Count", attributes: [AttributeDescription("books", .integer64)])])
         let plan = MigrationPlan(
@@ -432,12 +408,12 @@ import Testing
                         _ = try migration.insert("Count", ["books": .int(Int64(books.count))])
                     })
             ])
-        let stack = try Self.stack(version2, schema, plan: plan)
+        let stack = try PostgresTestServer.stack(version2, schema, plan: plan)
         #expect(try Self.values(stack, "Count", "books", sortedBy: "books") == ["2"])
     }
 
     @Test func instancesStartingAtOnceWaitForTheOneThatMigrates() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema, ["Dune"])
         let version2 = Self.book([AttributeDescription("year", .integer32, isOptional: true)])
         // Six instances load the new version at once: one migrates under the advisory lock, the

@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func aListenerAwayLongerThanTheRetentionSaysSoAndContextsReadTheirObjectsAgain() throws {
-        let schema = PostgresChangePropagationTests.newSchema()
+        let schema = PostgresTestServer.newSchema()
         let listening = try PostgresChangePropagationTests.stack(schema, propagatesChanges: true)
         let writing = try PostgresChangePropagationTests.stack(schema, propagatesChanges: true)
         let events = Mutex<[DidSaveEvent]>([])

@@ -22,11 +22,8 @@ import Testing
     }
 
     @Test func listsLongerThanThePaddingLimitAnswerAndLeaveThePreparedStatementsAlone() throws {
-        let stack = PersistentStack(name: "Lists", model: Self.model)
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         // One connection, so that the server's list of its prepared statements is the store's.
-        stack.persistentStoreDescriptions = [.postgres(try PostgresTestServer.require(), maximumConnections: 1, schema: schema)]
-        try stack.loadPersistentStores()
+        let stack = try PostgresTestServer.stack(Self.model, PostgresTestServer.newSchema(), name: "Lists", maximumConnections: 1)
         let store = try #require(stack.coordinator.loadedStores.first as? PostgresStore)
         let context = stack.newBackgroundContext()
         let stored = [1, 5000, 9999]

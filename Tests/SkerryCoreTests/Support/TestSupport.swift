@@ -69,23 +69,18 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// Every kind the tests can run on here: the PostgreSQL kind only when a test server was
     /// started (`scripts/postgres-server.sh run swift test`, which sets `SKERRY_TEST_POSTGRES`).
     static var allCases: [StoreKind] {
-        PostgresTestStore.connectionString == nil ? [.file, .memory] : [.file, .memory, .postgres]
+        PostgresTestServer.isAvailable ? [.file, .memory, .postgres] : [.file, .memory]
     }
 }
 
-/// The PostgreSQL test server's stores: each stack gets a schema of its own, so that tests
-/// running at once never see each other's rows.
+/// The PostgreSQL test server's stores (SkerryTestSupport's PostgresTestServer), as the core
+/// suites open them: four connections, a schema of their own.
 enum PostgresTestStore {
-    /// The test server's connection string, or nil when no server was started.
-    static let connectionString: String? = ProcessInfo.processInfo.environment["SKERRY_TEST_POSTGRES"]
-
-    /// A description of a store in a new, empty schema of the test server.
-    static func newDescription(
-        schema: String = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
-        propagatesChanges: Bool = false
-    ) throws -> StoreDescription {
-        let connectionString = try #require(connectionString, "no PostgreSQL test server (SKERRY_TEST_POSTGRES is not set)")
-        return .postgres(connectionString, maximumConnections: 4, schema: schema, propagatesChanges: propagatesChanges)
+    /// A description of a store in `schema` (a new, empty one by default) of the test server.
+    static func newDescription(schema: String = PostgresTestServer.newSchema(), propagatesChanges: Bool = false) throws
+        -> StoreDescription
+    {
+        try PostgresTestServer.description(schema: schema, maximumConnections: 4, propagatesChanges: propagatesChanges)
     }
 }
 
@@ -99,10 +94,7 @@ func makeStack(_ kind: StoreKind, model: ObjectModel = Fixtures.model()) throws 
     case .memory:
         return (try makeMemoryStack(model: model), nil)
     case .postgres:
-        let stack = PersistentStack(name: "Postgres", model: model)
-        stack.persistentStoreDescriptions = [try PostgresTestStore.newDescription()]
-        try stack.loadPersistentStores()
-        return (stack, nil)
+        return (try PostgresTestServer.stack(model, PostgresTestServer.newSchema(), maximumConnections: 4), nil)
     }
 }
 
