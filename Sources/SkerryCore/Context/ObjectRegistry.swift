@@ -296,10 +296,8 @@ extension EntityObject {
             entity.valueLayout.deallocate(storage)
             self.storage = nil
         }
-        committedValues = nil
         relationshipValues = []
-        committedRelationships = nil
+        side = nil // committed state and fault batch
         isFaultFlag = true
-        faultBatch = nil
     }
 }
