@@ -252,16 +252,16 @@ import Testing
     /// Two plan steps that widen a number and transform the rows of the same tables: each reads
     /// the rows before and after the column changed type, with the same columns.
     @Test func stepsThatChangeAColumnsTypeReadItsRowsAgain() throws {
-        let schema = Self.newSchema()
+        let schema = PostgresTestServer.newSchema()
         try Self.fill(schema)
         let version1 = try Self.model(hierarchy: true), version2 = try Self.model(hierarchy: true, widePages: true)
-        _ = try Self.stack(version1, schema)
+        _ = try PostgresTestServer.stack(version1, schema)
         let double = MigrationStep(
             from: 0,
             transformRow: { entity, old, new in
                 if entity == "Book", case .int(let pages) = old["pages"] { new["pages"] = .int(pages * 2) }
             })
-        let stack = try Self.stack(version2, schema, plan: MigrationPlan(versions: [version1, version2], steps: [double]))
+        let stack = try PostgresTestServer.stack(version2, schema, plan: MigrationPlan(versions: [version1, version2], steps: [double]))
         let context = stack.newBackgroundContext()
         let pages = try context.performAndWait {
             try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("code")])).map {
