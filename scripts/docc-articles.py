@@ -70,14 +70,15 @@ def main():
             if not check:
                 with open(path, "w", encoding="utf-8") as out:
                     out.write(wanted)
-    image = os.path.join(root, "docs", "memory-io.svg")
     resources = os.path.join(catalogs["SkerryCore"], "Resources")
-    copy = os.path.join(resources, "memory-io.svg")
-    if open(image, "rb").read() != (open(copy, "rb").read() if os.path.exists(copy) else None):
-        stale.append(os.path.relpath(copy, root))
-        if not check:
-            os.makedirs(resources, exist_ok=True)
-            open(copy, "wb").write(open(image, "rb").read())
+    for name in ("memory-io.svg", "memory-io-postgres.svg"):
+        image = os.path.join(root, "docs", name)
+        copy = os.path.join(resources, name)
+        if open(image, "rb").read() != (open(copy, "rb").read() if os.path.exists(copy) else None):
+            stale.append(os.path.relpath(copy, root))
+            if not check:
+                os.makedirs(resources, exist_ok=True)
+                open(copy, "wb").write(open(image, "rb").read())
     if check and stale:
         print("docc-articles: out of date (run python3 scripts/docc-articles.py): " + ", ".join(stale), file=sys.stderr)
         sys.exit(1)

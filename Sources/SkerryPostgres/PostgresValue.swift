@@ -41,9 +41,10 @@ enum PostgresType {
 /// A connection keeps one and reuses it for every execution (``removeAll()`` keeps the
 /// capacity), so that encoding a statement's parameters allocates nothing once it has grown.
 struct EncodedParameters {
+    /// The values, one after another (a text value followed by a NUL).
     private(set) var bytes: [UInt8] = []
-    /// Where each value starts in `bytes`; -1 for NULL.
-    private(set) var offsets: [Int] = []
+    /// Each value's length in `bytes` (without a text value's NUL); -1 for NULL, whose length
+    /// libpq ignores. Where a value starts follows from the lengths before it.
     private(set) var lengths: [Int32] = []
     private(set) var formats: [Int32] = []
     /// The value pointers handed to libpq, rebuilt by ``withParameters(_:)`` (kept for its capacity).
@@ -53,19 +54,17 @@ struct EncodedParameters {
     init() {}
 
     init(capacity: Int) {
-        offsets.reserveCapacity(capacity)
         lengths.reserveCapacity(capacity)
         formats.reserveCapacity(capacity)
         pointers.reserveCapacity(capacity)
         bytes.reserveCapacity(capacity * 8)
     }
 
-    var count: Int { offsets.count }
+    var count: Int { lengths.count }
 
     /// Forgets every value, keeping the buffers' capacity.
     mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         formats.removeAll(keepingCapacity: true)
     }
@@ -78,8 +77,7 @@ struct EncodedParameters {
         var format: Int32 = 1
         switch value {
         case .null:
-            offsets.append(-1)
-            lengths.append(0)
+            lengths.append(-1)
             formats.append(1)
             return
         case .bool(let v):
@@ -167,7 +165,6 @@ struct EncodedParameters {
                 appendText(v.uuidString.lowercased())
             }
         }
-        offsets.append(start)
         lengths.append(Int32(bytes.count - start))
         formats.append(format)
         if format == 0 {
@@ -197,7 +194,6 @@ struct EncodedParameters {
             appendInteger(Int32(8))
             appendInteger(key)
         }
-        offsets.append(start)
         lengths.append(Int32(bytes.count - start))
         formats.append(1)
     }
@@ -226,8 +222,14 @@ struct EncodedParameters {
         return bytes.withUnsafeBufferPointer { buffer in
             // An empty buffer may have no base address: give empty values a valid one.
             let base = buffer.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)
-            for offset in offsets {
-                pointers.append(offset < 0 ? nil : base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) })
+            var offset = 0
+            for (length, format) in zip(lengths, formats) {
+                guard length >= 0 else {
+                    pointers.append(nil)
+                    continue
+                }
+                pointers.append(base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) })
+                offset += Int(length) + (format == 0 ? 1 : 0)
             }
             return pointers.withUnsafeBufferPointer { values in
                 lengths.withUnsafeBufferPointer { lengths in
@@ -245,12 +247,19 @@ struct EncodedParameters {
 struct ParameterWriter {
     let statement: PostgresStatement
     var encoded: EncodedParameters
+    /// The statement's parameter types (read once, not through the statement for each value).
+    private let types: [UInt32]
+
+    init(statement: PostgresStatement, encoded: EncodedParameters) {
+        self.statement = statement
+        self.encoded = encoded
+        types = statement.parameterTypes
+    }
 
     /// Appends the next parameter.
     /// - Throws: ``PostgresError`` when the statement takes no more parameters or the value cannot
     ///   be sent as the parameter's type.
     mutating func append(_ value: AttributeValue) throws(PostgresError) {
-        let types = statement.parameterTypes
         guard encoded.count < types.count else { throw countMismatch(given: encoded.count + 1) }
         try encoded.append(value, as: types[encoded.count], sql: statement.sql)
     }
@@ -258,7 +267,6 @@ struct ParameterWriter {
     /// Appends keys as the next parameter, a `bigint[]` (binary when the server typed the
     /// parameter so, as `= ANY(?::bigint[])` does; as an array literal otherwise).
     mutating func append(keys: some Collection<Int64>) throws(PostgresError) {
-        let types = statement.parameterTypes
         guard encoded.count < types.count else { throw countMismatch(given: encoded.count + 1) }
         if types[encoded.count] == PostgresType.int8Array {
             encoded.appendInt64Array(keys)
