@@ -169,4 +169,34 @@ import Testing
         let title = try reader.performAndWait { try held.value(forKey: "title", as: String.self) }
         #expect(title == "Dune")
     }
+
+    /// A context that saved is not kept alive by the merges other contexts still have queued:
+    /// they keep the save's changes, not its event (which names the saving context). A service
+    /// that makes a context per request must not keep each one until every other has merged.
+    @Test func aSavingContextIsNotKeptByMergesQueuedElsewhere() throws {
+        let stack = try makeMemoryStack()
+        let reader = stack.newBackgroundContext()
+        let held = try reader.performAndWait {
+            try reader.insertBook("Dune")
+            try reader.save()
+            return try #require(try reader.fetch(FetchRequest(entityName: "Book")).first)
+        }
+        // The reader's queue is busy: the merge of the next save waits behind this block.
+        let busy = DispatchSemaphore(value: 0)
+        reader.perform { busy.wait() }
+        weak var saved: ObjectContext?
+        do {
+            let writer = stack.newBackgroundContext()
+            saved = writer
+            try writer.performAndWait {
+                let book = try #require(try writer.fetch(FetchRequest(entityName: "Book")).first)
+                try book.setValue("Dune Messiah", forKey: "title")
+                try writer.save()
+            }
+        }
+        #expect(saved == nil)
+        busy.signal()
+        // The queued merge still arrives.
+        #expect(try reader.performAndWait { try held.value(forKey: "title", as: String.self) } == "Dune Messiah")
+    }
 }

@@ -56,13 +56,13 @@ extension ObjectContext {
     public func mergeChanges(fromContextDidSave event: DidSaveEvent) {
         checkConfinement()
         guard event.context !== self else { return }
-        mergeChanges(changesToMerge(event))
+        mergeChanges(changesToMerge(event.changes, missedSavesOfOthers: event.missedSavesOfOthers))
     }
 
-    /// What merging `event` changes here: its changes, or — when saves of other processes were
-    /// missed — every saved object the context holds, as if each had been updated.
-    private func changesToMerge(_ event: DidSaveEvent) -> StoreChanges {
-        guard event.missedSavesOfOthers else { return event.changes }
+    /// What merging an event's `changes` changes here: those changes, or — when saves of other
+    /// processes were missed — every saved object the context holds, as if each had been updated.
+    private func changesToMerge(_ changes: StoreChanges, missedSavesOfOthers: Bool) -> StoreChanges {
+        guard missedSavesOfOthers else { return changes }
         return StoreChanges(updated: Set(registeredObjects.lazy.map(\.objectID).filter { !$0.isTemporary }))
     }
 
@@ -82,7 +82,10 @@ extension ObjectContext {
                         guard let self, event.context !== self,
                             event.context.parent === self.parent || event.context === self.parent
                         else { return }
-                        self.perform { self.mergeChanges(self.changesToMerge(event)) }
+                        // The queued merge keeps what it merges, not the event: the event holds the
+                        // saving context, which must not live on until every other context merged.
+                        let changes = event.changes, missedSavesOfOthers = event.missedSavesOfOthers
+                        self.perform { self.mergeChanges(self.changesToMerge(changes, missedSavesOfOthers: missedSavesOfOthers)) }
                     }
                 } else if !newValue, let current = observation {
                     current.cancel()
