@@ -92,6 +92,7 @@ extension PostgresStore {
         // The links the step carried are checked before its code runs (what transformRow or
         // finish then change is the step's business, as with the SQLite store).
         try links.verify(connection)
+        try links.drop(connection)
         try keys.carry(mapping, connection)
 
         if let transform = custom?.transformRow {

@@ -122,6 +122,12 @@ extension PostgresStore {
             }
         }
 
+        /// Drops the temporary tables: the next step of the same load (the same transaction)
+        /// makes its own under the same names.
+        func drop(_ connection: PostgresConnection) throws {
+            for links in carried { try connection.execute("DROP TABLE \(SQLBuilder.quote(links.table))") }
+        }
+
         /// Checks that every link carried is where the new version keeps it.
         func verify(_ connection: PostgresConnection) throws {
             let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)

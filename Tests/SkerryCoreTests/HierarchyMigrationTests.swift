@@ -265,15 +265,26 @@ import Testing
     func mergedHierarchiesRenumberClashingKeysAndKeepEveryLink(kind: StoreKind) throws {
         let place = Self.place(kind), directory = place.directory
         try Self.populate(place)
-        // Keys shared by a person and a tag, read from the file (PostgresInheritanceTests reads
-        // them from the server).
-        func sharedKeys() throws -> [[String]]? {
-            kind == .file
-                ? try rawSQL(
+        // How many keys a person and a tag share: read from the file's tables, or on PostgreSQL
+        // from the keys of the objects the store hands out (each its row's key).
+        func sharedKeys(_ model: ObjectModel) throws -> Int {
+            if kind == .file {
+                let rows = try rawSQL(
                     directory.file("Hierarchy.sqlite"),
-                    #"SELECT count(*) FROM (SELECT "_pk" FROM "Person" INTERSECT SELECT "_pk" FROM "Tag")"#) : nil
+                    #"SELECT count(*) FROM (SELECT "_pk" FROM "Person" INTERSECT SELECT "_pk" FROM "Tag")"#)
+                return Int(rows[0][0]) ?? -1
+            }
+            let context = try place.open(model).newBackgroundContext()
+            return try context.performAndWait {
+                let keys = try ["Person", "Tag"].map { entity in
+                    var request = FetchRequest(entityName: entity)
+                    request.includesSubentities = false
+                    return Set(try context.fetch(request).map(\.objectID.key))
+                }
+                return keys[0].intersection(keys[1]).count
+            }
         }
-        #expect(try sharedKeys() ?? [["2"]] == [["2"]])
+        #expect(try sharedKeys(InheritanceTests.model) == 2)
         let before = try Self.contents(place.open(InheritanceTests.model))
         let next = try Self.model(
             directory, "Merged",
@@ -294,7 +305,7 @@ import Testing
             expected[label] = items.union(["about="])
         }
         #expect(try Self.contents(stack) == expected)
-        #expect(try sharedKeys() ?? [["0"]] == [["0"]])
+        #expect(try sharedKeys(next) == 0)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             #expect(try context.count(for: FetchRequest(entityName: "Thing")) == 5)
@@ -308,7 +319,7 @@ import Testing
             try fresh.setValue("new", forKey: "label")
             try context.save()
         }
-        #expect(try sharedKeys() ?? [["0"]] == [["0"]])
+        #expect(try sharedKeys(next) == 0)
         let reader = try place.open(next).newBackgroundContext()
         try reader.performAndWait {
             let media = try reader.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")]))

@@ -17,8 +17,10 @@ import Testing
     /// sub-entities of an abstract Item whose `code` is unique across both (and a shelf keeps
     /// one ordered list of items, which took over its list of books); otherwise each stands
     /// alone, with its own key sequence. `labelled`: Item has a `label` too, and Book a
-    /// sub-entity Ebook. `widePages`: a book's pages are a 64-bit integer.
-    static func model(hierarchy: Bool, labelled: Bool = false, widePages: Bool = false) throws -> ObjectModel {
+    /// sub-entity Ebook. `widePages`: a book's pages are a 64-bit integer. `notes`: a shelf has
+    /// optional text attributes of these names.
+    static func model(hierarchy: Bool, labelled: Bool = false, widePages: Bool = false, notes: [String] = []) throws -> ObjectModel {
+        let shelfAttributes = [AttributeDescription("name", .string)] + notes.map { AttributeDescription($0, .string, isOptional: true) }
         let code = AttributeDescription("code", .string, isOptional: true)
         let shelf = { (inverse: String) in RelationshipDescription("shelf", destination: "Shelf", inverse: inverse) }
         let likedBy = RelationshipDescription("likedBy", destination: "Person", inverse: "likes", toMany: true)
@@ -34,7 +36,7 @@ import Testing
                     name: "Film", attributes: [code, AttributeDescription("minutes", .integer32, isOptional: true)],
                     relationships: [shelf("films"), likedBy]),
                 EntityDescription(
-                    name: "Shelf", attributes: [AttributeDescription("name", .string)],
+                    name: "Shelf", attributes: shelfAttributes,
                     relationships: [
                         RelationshipDescription("books", destination: "Book", inverse: "shelf", toMany: true, ordered: true),
                         RelationshipDescription("films", destination: "Film", inverse: "shelf", toMany: true),
@@ -57,7 +59,7 @@ import Testing
                     name: "Film", attributes: [AttributeDescription("minutes", .integer32, isOptional: true)], relationships: [likedBy],
                     superentity: item),
                 EntityDescription(
-                    name: "Shelf", attributes: [AttributeDescription("name", .string)],
+                    name: "Shelf", attributes: shelfAttributes,
                     relationships: [
                         RelationshipDescription(
                             "items", destination: "Item", inverse: "shelf", toMany: true, ordered: true, renamingIdentifier: "books")
@@ -269,6 +271,31 @@ import Testing
             }
         }
         #expect(pages == [200, 400])
+    }
+
+    /// Two plan steps with code, one load: each step carries the links of every relationship
+    /// again (through temporary tables of its own), on a store with and without a hierarchy.
+    @Test(arguments: [false, true])
+    func twoStepsInOneLoadCarryEveryLinkTwice(hierarchy: Bool) throws {
+        let schema = PostgresTestServer.newSchema()
+        try Self.fill(schema)
+        let versions = try [[], ["a"], ["a", "b"]].map { try Self.model(hierarchy: hierarchy, notes: $0) }
+        let before = try Self.contents(PostgresTestServer.stack(versions[0], schema), hierarchy: hierarchy)
+        let steps = ["a", "b"].enumerated().map { position, note in
+            MigrationStep(
+                from: position,
+                transformRow: { entity, _, new in
+                    if entity == "Shelf" { new[note] = .string(note.uppercased()) }
+                })
+        }
+        let stack = try PostgresTestServer.stack(versions[2], schema, plan: MigrationPlan(versions: versions, steps: steps))
+        #expect(try Self.contents(stack, hierarchy: hierarchy) == before)
+        let context = stack.newBackgroundContext()
+        let notes = try context.performAndWait {
+            let shelf = try #require(try context.fetch(FetchRequest(entityName: "Shelf")).first)
+            return [try shelf.value(forKey: "a", as: String.self), try shelf.value(forKey: "b", as: String.self)]
+        }
+        #expect(notes == ["A", "B"])
     }
 
     /// Steps that fail late: one after keys were renumbered for a new hierarchy and tables
