@@ -87,7 +87,7 @@ extension PostgresStore {
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         do {
             let members = try membersWrites(updates, changes.inserts)
-            try sendLocks(deletes, updates, members, send)
+            try sendLocks(deletes, updates, changes.inserts, members, send)
             try sendDeletes(deletes, send)
             try sendUpdates(updates, resolve, send)
             try sendInserts(changes.inserts, keys: keys, resolve, send)
@@ -195,17 +195,26 @@ extension PostgresStore {
     /// are written only by a save that holds the lock of their source row. Rows already gone
     /// lock nothing; the version-checked statements after report them as conflicts.
     ///
-    /// Nothing is sent when the write's own statements already take their locks in that order:
-    /// when it changes no join-table row or order column, and its deletes then its updates (each
-    /// sorted in lock order) are one increasing sequence, as in a save that only updates, or only
-    /// deletes, rows without many-to-many relationships. Each statement then locks its one row,
-    /// in lock order, which is what the locking statement would have done first (a round trip
-    /// and a second pass over every row saved).
+    /// Nothing is sent when the write's own statements already take their locks in that order
+    /// and wait for nothing else between them: when it changes no join-table row or order column,
+    /// writes no entity with uniqueness constraints, and its deletes then its updates (each sorted
+    /// in lock order) are one increasing sequence, as in a save that only updates, or only
+    /// deletes, rows without many-to-many relationships or unique values. Each statement then
+    /// locks its one row, in lock order, which is what the locking statement would have done
+    /// first (a round trip and a second pass over every row saved). Uniqueness rules this out:
+    /// a statement writing a unique value can wait for another transaction's uncommitted value
+    /// (or its hierarchy's uniqueness lock) while holding the rows locked before it, and two such
+    /// saves can then wait for each other; with every row locked first, neither waits for a value
+    /// while holding a row the other needs.
     private func sendLocks(
-        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ updates: [RowUpdate],
+        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ updates: [RowUpdate], _ inserts: [RowInsert],
         _ members: [MembersWrite], _ send: Send
     ) throws {
-        if members.isEmpty, try !deletes.contains(where: { try hasJoinTables($0.objectID.entity) }) {
+        let writesUniqueValues =
+            deletes.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
+            || updates.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
+            || inserts.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
+        if members.isEmpty, !writesUniqueValues, try !deletes.contains(where: { try hasJoinTables($0.objectID.entity) }) {
             guard let lastDelete = deletes.last, let firstUpdate = updates.first else { return }
             if Self.lockOrder(lastDelete.objectID, firstUpdate.objectID) { return }
         }
@@ -406,7 +415,7 @@ extension PostgresStore {
     }
 
     /// The order in which a write sends its statements about rows: by entity name, then key, the
-    /// order in which ``sendLocks(_:_:_:)`` locked them.
+    /// order in which ``sendLocks(_:_:_:_:_:)`` locked them.
     private static func lockOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
         // The same entity (the common case) is told by identity, without comparing names.
         a.entity === b.entity || a.entity.name == b.entity.name ? a.key < b.key : a.entity.name < b.entity.name

@@ -173,4 +173,60 @@ import Testing
             #expect(Set(try books.map { try $0.value(forKey: "title") as? String }) == ["First A", "Second A"])
         }
     }
+
+    /// A save that updates rows with unique values locks every row it changes first, as saves
+    /// with join-table or order changes do: writing a unique value can wait for another save's
+    /// uncommitted equal value, and a save holding some rows while it waits for a value could
+    /// wait for a save that waits for one of those rows (one sets Item 1's code to "x" and
+    /// retitles Item 2; the other retitles Item 2 and sets Item 3's code to "x": a deadlock
+    /// without the locking statement). A save that only updates rows without unique values sends
+    /// no locking statement (the previous test).
+    @Test func savesThatUpdateUniqueValuesLockTheirRowsFirst() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Item",
+                attributes: [AttributeDescription("code", .string, isOptional: true), AttributeDescription("title", .string)],
+                uniquenessConstraints: [["code"]]),
+            EntityDescription(name: "Note", attributes: [AttributeDescription("text", .string)]),
+        ])
+        let stack = try PostgresTestServer.stack(model, PostgresTestServer.newSchema())
+        let statements = Locked<[String]>([])
+        let observation = stack.addEventObserver(statements: .all) { event in
+            if case .statement(let trace) = event { statements.update { $0.append(trace.sql) } }
+        }
+        defer { observation.cancel() }
+        let context = stack.newBackgroundContext()
+        func lockingStatementsOfASave(_ change: () throws -> Void) throws -> [String] {
+            statements.set([])
+            try context.performAndWait {
+                try change()
+                try context.save()
+            }
+            return statements.value.filter { $0.contains("FOR UPDATE") }
+        }
+        let (items, notes) = try context.performAndWait {
+            let items = try (1...3).map { index in
+                let item = try context.insert(entityName: "Item")
+                try item.setValue("Item \(index)", forKey: "title")
+                return item
+            }
+            let notes = try (1...2).map { index in
+                let note = try context.insert(entityName: "Note")
+                try note.setValue("Note \(index)", forKey: "text")
+                return note
+            }
+            try context.save()
+            return (items.map(\.objectID), notes.map(\.objectID))
+        }
+
+        let unique = try lockingStatementsOfASave {
+            try context.existingObject(with: items[0]).setValue("x", forKey: "code")
+            try context.existingObject(with: items[1]).setValue("Item 2, retitled", forKey: "title")
+        }
+        #expect(unique.count == 1, "a save writing unique values sent \(unique)")
+        let plain = try lockingStatementsOfASave {
+            for id in notes { try context.existingObject(with: id).setValue("retold", forKey: "text") }
+        }
+        #expect(plain.isEmpty, "a save without unique values sent \(plain)")
+    }
 }
