@@ -326,21 +326,8 @@ extension PostgresStore {
         fromVersionHash: String?, _ connection: PostgresConnection
     ) throws {
         do {
-            var fromHash = fromVersionHash
-            for (position, step) in steps.enumerated() {
-                description.migrationPlan?.progress?(position + 1, steps.count)
-                let started = ContinuousClock.now
+            try MigrationStepSpec.runAll(steps, description: description, events: events, fromVersionHash: fromVersionHash) { step in
                 try runMigrationStep(step, connection)
-                events?.emit(
-                    .migrationStep(
-                        MigrationStepEvent(
-                            store: description, step: position + 1, stepCount: steps.count,
-                            fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
-                            summary: step.custom == nil
-                                ? "lightweight migration (inferred mapping)"
-                                : "version \(step.number) to \(step.number + 1), custom step",
-                            duration: .now - started)))
-                fromHash = step.model.versionHash
             }
         } catch {
             let reason = error as? SkerryError ?? mapError(error, entity: nil)

@@ -44,4 +44,31 @@ package struct MigrationStepSpec {
         }
         return (steps, schema)
     }
+
+    /// Runs `steps` in order through `run`, the store's way of running one: before each, the
+    /// plan's progress handler hears its position; after each, `events` hear a `.migrationStep`
+    /// event with its versions and duration. The first error `run` throws ends the walk.
+    /// - Parameters:
+    ///   - fromVersionHash: the version hash the store recorded before the first step.
+    package static func runAll(
+        _ steps: [MigrationStepSpec], description: StoreDescription, events: EventHub?, fromVersionHash: String?,
+        _ run: (MigrationStepSpec) throws -> Void
+    ) throws {
+        var fromHash = fromVersionHash
+        for (position, step) in steps.enumerated() {
+            description.migrationPlan?.progress?(position + 1, steps.count)
+            let started = ContinuousClock.now
+            try run(step)
+            events?.emit(
+                .migrationStep(
+                    MigrationStepEvent(
+                        store: description, step: position + 1, stepCount: steps.count,
+                        fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
+                        summary: step.custom == nil
+                            ? "lightweight migration (inferred mapping)"
+                            : "version \(step.number) to \(step.number + 1), custom step",
+                        duration: .now - started)))
+            fromHash = step.model.versionHash
+        }
+    }
 }

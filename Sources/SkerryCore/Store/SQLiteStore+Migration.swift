@@ -97,23 +97,10 @@ extension SQLiteStore {
         do {
             do {
                 let connection = try SQLiteConnection(path: copyPath, readOnly: false, busyTimeout: description.busyTimeout)
-                var fromHash = recordedHash
-                for (position, step) in steps.enumerated() {
-                    description.migrationPlan?.progress?(position + 1, steps.count)
-                    let started = ContinuousClock.now
+                try MigrationStepSpec.runAll(steps, description: description, events: events, fromVersionHash: recordedHash) { step in
                     try connection.writeTransaction {
                         try runMigrationStep(step, connection)
                     }
-                    events?.emit(
-                        .migrationStep(
-                            MigrationStepEvent(
-                                store: description, step: position + 1, stepCount: steps.count,
-                                fromVersionHash: fromHash, toVersionHash: step.model.versionHash,
-                                summary: step.custom == nil
-                                    ? "lightweight migration (inferred mapping)"
-                                    : "version \(step.number) to \(step.number + 1), custom step",
-                                duration: .now - started)))
-                    fromHash = step.model.versionHash
                 }
             } // the copy's connection closes here
             for suffix in ["-wal", "-shm"] {
