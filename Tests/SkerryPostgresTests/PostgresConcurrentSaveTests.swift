@@ -49,15 +49,74 @@ import Testing
             return (author.objectID, books[0].objectID, books[1].objectID)
         }
 
-        // Another session holds the second book, so that the first save stops part-way.
+        let outcome = try Self.raceTwoSaves(
+            stack, schema, holding: second,
+            first: { context in
+                try context.delete(context.existingObject(with: first))
+                try context.delete(context.existingObject(with: second))
+                try context.existingObject(with: author).setValue("Ann Smith", forKey: "name")
+            },
+            second: { context in
+                try context.existingObject(with: author).setValue("A. Smith", forKey: "name")
+                try context.existingObject(with: first).setValue("Retitled", forKey: "title")
+            })
+        try Self.expectFirstCommittedAndSecondConflicted(outcome)
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let authors = try reader.fetch(FetchRequest(entityName: "Author"))
+            #expect(try authors.map { try $0.value(forKey: "name") as? String } == ["Ann Smith"])
+            #expect(try reader.count(for: FetchRequest(entityName: "Book")) == 0)
+        }
+    }
+
+    /// Two saves that only update rows, changing the same two books in opposite orders in their
+    /// contexts: a save that only updates sends no locking statement (its updates go in key order
+    /// and lock their rows in that order themselves), so the second waits for the first instead of
+    /// deadlocking, then finds the versions it read gone: a merge conflict, nothing of it kept.
+    @Test func savesThatOnlyUpdateTheSameRowsWaitForEachOtherAndConflict() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try PostgresTestServer.stack(Self.model(), schema, name: "ConcurrentUpdates", maximumConnections: 4)
+        let seeding = stack.newBackgroundContext()
+        let (first, second) = try seeding.performAndWait {
+            let books = try (0..<2).map { index in
+                let book = try seeding.insert(entityName: "Book")
+                try book.setValue("Book \(index)", forKey: "title")
+                return book
+            }
+            try seeding.save()
+            return (books[0].objectID, books[1].objectID)
+        }
+
+        func retitle(_ titles: [(ObjectID, String)]) -> @Sendable (ObjectContext) throws -> Void {
+            { context in for (id, title) in titles { try context.existingObject(with: id).setValue(title, forKey: "title") } }
+        }
+        let outcome = try Self.raceTwoSaves(
+            stack, schema, holding: second,
+            first: retitle([(first, "First A"), (second, "Second A")]),
+            second: retitle([(second, "Second B"), (first, "First B")]))
+        try Self.expectFirstCommittedAndSecondConflicted(outcome)
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let books = try reader.fetch(FetchRequest(entityName: "Book"))
+            #expect(Set(try books.map { try $0.value(forKey: "title") as? String }) == ["First A", "Second A"])
+        }
+    }
+
+    /// Runs two saves on `stack` at once, in a set order: another session holds the book `held`
+    /// (a row of `schema`), so that the first save stops part-way at it; the second starts once
+    /// the first waits and runs until it waits for the first; then the holder lets go. Returns
+    /// each save's error (nil: it committed), keyed 1 and 2.
+    static func raceTwoSaves(
+        _ stack: PersistentStack, _ schema: String, holding held: ObjectID,
+        first: @escaping @Sendable (ObjectContext) throws -> Void, second: @escaping @Sendable (ObjectContext) throws -> Void
+    ) throws -> [Int: SkerryError?] {
         let holder = try PostgresTestServer.connect()
         let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
         try holder.execute("BEGIN")
-        try holder.query("SELECT 1 FROM \"\(schema)\".\"Book\" WHERE _pk = ? FOR UPDATE", [.int(second.key)])
+        try holder.query("SELECT 1 FROM \"\(schema)\".\"Book\" WHERE _pk = ? FOR UPDATE", [.int(held.key)])
         let watcher = try PostgresTestServer.connect()
         let blockedBy = "SELECT count(*) FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
 
-        // Each save's error, or nil when it committed.
         let results = Locked<[Int: SkerryError?]>([:])
         let done = DispatchGroup()
         func save(_ number: Int, _ change: @escaping @Sendable (ObjectContext) throws -> Void) {
@@ -76,102 +135,25 @@ import Testing
             }
         }
 
-        save(1) { context in
-            try context.delete(context.existingObject(with: first))
-            try context.delete(context.existingObject(with: second))
-            try context.existingObject(with: author).setValue("Ann Smith", forKey: "name")
-        }
-        try Self.waitUntil(watcher, blockedBy, [.int(holderPID)])
+        save(1, first)
+        try waitUntil(watcher, blockedBy, [.int(holderPID)])
         let firstPID = try #require(
             try watcher.scalarInt64("SELECT pid FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))", [.int(holderPID)]))
-        save(2) { context in
-            try context.existingObject(with: author).setValue("A. Smith", forKey: "name")
-            try context.existingObject(with: first).setValue("Retitled", forKey: "title")
-        }
-        try Self.waitUntil(watcher, blockedBy, [.int(firstPID)])
+        save(2, second)
+        try waitUntil(watcher, blockedBy, [.int(firstPID)])
         try holder.execute("ROLLBACK")
         done.wait()
-
-        let outcome = results.value
-        #expect(outcome.count == 2)
-        let firstFailure = try #require(outcome[1], "the first save did not finish")
-        #expect(firstFailure == nil, "the first save failed: \(String(describing: firstFailure))")
-        let conflict = try #require(outcome[2] ?? nil, "the second save committed")
-        #expect(conflict.code == .mergeConflict, "\(conflict)")
-        let reader = stack.newBackgroundContext()
-        try reader.performAndWait {
-            let authors = try reader.fetch(FetchRequest(entityName: "Author"))
-            #expect(try authors.map { try $0.value(forKey: "name") as? String } == ["Ann Smith"])
-            #expect(try reader.count(for: FetchRequest(entityName: "Book")) == 0)
-        }
+        return results.value
     }
 
-    /// Two saves that only update rows, changing the same two books in opposite orders in their
-    /// contexts: a save that only updates sends no locking statement (its updates go in key order
-    /// and lock their rows in that order themselves), so the second waits for the first instead of
-    /// deadlocking, then finds the versions it read gone: a merge conflict, nothing of it kept.
-    @Test func savesThatOnlyUpdateTheSameRowsWaitForEachOtherAndConflict() throws {
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let stack = PersistentStack(name: "ConcurrentUpdates", model: try Self.model())
-        stack.persistentStoreDescriptions = [.postgres(try PostgresTestServer.require(), maximumConnections: 4, schema: schema)]
-        try stack.loadPersistentStores()
-        let seeding = stack.newBackgroundContext()
-        let (first, second) = try seeding.performAndWait {
-            let books = try (0..<2).map { index in
-                let book = try seeding.insert(entityName: "Book")
-                try book.setValue("Book \(index)", forKey: "title")
-                return book
-            }
-            try seeding.save()
-            return (books[0].objectID, books[1].objectID)
-        }
-
-        // Another session holds the second book, so that the first save stops part-way.
-        let holder = try PostgresTestServer.connect()
-        let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
-        try holder.execute("BEGIN")
-        try holder.query("SELECT 1 FROM \"\(schema)\".\"Book\" WHERE _pk = ? FOR UPDATE", [.int(second.key)])
-        let watcher = try PostgresTestServer.connect()
-        let blockedBy = "SELECT count(*) FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
-
-        let results = Locked<[Int: SkerryError?]>([:])
-        let done = DispatchGroup()
-        func save(_ number: Int, _ titles: [(ObjectID, String)]) {
-            let context = stack.newBackgroundContext()
-            DispatchQueue.global().async(group: done) {
-                let failure: SkerryError? = context.performAndWait {
-                    do {
-                        for (id, title) in titles { try context.existingObject(with: id).setValue(title, forKey: "title") }
-                        try context.save()
-                        return nil
-                    } catch {
-                        return error as? SkerryError ?? SkerryError(.database, "\(error)")
-                    }
-                }
-                results.update { $0[number] = failure }
-            }
-        }
-
-        save(1, [(first, "First A"), (second, "Second A")])
-        try Self.waitUntil(watcher, blockedBy, [.int(holderPID)])
-        let firstPID = try #require(
-            try watcher.scalarInt64("SELECT pid FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))", [.int(holderPID)]))
-        save(2, [(second, "Second B"), (first, "First B")])
-        try Self.waitUntil(watcher, blockedBy, [.int(firstPID)])
-        try holder.execute("ROLLBACK")
-        done.wait()
-
-        let outcome = results.value
+    /// Expects, of ``raceTwoSaves(_:_:holding:first:second:)``'s outcome, that the first save
+    /// committed and the second failed with a merge conflict.
+    static func expectFirstCommittedAndSecondConflicted(_ outcome: [Int: SkerryError?]) throws {
         #expect(outcome.count == 2)
         let firstFailure = try #require(outcome[1], "the first save did not finish")
         #expect(firstFailure == nil, "the first save failed: \(String(describing: firstFailure))")
         let conflict = try #require(outcome[2] ?? nil, "the second save committed")
         #expect(conflict.code == .mergeConflict, "\(conflict)")
-        let reader = stack.newBackgroundContext()
-        try reader.performAndWait {
-            let books = try reader.fetch(FetchRequest(entityName: "Book"))
-            #expect(Set(try books.map { try $0.value(forKey: "title") as? String }) == ["First A", "Second A"])
-        }
     }
 
     /// A save that updates rows with unique values locks every row it changes first, as saves
