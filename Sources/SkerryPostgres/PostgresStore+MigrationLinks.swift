@@ -61,27 +61,21 @@ extension PostgresStore {
                     try connection.execute(
                         "INSERT INTO \(q(table)) (s, t, so, \"to\") SELECT DISTINCT ON (s, t) s, t, so, \"to\" FROM ("
                             + selects.joined(separator: " UNION ALL ") + ") AS links")
-                    let here = "'\(declaring.name).\(relationship.name)'"
                     let destination = entities.first { $0.name == relationship.destinationEntityName }
                     let inverse = relationship.inverseName.flatMap { destination?.relationship(named: $0) }
-                    if !relationship.isToMany,
-                        try count(connection, "SELECT count(*) FROM (SELECT s FROM \(q(table)) GROUP BY s HAVING count(*) > 1) AS several")
-                            > 0
-                    {
+                    // A side that is to-one now holds one link per object: `column` ("s" for the
+                    // sources, "t" for the destinations) repeats no value.
+                    func refuseSeveral(_ column: String, _ entityName: String, _ key: String) throws {
+                        let several =
+                            "SELECT count(*) FROM (SELECT \(column) FROM \(q(table)) GROUP BY \(column) HAVING count(*) > 1) AS several"
+                        guard try count(connection, several) > 0 else { return }
                         throw SkerryError(
                             .migrationWouldLoseData,
-                            "Step \(number): \(here) is to-one now, and some objects hold several related objects in it.",
-                            entityName: declaring.name, key: relationship.name)
+                            "Step \(number): '\(entityName).\(key)' is to-one now, and some objects hold several related objects in it.",
+                            entityName: entityName, key: key)
                     }
-                    if let inverse, !inverse.isToMany,
-                        try count(connection, "SELECT count(*) FROM (SELECT t FROM \(q(table)) GROUP BY t HAVING count(*) > 1) AS several")
-                            > 0
-                    {
-                        throw SkerryError(
-                            .migrationWouldLoseData,
-                            "Step \(number): '\(relationship.destinationEntityName).\(inverse.name)' is to-one now, and some objects hold several related objects in it.",
-                            entityName: relationship.destinationEntityName, key: inverse.name)
-                    }
+                    if !relationship.isToMany { try refuseSeveral("s", declaring.name, relationship.name) }
+                    if let inverse, !inverse.isToMany { try refuseSeveral("t", relationship.destinationEntityName, inverse.name) }
                     var inverseOrderColumn: String?
                     if let inverse,
                         case .inverseForeignKey(_, _, let order?)? = newLayout.storage[relationship.destinationEntityName]?[inverse.name]
