@@ -235,7 +235,7 @@ import Testing
                 group.addTask {
                     let context = store.stack.newBackgroundContext()
                     for step in 0..<Self.iterations {
-                        try await context.perform {
+                        await context.perform {
                             if Self.change(context, worker: worker + 100, step: step, outcome: outcome) {
                                 Self.save(context, outcome: outcome)
                             }

@@ -10,9 +10,30 @@ private let mainQueueKey: DispatchSpecificKey<Bool> = {
     return key
 }()
 
-/// Whether the caller runs on the main thread or on the main queue (the main actor).
+/// Marks a thread that holds the main queue while it runs another context's block through
+/// `performAndWait` (the main queue waits in `DispatchQueue.sync`, which runs the block on this
+/// thread): a main-queue context is this thread's to use meanwhile, as on the main thread.
+private let mainQueueHolderKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, nil)
+    precondition(status == 0, "Skerry: cannot create a thread-specific key (pthread_key_create: \(status))")
+    return key
+}()
+
+/// Whether the caller runs on the main thread or on the main queue (the main actor), or holds
+/// the main queue while it runs a block of another context for it.
 func isOnMainThreadOrQueue() -> Bool {
-    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true || pthread_getspecific(mainQueueHolderKey) != nil
+}
+
+/// Runs `body`, marking the calling thread as holding the main queue meanwhile when it is
+/// `holder`, the thread that waits for it from the main queue (see `mainQueueHolderKey`).
+func holdingMainQueue<T, E: Error>(_ holder: UInt?, _ body: () throws(E) -> T) throws(E) -> T {
+    guard let holder, holder == currentThreadToken(), pthread_getspecific(mainQueueHolderKey) == nil else { return try body() }
+    // Any non-nil pointer marks the thread; it is never dereferenced.
+    pthread_setspecific(mainQueueHolderKey, UnsafeRawPointer(bitPattern: 1))
+    defer { pthread_setspecific(mainQueueHolderKey, nil) }
+    return try body()
 }
 
 /// Which threads may use a context and its objects.

@@ -172,12 +172,14 @@ public final class ObjectContext: @unchecked Sendable {
     /// - Parameter block: the work; it may use the context and its objects, and returns a
     ///   `Sendable` result (object IDs or plain values, never objects).
     /// - Returns: what `block` returned.
-    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    /// - Throws: what `block` threw (a block that does not throw needs no `try`, as in Core Data).
+    public func perform<T: Sendable, E: Error>(_ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try self.runOwned(block) })
+                continuation.resume(returning: Result { () throws(E) -> T in try self.runOwned(block) })
             }
         }
+        return try result.get()
     }
 
     /// Runs `block` on the context's queue and waits for it.
@@ -197,10 +199,13 @@ public final class ObjectContext: @unchecked Sendable {
         if confinement == .mainQueue && isOnMainThreadOrQueue() {
             return try runOwned(block)
         }
-        return try queue.sync { try runOwned(block) }
+        // From the main queue (not the main thread, on Linux after `dispatchMain()`), the block runs
+        // on this thread while the main queue waits: main-queue contexts stay usable in it.
+        let mainQueueHolder = !Thread.isMainThread && isOnMainThreadOrQueue() ? currentThreadToken() : nil
+        return try queue.sync { try holdingMainQueue(mainQueueHolder) { try runOwned(block) } }
     }
 
-    private func runOwned<T>(_ block: () throws -> T) rethrows -> T {
+    private func runOwned<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
         if !hasBeenUsed.load(ordering: .relaxed) { hasBeenUsed.store(true, ordering: .releasing) }
         let previous = ownerThread.exchange(currentThreadToken(), ordering: .acquiringAndReleasing)
         defer { ownerThread.store(previous, ordering: .releasing) }

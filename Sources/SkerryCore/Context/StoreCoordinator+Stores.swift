@@ -31,8 +31,10 @@ extension StoreCoordinator {
         guard !isUnattached else {
             throw SkerryError(.invalidArgument, "This coordinator stands for a context not attached yet; it holds no stores.")
         }
+        let description = description.resolvedForLoading
         if persistentStores.contains(description) { return nil }
         do {
+            try description.checkOptions()
             try description.checkConfiguration(of: model)
             let entities = model.entities.filter { description.holds($0, of: model) }
             let store = try description.makeStore(model: model, entities: entities, events: events)

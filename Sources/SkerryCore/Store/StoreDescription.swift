@@ -32,8 +32,10 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
         lhs.kind == rhs.kind && lhs.url == rhs.url && lhs.entityNames == rhs.entityNames && lhs.configuration == rhs.configuration
             && lhs.journalMode == rhs.journalMode
             && lhs.synchronous == rhs.synchronous && lhs.busyTimeout == rhs.busyTimeout
-            && lhs.maximumReaderCount == rhs.maximumReaderCount && lhs.shouldMigrateAutomatically == rhs.shouldMigrateAutomatically
-            && lhs.isReadOnly == rhs.isReadOnly
+            && lhs.maximumReaderCount == rhs.maximumReaderCount
+            && lhs.shouldMigrateStoreAutomatically == rhs.shouldMigrateStoreAutomatically
+            && lhs.shouldInferMappingModelAutomatically == rhs.shouldInferMappingModelAutomatically
+            && lhs.isReadOnly == rhs.isReadOnly && lhs.unsupportedOptions == rhs.unsupportedOptions
             && lhs.migrationPlan.map(ObjectIdentifier.init) == rhs.migrationPlan.map(ObjectIdentifier.init)
             && lhs.storeFactory.map(ObjectIdentifier.init) == rhs.storeFactory.map(ObjectIdentifier.init)
     }
@@ -76,7 +78,29 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// Whether a store written with an earlier model is migrated when the change is additive
     /// (new entities, new optional attributes, new attributes with a default). Default true; when
     /// false, any model change fails the load with ``SkerryError/Code/modelMismatch``.
-    public var shouldMigrateAutomatically: Bool = true
+    ///
+    /// True when both of Core Data's flags are (``shouldMigrateStoreAutomatically`` and
+    /// ``shouldInferMappingModelAutomatically``: Skerry infers every migration it makes without a
+    /// ``migrationPlan``); setting it sets both.
+    public var shouldMigrateAutomatically: Bool {
+        get { shouldMigrateStoreAutomatically && shouldInferMappingModelAutomatically }
+        set {
+            shouldMigrateStoreAutomatically = newValue
+            shouldInferMappingModelAutomatically = newValue
+        }
+    }
+    /// Core Data's `shouldMigrateStoreAutomatically`: whether a store written with an earlier model
+    /// may be migrated when it loads. Default true. See ``shouldMigrateAutomatically``.
+    public var shouldMigrateStoreAutomatically: Bool = true
+    /// Core Data's `shouldInferMappingModelAutomatically`: whether the migration may be inferred
+    /// from the two models (Skerry's lightweight migration). Default true. Skerry has no mapping
+    /// models to fall back on: without inference, a store of an earlier model fails to load with
+    /// ``SkerryError/Code/modelMismatch`` as when ``shouldMigrateStoreAutomatically`` is false.
+    public var shouldInferMappingModelAutomatically: Bool = true
+    /// Why options set with Core Data's `setOption(_:forKey:)`, `setValue(_:forPragmaNamed:)` or
+    /// `type` cannot be honoured; loading the store throws ``SkerryError/Code/invalidArgument``
+    /// with them (those setters cannot throw).
+    var unsupportedOptions: [String] = []
     /// Whether the store is opened for reading only (Core Data's `isReadOnly`): the file must
     /// exist and is never written — not migrated, not given a journal mode; saves and batch
     /// deletes into it fail with ``SkerryError/Code/storeIsReadOnly``. A store on read-only media (a
