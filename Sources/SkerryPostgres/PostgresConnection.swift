@@ -183,13 +183,7 @@ final class PostgresConnection {
         let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
         let kept = named || SQLBuilder.keepsPrepared(parameterCount: parameterCount)
         if kept && statements.count >= Self.statementCacheLimit { try clearStatementCache() }
-        let name: String
-        if kept {
-            statementCounter += 1
-            name = "skerry_\(statementCounter)"
-        } else {
-            name = ""
-        }
+        let name = kept ? newStatementName() : ""
         // A parameter is written `$n`: text without a `$` has none, so nothing to describe, and
         // it can run at once.
         let describes = text.utf8.contains(UInt8(ascii: "$"))
@@ -212,6 +206,12 @@ final class PostgresConnection {
         }
         if let failure { throw failure }
         return (statement, runs ? answers.last : nil)
+    }
+
+    /// A statement name this connection has not used.
+    func newStatementName() -> String {
+        statementCounter += 1
+        return "skerry_\(statementCounter)"
     }
 
     /// The prepared statement for `sql` if this connection already has it.
