@@ -177,3 +177,45 @@ extension PostgresConnection {
         }
     }
 }
+
+extension PostgresConnection {
+    /// Sends the `count` commands `send` queues (libpq's pipeline mode, so nothing leaves before
+    /// the one Sync after them) and reads their answers: one round trip.
+    ///
+    /// Outside a transaction block the commands run in one implicit transaction. The server skips
+    /// every command after a failed one.
+    /// - Returns: the successful answers, in order, up to the first failure, and that failure
+    ///   (nil only when all `count` commands succeeded).
+    func roundTrip(
+        _ count: Int, sql: String, _ send: (OpaquePointer) -> Bool
+    ) -> (answers: [PostgresResult], failure: PostgresError?) {
+        guard PQenterPipelineMode(handle) == 1 else { return ([], error(nil, sql: sql)) }
+        var answers: [PostgresResult] = []
+        var failure: PostgresError?
+        let sent = send(handle)
+        if PQpipelineSync(handle) == 1 {
+            if !sent { failure = error(nil, sql: sql) }
+            // Each command's answer is followed by a NULL result that ends it; the Sync's answer
+            // comes last. A command the server skipped answers PGRES_PIPELINE_ABORTED.
+            while let raw = PQgetResult(handle) {
+                let status = PQresultStatus(raw)
+                if status == PGRES_PIPELINE_SYNC {
+                    PQclear(raw)
+                    break
+                }
+                while let extra = PQgetResult(handle) { PQclear(extra) }
+                if failure == nil, status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                    answers.append(PostgresResult(raw))
+                    continue
+                }
+                if failure == nil, status != PGRES_PIPELINE_ABORTED { failure = error(raw, sql: sql) }
+                PQclear(raw)
+            }
+        } else {
+            failure = error(nil, sql: sql) // nothing was sent: the connection is broken
+        }
+        if PQexitPipelineMode(handle) != 1, failure == nil { failure = error(nil, sql: sql) }
+        if answers.count < count, failure == nil { failure = error(nil, sql: sql) } // the connection ended early
+        return (answers, failure)
+    }
+}

@@ -159,9 +159,9 @@ final class PostgresConnection {
         if let start { counters.traceFinished(sql, start: start, rowsRead: read, rowsWritten: written) }
     }
 
-    /// The prepared statement for `sql`, preparing it on first use (one round trip to prepare,
-    /// one to learn the parameter types the server inferred). `?` marks parameters, as in
-    /// SQLite; they are numbered for PostgreSQL when the statement is prepared.
+    /// The prepared statement for `sql`, preparing it on first use (one round trip, which also
+    /// learns the parameter types the server inferred). `?` marks parameters, as in SQLite; they
+    /// are numbered for PostgreSQL when the statement is prepared.
     ///
     /// A statement with more parameters than the stores keep prepared
     /// (`SQLBuilder.keepsPrepared(parameterCount:)`: a long `IN` list) is prepared as the
@@ -169,29 +169,49 @@ final class PostgresConnection {
     /// another. `named` keeps any statement, for callers that refer to it by name in SQL.
     func statement(_ sql: String, named: Bool = false) throws(PostgresError) -> PostgresStatement {
         if let statement = cachedStatement(sql) { return statement }
+        return try prepare(sql, named: named, running: false).statement
+    }
+
+    /// Prepares `sql` and, in the same round trip (``roundTrip(_:sql:_:)``: Parse, then Describe or
+    /// Bind/Execute), learns the parameter types the server inferred, or, when the statement has
+    /// no parameters and `running`, runs it. The statement is cached once the server prepared it,
+    /// even when running it failed.
+    /// - Returns: the statement, and its execution's result when it ran.
+    private func prepare(_ sql: String, named: Bool, running: Bool) throws(PostgresError) -> (
+        statement: PostgresStatement, result: PostgresResult?
+    ) {
         let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
         let kept = named || SQLBuilder.keepsPrepared(parameterCount: parameterCount)
         if kept && statements.count >= Self.statementCacheLimit { try clearStatementCache() }
-        let name: String
-        if kept {
-            statementCounter += 1
-            name = "skerry_\(statementCounter)"
-        } else {
-            name = ""
+        let name = kept ? newStatementName() : ""
+        // A parameter is written `$n`: text without a `$` has none, so nothing to describe, and
+        // it can run at once.
+        let describes = text.utf8.contains(UInt8(ascii: "$"))
+        let runs = running && !describes
+        let (answers, failure) = roundTrip(1 + (describes ? 1 : 0) + (runs ? 1 : 0), sql: sql) { handle in
+            PQsendPrepare(handle, name, text, 0, nil) == 1
+                && (!describes || PQsendDescribePrepared(handle, name) == 1)
+                && (!runs || PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 1) == 1)
         }
-        _ = try checked(PQprepare(handle, name, text, 0, nil), sql: sql)
-        // A parameter is written `$n`: text without a `$` has none, and needs no second round trip
-        // to learn their types.
+        guard !answers.isEmpty else { throw failure ?? error(nil, sql: sql) } // not prepared
         var types: [UInt32] = []
-        if text.utf8.contains(UInt8(ascii: "$")) {
-            let description = try checked(PQdescribePrepared(handle, name), sql: sql)
-            types = (0..<PQnparams(description.handle)).map { PQparamtype(description.handle, $0) }
+        if describes {
+            guard answers.count > 1 else { throw failure ?? error(nil, sql: sql) } // not described: prepared again next time
+            types = (0..<PQnparams(answers[1].handle)).map { PQparamtype(answers[1].handle, $0) }
         }
         let statement = PostgresStatement(name: name, sql: sql, parameterTypes: types)
-        guard kept else { return statement }
-        statements[sql] = statement
-        lastStatement = statement
-        return statement
+        if kept {
+            statements[sql] = statement
+            lastStatement = statement
+        }
+        if let failure { throw failure }
+        return (statement, runs ? answers.last : nil)
+    }
+
+    /// A statement name this connection has not used.
+    func newStatementName() -> String {
+        statementCounter += 1
+        return "skerry_\(statementCounter)"
     }
 
     /// The prepared statement for `sql` if this connection already has it.
@@ -249,8 +269,19 @@ final class PostgresConnection {
     /// Runs `sql` as a prepared statement with `bindings` and returns its rows.
     @discardableResult
     func query(_ sql: String, _ bindings: [AttributeValue] = []) throws(PostgresError) -> PostgresResult {
-        let statement = try statement(sql)
         let start = counters?.traceStart
+        let statement: PostgresStatement
+        if let cached = cachedStatement(sql) {
+            statement = cached
+        } else {
+            // Prepared and, without parameters, run in the same round trip.
+            let prepared = try prepare(sql, named: false, running: bindings.isEmpty)
+            if let result = prepared.result {
+                record(result, sql, start)
+                return result
+            }
+            statement = prepared.statement
+        }
         let raw = try withParameters(bindings, for: statement) { count, values, lengths, formats in
             PQexecPrepared(handle, statement.name, count, values, lengths, formats, 1)
         }

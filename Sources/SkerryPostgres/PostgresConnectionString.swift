@@ -48,15 +48,10 @@ enum PostgresConnectionString {
 /// SQL text as the stores write it, made ready for PostgreSQL.
 enum PostgresSQL {
     /// `sql` with each `?` parameter marker numbered (`$1`, `$2`, …), as PostgreSQL's protocol
-    /// needs: the stores write `?` for both databases. Markers inside string literals, quoted
-    /// identifiers, dollar-quoted strings and comments are left alone.
-    /// Complexity: O(length of `sql`).
-    static func numberingParameters(_ sql: String) -> String {
-        scanParameters(sql).text
-    }
-
-    /// `sql` with its `?` markers numbered, how many there were, and whether any `?` was followed
-    /// by a digit (SQLite's `?NNN`, which this numbering would misread).
+    /// needs (the stores write `?` for both databases), how many there were, and whether any `?`
+    /// was followed by a digit (SQLite's `?NNN`, which this numbering would misread). Markers
+    /// inside string literals, quoted identifiers, dollar-quoted strings and comments are left
+    /// alone. Complexity: O(length of `sql`).
     static func scanParameters(_ sql: String) -> (text: String, count: Int, numbered: Bool) {
         guard sql.utf8.contains(UInt8(ascii: "?")) else { return (sql, 0, false) }
         var numbered = false

@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import SkerryCore
 
@@ -51,6 +52,10 @@ extension PostgresStore {
     /// no other table: PostgreSQL prepares it over a derived table that has only those columns
     /// (so `_pk` or a misspelt column is refused), and the plan of that statement may name no
     /// other relation than the entity's table. Results are remembered per connection.
+    ///
+    /// One round trip per condition: the statement is prepared, explained and deallocated (it
+    /// never runs, and a remembered condition is not checked again, so keeping it prepared would
+    /// only fill the server's memory, with many parameters most of all).
     /// - Throws: ``SkerryError/Code/invalidArgument`` saying what is wrong.
     func validateRawConditions(
         _ conditions: [(condition: String, entity: EntityDescription)],
@@ -63,15 +68,25 @@ extension PostgresStore {
             let columns = entity.storedAttributes.map { q($0.name) }.joined(separator: ", ")
             let sql =
                 "SELECT 1 FROM (SELECT \(columns.isEmpty ? "1 AS \(q("_skerry_none"))" : columns) FROM \(q(entity.name))) AS \(q(entity.name)) WHERE (\n\(condition)\n)"
-            let statement: PostgresStatement
-            do {
-                statement = try connection.statement(sql, named: true) // EXPLAIN EXECUTE names it
-            } catch {
-                if connection.isInTransaction { try connection.execute("ROLLBACK") }
-                throw Self.refused(condition, entity, "PostgreSQL cannot read it (\(error.message))", error)
+            let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
+            let name = connection.newStatementName() // EXPLAIN EXECUTE names it
+            let nulls = Array(repeating: "NULL", count: parameterCount).joined(separator: ", ")
+            let explain = "EXPLAIN (FORMAT JSON) EXECUTE \(name)" + (nulls.isEmpty ? "" : "(\(nulls))")
+            let (answers, failure) = connection.roundTrip(3, sql: sql) { handle in
+                PQsendPrepare(handle, name, text, 0, nil) == 1
+                    && PQsendQueryParams(handle, explain, 0, nil, nil, nil, nil, 1) == 1
+                    && PQsendQueryParams(handle, "DEALLOCATE \(name)", 0, nil, nil, nil, nil, 1) == 1
             }
-            let nulls = Array(repeating: "NULL", count: statement.parameterTypes.count).joined(separator: ", ")
-            let plan = try connection.query("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)" + (nulls.isEmpty ? "" : "(\(nulls))"))
+            if let failure {
+                // A failure aborts an open transaction; a statement prepared but not deallocated
+                // (its plan failed) is deallocated after the rollback.
+                if connection.isInTransaction { try connection.execute("ROLLBACK") }
+                if answers.count == 1 { try connection.execute("DEALLOCATE \(name)") }
+                guard answers.count < 2 else { throw failure } // the condition was read; the DEALLOCATE failed
+                throw Self.refused(condition, entity, "PostgreSQL cannot read it (\(failure.message))", failure)
+            }
+            let plan = answers[1]
+            connection.record(plan, explain, nil)
             let relations = Self.relationNames(inPlan: plan.rowCount > 0 ? plan.text(0, 0) : "")
             if let other = relations.first(where: { $0 != entity.name }) {
                 throw Self.refused(condition, entity, "it reads '\(other)', and a condition may read only its entity's attribute columns")

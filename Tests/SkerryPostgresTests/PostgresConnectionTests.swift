@@ -197,6 +197,35 @@ import Testing
         #expect(prepared <= Int64(PostgresConnection.statementCacheLimit) + 1)
     }
 
+    /// A statement without parameters is prepared and run together the first time (one round
+    /// trip): it runs once, stays prepared when running it fails, and a failure inside a
+    /// transaction aborts the transaction as any failed statement does.
+    @Test func aStatementWithoutParametersRunsOnceWhenFirstPreparedAndStaysPreparedWhenItFails() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY)")
+        let inserted = try connection.query("INSERT INTO t SELECT g FROM generate_series(1, 3) AS g RETURNING id")
+        #expect((0..<inserted.rowCount).map { inserted.int64($0, 0) } == [1, 2, 3])
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 3)
+        for _ in 0..<2 {
+            let duplicate = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO t VALUES (1)") }
+            #expect(duplicate?.sqlState == .uniqueViolation)
+            #expect(duplicate?.sql == "INSERT INTO t VALUES (1)")
+            let syntax = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO t VALUE (1)") }
+            #expect(syntax?.sqlState == .syntaxError)
+        }
+        #expect(
+            try connection.scalarInt64(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE $1", [.string("INSERT INTO t VALUE%")]) == 1)
+        #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.query("INSERT INTO t SELECT g FROM generate_series(4, 5) AS g")
+                try connection.query("INSERT INTO t VALUES (2)")
+            }
+        }
+        #expect(!connection.isInTransaction)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 3)
+    }
+
     @Test func pipelinedStatementsRunInOrderAndReportEveryResult() throws {
         let connection = try PostgresTestServer.connect()
         try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY, name text)")

@@ -60,14 +60,19 @@ import Testing
         }
         let longest = "$\(SQLBuilder.preparedParameterLimit + 1)"
         #expect(try preparedStatements(store).allSatisfy { !$0.contains(longest) })
-        // A raw SQL condition as long answers too (the store checks it by its statement's name, so
-        // that one statement is kept).
+        // Raw SQL conditions, short and as long, answer too. The server checks each one by a
+        // statement of its own (prepared, explained, deallocated): none of those is left prepared.
         try context.performAndWait {
+            #expect(try context.count(for: FetchRequest(entityName: "Reading", predicate: .sql("year > ?", [.int(6000)]))) == 1)
             let markers = Array(repeating: "?", count: 2000).joined(separator: ", ")
             let years = (0..<2000).map { AttributeValue.int(Int64($0 * 5)) }
             let raw = FetchRequest(entityName: "Reading", predicate: .sql("year IN (\(markers))", years))
             let found = try context.count(for: raw)
             #expect(found == 1)
         }
+        let prepared = try preparedStatements(store)
+        #expect(
+            prepared.allSatisfy { !$0.contains(longest) && !$0.hasPrefix("EXPLAIN") && !$0.hasPrefix("SELECT 1 FROM (SELECT") },
+            "\(prepared)")
     }
 }

@@ -42,6 +42,28 @@ final class PGConnection {
         checked(PQprepare(handle, name, sql, Int32(types.count), types), sql)
     }
 
+    /// Prepares `sql` (no parameters) under `name` and runs it in the same round trip, as the
+    /// store runs a statement without parameters the first time: pipeline mode, Parse then
+    /// Bind/Execute, one Sync.
+    @discardableResult
+    func prepareAndExecute(_ name: String, _ sql: String) -> PGResult {
+        precondition(PQenterPipelineMode(handle) == 1)
+        let sent =
+            PQsendPrepare(handle, name, sql, 0, nil) == 1 && PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 1) == 1
+            && PQpipelineSync(handle) == 1
+        precondition(sent, String(cString: PQerrorMessage(handle)))
+        // Each answer is followed by a NULL result; the Sync's answer comes last.
+        checked(PQgetResult(handle), sql)
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+        let result = checked(PQgetResult(handle), sql)
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+        let sync = PQgetResult(handle)
+        precondition(PQresultStatus(sync) == PGRES_PIPELINE_SYNC)
+        PQclear(sync)
+        precondition(PQexitPipelineMode(handle) == 1)
+        return result
+    }
+
     /// Runs a prepared statement, binary parameters and results.
     @discardableResult
     func execute(_ name: String, _ parameters: inout PGParameters) -> PGResult {

@@ -95,9 +95,7 @@ final class PostgresRawBench<Item: PostgresShape> {
 
     /// Every row, in key order (as the store's fetch), with its key and version.
     func fetchAll() -> [(key: Int64, version: Int64, item: Item)] {
-        connection.prepare("select", selectRows + " ORDER BY \(table).\"_pk\"", types: [])
-        var none = PGParameters()
-        let result = connection.execute("select", &none)
+        let result = connection.prepareAndExecute("select", selectRows + " ORDER BY \(table).\"_pk\"")
         var rows: [(key: Int64, version: Int64, item: Item)] = []
         rows.reserveCapacity(Int(result.rowCount))
         for row in 0..<result.rowCount {
@@ -150,11 +148,9 @@ final class PostgresRawBench<Item: PostgresShape> {
     }
 
     /// The store's batch delete of one table with nothing referring to it: one `DELETE`, atomic
-    /// by itself (no transaction around it).
+    /// by itself (no transaction around it), prepared and run in one round trip.
     func deleteAll() -> Int {
-        connection.prepare("deleteAll", "DELETE FROM \(table)", types: [])
-        var none = PGParameters()
-        return connection.execute("deleteAll", &none).affectedRows
+        connection.prepareAndExecute("deleteAll", "DELETE FROM \(table)").affectedRows
     }
 
     /// Reads every row, then deletes each with the store's version-checked delete, pipelined, in
