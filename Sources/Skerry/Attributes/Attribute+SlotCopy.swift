@@ -28,6 +28,20 @@ struct SlotCopy: Sendable {
             }
         }
 
+        /// The Swift type itself.
+        var swiftType: Any.Type {
+            switch self {
+            case .int64: return Int64.self
+            case .int: return Int.self
+            case .int32: return Int32.self
+            case .int16: return Int16.self
+            case .bool: return Bool.self
+            case .double: return Double.self
+            case .date: return Date.self
+            case .string: return String.self
+            }
+        }
+
         /// The attribute type whose slot holds this type's values as they are.
         var attributeType: AttributeType {
             switch self {
@@ -143,5 +157,122 @@ struct SlotField: Sendable {
     @inline(__always)
     private func setDouble(_ value: Double?, _ slots: ObjectSlots) {
         if let value { slots.setDouble(value, at: position) } else { slots.clear(at: position) }
+    }
+}
+
+/// One attribute's value moved alone between a value of its property's type and the object's
+/// slot, for the single-attribute `decode(_:)` and `encode(_:_:)` of a ``ManagedObject``. The
+/// generic code on either side only reinterprets a ``PropertyValue``'s payload as the property's
+/// type (``SlotField/holds(_:)`` checks it is that type), so it needs no metadata but `Value`'s:
+/// no `Optional<Value>`, no key path projection, no codec.
+enum PropertyValue {
+    /// No value (nil).
+    case none
+    case int64(Int64)
+    case int(Int)
+    case int32(Int32)
+    case int16(Int16)
+    case bool(Bool)
+    case double(Double)
+    case date(Date)
+    case string(String)
+
+    /// The payload as `Value`, which is its Swift type (the caller checked it with
+    /// ``SlotField/holds(_:)``), of a value that is not ``none``. (Not an optional: in generic code
+    /// a `Value?` would look `Optional<Value>`'s metadata up at run time.)
+    @inline(__always)
+    func payload<Value>(as _: Value.Type) -> Value {
+        switch self {
+        case .none: preconditionFailure("PropertyValue.payload of none")
+        case .int64(let value): return unsafeBitCast(value, to: Value.self)
+        case .int(let value): return unsafeBitCast(value, to: Value.self)
+        case .int32(let value): return unsafeBitCast(value, to: Value.self)
+        case .int16(let value): return unsafeBitCast(value, to: Value.self)
+        case .bool(let value): return unsafeBitCast(value, to: Value.self)
+        case .double(let value): return unsafeBitCast(value, to: Value.self)
+        case .date(let value): return unsafeBitCast(value, to: Value.self)
+        case .string(let value): return unsafeBitCast(value, to: Value.self)
+        }
+    }
+
+    /// Whether it is ``none``.
+    @inline(__always)
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+}
+
+extension SlotField {
+    /// Whether `Value` is the property's own type (`T` for a `T` or a `T?` property): the only type
+    /// a ``PropertyValue`` of this field may be reinterpreted as, or made from.
+    @inline(__always)
+    func holds<Value>(_: Value.Type) -> Bool {
+        ObjectIdentifier(Value.self) == ObjectIdentifier(copy.kind.swiftType)
+    }
+
+    /// The field's value in `slots`, or nil when it cannot be read this way (a stored integer the
+    /// property cannot hold), for the checked path to report.
+    @inline(__always)
+    func propertyValue(in slots: ObjectSlots) -> PropertyValue? {
+        switch copy.kind {
+        case .int64: return slots.integer(at: position).map { .int64($0) } ?? PropertyValue.none
+        case .int:
+            guard let value = slots.integer(at: position) else { return PropertyValue.none }
+            return Int(exactly: value).map { .int($0) } // nil only on 32-bit platforms
+        case .int32:
+            guard let value = slots.integer(at: position) else { return PropertyValue.none }
+            return Int32(exactly: value).map { .int32($0) }
+        case .int16:
+            guard let value = slots.integer(at: position) else { return PropertyValue.none }
+            return Int16(exactly: value).map { .int16($0) }
+        case .bool: return slots.integer(at: position).map { .bool($0 != 0) } ?? PropertyValue.none
+        case .double: return slots.double(at: position).map { .double($0) } ?? PropertyValue.none
+        case .date: return slots.double(at: position).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? PropertyValue.none
+        case .string: return slots.string(at: position).map { .string($0) } ?? PropertyValue.none
+        }
+    }
+
+    /// `value`, a value of the property's type (which the caller checked with ``holds(_:)``).
+    @inline(__always)
+    func propertyValue<Value>(_ value: Value) -> PropertyValue {
+        assert(holds(Value.self), "SlotField: \(Value.self) is not \(copy.kind.swiftType)")
+        switch copy.kind {
+        case .int64: return .int64(unsafeBitCast(value, to: Int64.self))
+        case .int: return .int(unsafeBitCast(value, to: Int.self))
+        case .int32: return .int32(unsafeBitCast(value, to: Int32.self))
+        case .int16: return .int16(unsafeBitCast(value, to: Int16.self))
+        case .bool: return .bool(unsafeBitCast(value, to: Bool.self))
+        case .double: return .double(unsafeBitCast(value, to: Double.self))
+        case .date: return .date(unsafeBitCast(value, to: Date.self))
+        case .string: return .string(unsafeBitCast(value, to: String.self))
+        }
+    }
+
+    /// Whether ``store(_:in:)`` can take `value`: not NaN (SQLite would store it as NULL), which
+    /// the checked path reports.
+    @inline(__always)
+    func canStore(_ value: PropertyValue) -> Bool {
+        switch value {
+        case .double(let number): return !number.isNaN
+        case .date(let date): return !date.timeIntervalSinceReferenceDate.isNaN
+        default: return true
+        }
+    }
+
+    /// Sets the slot to `value`, a value of this field's kind (or none) that ``canStore(_:)``.
+    @inline(__always)
+    func store(_ value: PropertyValue, in slots: ObjectSlots) {
+        switch value {
+        case .none: slots.clear(at: position)
+        case .int64(let value): slots.setInteger(value, at: position)
+        case .int(let value): slots.setInteger(Int64(value), at: position)
+        case .int32(let value): slots.setInteger(Int64(value), at: position)
+        case .int16(let value): slots.setInteger(Int64(value), at: position)
+        case .bool(let value): slots.setInteger(value ? 1 : 0, at: position)
+        case .double(let value): slots.setDouble(value, at: position)
+        case .date(let value): slots.setDouble(value.timeIntervalSinceReferenceDate, at: position)
+        case .string(let value): slots.setString(value, at: position)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SkerryCore
+import Synchronization
 
 /// The positions of a model type's declared attributes in an entity, found once per (type, entity)
 /// instead of by name for every property of every object decoded or encoded.
@@ -64,23 +65,40 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     let slotFields: [SlotField]
     /// The indexes (in `attributes`) of the others, read and written through their codecs.
     let codedAttributes: [Int]
+    /// `fields[i]` is the ``SlotField`` of `attributes[i]` when it is one of `slotFields`, else
+    /// nil: how ``decode(_:of:as:)`` and ``write(_:toAttribute:of:)`` move one attribute.
+    let fields: [SlotField?]
+    /// The identities of the declared key paths, in the order of `attributes`, and the index of
+    /// each declared key path, for key paths equal to one but not the same instance (see
+    /// ``attributeIndex(of:)``).
+    let keyPathIdentities: [ObjectIdentifier]
+    let indexesByKeyPath: [AnyKeyPath: Int]
+    /// The key paths last found in `indexesByKeyPath`, by identity: a key path literal is one
+    /// instance per place in the code, so the calls of a loop find theirs here without hashing it.
+    let recentKeyPaths = Mutex(RecentKeyPaths())
 
     init(entity: EntityDescription) {
         let attributes = Array(PlainObject.attributes)
         let positions = attributes.map { entity.attributeIndex(named: $0.name) ?? -1 }
         var slotFields: [SlotField] = []
         var codedAttributes: [Int] = []
+        var fields: [SlotField?] = []
         for i in attributes.indices {
             if let copy = attributes[i].slotCopy, positions[i] >= 0, entity.attributes[positions[i]].type == copy.kind.attributeType {
                 slotFields.append(SlotField(position: positions[i], copy: copy))
+                fields.append(slotFields.last)
             } else {
                 codedAttributes.append(i)
+                fields.append(nil)
             }
         }
         self.attributes = attributes
         self.positions = positions
         self.slotFields = slotFields
         self.codedAttributes = codedAttributes
+        self.fields = fields
+        self.keyPathIdentities = attributes.map { ObjectIdentifier($0.keyPath) }
+        self.indexesByKeyPath = Dictionary(attributes.indices.map { (attributes[$0].keyPath as AnyKeyPath, $0) }) { first, _ in first }
         super.init(entity: entity, type: ObjectIdentifier(PlainObject.self))
     }
 
@@ -114,7 +132,7 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
         return value
     }
 
-    private func decode(_ i: Int, of object: EntityObject, into value: inout PlainObject) throws(SkerryError) {
+    func decode(_ i: Int, of object: EntityObject, into value: inout PlainObject) throws(SkerryError) {
         let attribute = attributes[i]
         try attribute.decode(try object.value(at: try position(i), as: AttributeValue.self), into: &value)
     }
@@ -140,17 +158,59 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
         for i in codedAttributes { try write(i, of: value, to: object) }
     }
 
-    private func write(_ i: Int, of value: PlainObject, to object: EntityObject) throws(SkerryError) {
+    func write(_ i: Int, of value: PlainObject, to object: EntityObject) throws(SkerryError) {
         try object.setValue(try attributes[i].encodedValue(of: value), at: try position(i))
     }
 
     /// The position of `attributes[i]` in the entity, or the error of a model that lacks it.
-    private func position(_ i: Int) throws(SkerryError) -> Int {
+    func position(_ i: Int) throws(SkerryError) -> Int {
         guard positions[i] >= 0 else {
             throw SkerryError(
                 .unknownAttribute, "Entity '\(PlainObject.entityName)' has no attribute '\(attributes[i].name)'.",
                 entityName: PlainObject.entityName, key: attributes[i].name)
         }
         return positions[i]
+    }
+}
+
+/// A few key paths and their attribute indexes, found by identity (see
+/// ``TypeLayout/attributeIndex(of:)``). The key paths are kept alive, so that an identity cannot
+/// come to name another key path.
+struct RecentKeyPaths: ~Copyable {
+    /// A key path held only to keep it alive.
+    ///
+    /// `@unchecked Sendable`: a key path is immutable, so holding it from any thread is safe (key
+    /// paths are not `Sendable` in Swift 6 only because their root type might not be); it is
+    /// never read here but for its identity.
+    struct Held: @unchecked Sendable {
+        let keyPath: AnyKeyPath
+    }
+
+    static let capacity = 8
+    private var held: [Held] = []
+    private var identities: [ObjectIdentifier] = []
+    private var indexes: [Int] = []
+    /// Where the next key path goes once the memo is full.
+    private var next = 0
+
+    /// The attribute index remembered for the key path of identity `identity`, or nil.
+    @inline(__always)
+    func index(of identity: ObjectIdentifier) -> Int? {
+        for i in identities.indices where identities[i] == identity { return indexes[i] }
+        return nil
+    }
+
+    /// Remembers `index` for `keyPath`, in place of the oldest key path once full.
+    mutating func remember(_ keyPath: Held, _ index: Int) {
+        if held.count < Self.capacity {
+            held.append(keyPath)
+            identities.append(ObjectIdentifier(keyPath.keyPath))
+            indexes.append(index)
+        } else {
+            held[next] = keyPath
+            identities[next] = ObjectIdentifier(keyPath.keyPath)
+            indexes[next] = index
+            next = (next + 1) % Self.capacity
+        }
     }
 }

@@ -16,8 +16,9 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// that cannot throw are recorded, even after the object left the context.
     let context: ObjectContext?
     /// The layout of `PlainObject` in the object's entity, when the code that wrapped the object
-    /// had it at hand (a fetch looks it up once for all its objects); else looked up when needed.
-    private let knownLayout: TypeLayout<PlainObject>?
+    /// had it at hand (a fetch looks it up once for all its objects); else looked up when first
+    /// needed. (The object is confined to its context's queue, as this wrapper is.)
+    private var knownLayout: TypeLayout<PlainObject>?
 
     init(instance: EntityObject, layout: TypeLayout<PlainObject>? = nil) {
         assert(layout == nil || layout!.entity === instance.entity, "a layout for another entity")
@@ -28,7 +29,10 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
 
     /// The layout of `PlainObject` in the object's entity.
     private var layout: TypeLayout<PlainObject> {
-        knownLayout ?? AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
+        if let knownLayout { return knownLayout }
+        let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
+        knownLayout = layout
+        return layout
     }
 
     /// Records `error` on the object's context (see `ObjectContext.recordError(_:)`),
@@ -48,19 +52,30 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     }
 
     /// One attribute's value.
+    /// - Throws: `SkerryError.Code.unknownAttribute` for a key path that is not one of the type's
+    ///   declared attributes; `SkerryError.Code.undecodableValue` naming the entity and attribute of
+    ///   a stored value that does not fit its property.
     public func decode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>) throws(SkerryError) -> Value {
-        let attribute = try Self.attribute(keyPath)
-        var value = PlainObject()
-        try attribute.decode(try instance.value(forKey: attribute.name, as: AttributeValue.self), into: &value)
-        return value[keyPath: keyPath]
+        let layout = self.layout
+        let i = try layout.attributeIndex(of: keyPath)
+        // A value its slot holds as it is: read alone (no value: the checked path reports it).
+        if let field = layout.fields[i], field.holds(Value.self), let value = try layout.propertyValue(field, of: instance),
+            !value.isNone
+        {
+            return value.payload(as: Value.self)
+        }
+        return try layout.decodeChecked(i, of: instance, keyPath)
     }
 
     /// One optional attribute's value.
+    /// - Throws: as ``decode(_:)-(KeyPath<PlainObject,Value>)``.
     public func decode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>) throws(SkerryError) -> Value? {
-        let attribute = try Self.attribute(keyPath)
-        var value = PlainObject()
-        try attribute.decode(try instance.value(forKey: attribute.name, as: AttributeValue.self), into: &value)
-        return value[keyPath: keyPath]
+        let layout = self.layout
+        let i = try layout.attributeIndex(of: keyPath)
+        if let field = layout.fields[i], field.holds(Value.self), let value = try layout.propertyValue(field, of: instance) {
+            return value.isNone ? nil : value.payload(as: Value.self)
+        }
+        return try layout.decodeChecked(i, of: instance, keyPath)
     }
 
     /// Writes every declared attribute of `value` to the object. It does not throw, as in Sworm:
@@ -83,32 +98,40 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// Writes one attribute; errors are recorded as for ``encode(_:)``.
     @discardableResult
     public func encode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>, _ value: Value) -> Self {
-        encodeAttribute(keyPath, value)
-    }
-
-    /// Writes one optional attribute (nil clears it); errors are recorded as for ``encode(_:)``.
-    @discardableResult
-    public func encode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Self {
-        encodeAttribute(keyPath, value)
-    }
-
-    private func encodeAttribute<Value: SupportedAttributeType>(_ keyPath: PartialKeyPath<PlainObject>, _ value: Value?) -> Self {
         do {
-            let attribute = try Self.attribute(keyPath)
-            try instance.setValue(try attribute.encodedValue(value), forKey: attribute.name)
+            let layout = self.layout
+            let i = try layout.attributeIndex(of: keyPath)
+            // A value its slot takes as it is: stored alone (NaN: the checked path reports it).
+            if let field = layout.fields[i], field.holds(Value.self), case let property = field.propertyValue(value),
+                field.canStore(property)
+            {
+                try layout.store(property, in: field, of: instance)
+            } else {
+                try layout.writeChecked(required: value, i, to: instance)
+            }
         } catch {
             record(error)
         }
         return self
     }
 
-    private static func attribute(_ keyPath: PartialKeyPath<PlainObject>) throws(SkerryError) -> Attribute<PlainObject> {
-        guard let attribute = PlainObject.attribute(keyPath) else {
-            throw SkerryError(
-                .unknownAttribute, "\(keyPath) is not one of \(PlainObject.self).attributes.",
-                entityName: PlainObject.entityName)
+    /// Writes one optional attribute (nil clears it); errors are recorded as for ``encode(_:)``.
+    @discardableResult
+    public func encode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>, _ value: Value?) -> Self {
+        do {
+            let layout = self.layout
+            let i = try layout.attributeIndex(of: keyPath)
+            if let field = layout.fields[i], field.holds(Value.self),
+                case let property = value.map({ field.propertyValue($0) }) ?? PropertyValue.none, field.canStore(property)
+            {
+                try layout.store(property, in: field, of: instance)
+            } else {
+                try layout.writeChecked(value, i, to: instance)
+            }
+        } catch {
+            record(error)
         }
-        return attribute
+        return self
     }
 }
 
