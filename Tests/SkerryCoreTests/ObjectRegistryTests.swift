@@ -93,6 +93,37 @@ import Testing
         }
     }
 
+    /// The identity map lists objects in registration order and leaves a hole for each one it
+    /// removes, compacting the list when holes outnumber objects: through deletes of most objects,
+    /// re-keying saves and many more inserts, every row keeps its one object and its values.
+    @Test func objectsStayTheOneObjectOfTheirRowThroughHeavyChurn() throws {
+        let stack = try makeMemoryStack()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            var books = try (0..<200).map { try context.insertBook("Book \($0)", year: Int32($0)) }
+            try context.save()
+            for (index, book) in books.enumerated() where index % 4 != 0 { try context.delete(book) }
+            try context.save()
+            books = books.enumerated().filter { $0.offset % 4 == 0 }.map(\.element)
+            #expect(context.registry.count == 50)
+            checked(context)
+            let more = try (200..<500).map { try context.insertBook("Book \($0)", year: Int32($0)) }
+            checked(context)
+            try context.save()
+            checked(context)
+            books += more
+            for book in books {
+                #expect(context.registeredObject(for: book.objectID) === book)
+                #expect(try "Book \(book.value(forKey: "year", as: Int32.self))" == book.value(forKey: "title", as: String.self))
+            }
+            let fetched = try context.fetch(FetchRequest(entityName: "Book"))
+            #expect(Set(fetched.map(ObjectIdentifier.init)) == Set(books.map(ObjectIdentifier.init)))
+            context.reset()
+            #expect(books.allSatisfy { $0.context == nil } && context.registry.isEmpty)
+            checked(context)
+        }
+    }
+
     // MARK: Recorded errors
 
     @Test(arguments: StoreKind.allCases)

@@ -4,10 +4,15 @@
 /// entries back, so the table never holds tombstones.
 ///
 /// Each slot holds the ID's hash and the object (whose ID holds the rest): 16 bytes, at most 3/4
-/// full.
-/// The map owns one reference to each object, held as `Unmanaged` so that slots are plain bytes:
-/// growing and shifting move them without reference counting, and tearing the table down visits
-/// only the occupied slots. Hence `~Copyable`: a copy would share those references.
+/// full. Beside the table, the map lists its objects in the order they were registered: that
+/// list owns the map's one reference to each object (held as `Unmanaged`, so that list entries
+/// and slots are plain bytes: growing and shifting move them without reference counting), and
+/// tearing the map down visits the objects in that order. A bulk fetch registers objects in the
+/// order they were allocated, so their memory is freed front to back rather than in hash order
+/// (which would touch the heap at random, and make the allocator's merging of freed blocks miss
+/// the cache for each). Each object knows its place in the list (`Registration.mapPosition`), so
+/// removal costs O(1): it leaves a hole, and the list is compacted when holes outnumber objects.
+/// Hence `~Copyable`: a copy would share those references.
 struct IdentityMap: ~Copyable {
     private struct Slot {
         /// ``hash(_:)`` of the object's ID: its key, mixed with its space; its top bits are the
@@ -26,13 +31,22 @@ struct IdentityMap: ~Copyable {
     private var shift: UInt64 = 61
     private(set) var count = 0
 
+    /// The registered objects in registration order, nil where one was removed (a hole); the first
+    /// `listCount` of `listCapacity` entries are initialized. Holds the map's references.
+    private var list: UnsafeMutablePointer<Unmanaged<EntityObject>?>
+    private var listCount = 0
+    private var listCapacity: Int
+
     init() {
         mask = 7
         slots = Self.allocateSlots(8)
+        listCapacity = 8
+        list = .allocate(capacity: 8)
     }
 
     deinit {
-        for index in 0...mask { slots[index].object?.release() }
+        for index in 0..<listCount { list[index]?.release() }
+        list.deallocate()
         Self.deallocateSlots(slots)
     }
 
@@ -91,29 +105,57 @@ struct IdentityMap: ~Copyable {
         }
     }
 
-    /// Registers `object` under `objectID`, replacing what was registered under it.
+    /// Registers `object` under `objectID`, replacing what was registered under it; `object` goes
+    /// last in registration order.
     mutating func insert(_ object: EntityObject, for objectID: ObjectID) {
         if (count + 1) * 4 > (mask + 1) * 3 { grow(to: (mask + 1) * 2) }
         let (index, found, hash) = find(objectID)
-        let replaced = slots[index].object
-        if !found { count += 1 }
-        slots[index] = Slot(hash: hash, object: Unmanaged.passRetained(object))
-        replaced?.release()
+        if found, let replaced = slots[index].object {
+            count -= 1
+            removeFromList(replaced)
+            replaced.release()
+        }
+        count += 1
+        let unmanaged = Unmanaged.passRetained(object)
+        slots[index] = Slot(hash: hash, object: unmanaged)
+        append(unmanaged)
+    }
+
+    /// Registers `object`, which the map holds under `oldID`, under `newID` instead, keeping its
+    /// place in registration order. Nothing may be registered under `newID`.
+    mutating func move(_ object: EntityObject, from oldID: ObjectID, to newID: ObjectID) {
+        let (oldIndex, found, _) = find(oldID)
+        precondition(
+            found && slots[oldIndex].object?.toOpaque() == Unmanaged.passUnretained(object).toOpaque(),
+            "identity map: moving an object not registered under \(oldID)")
+        let unmanaged = removeSlot(at: oldIndex)
+        let (index, taken, hash) = find(newID)
+        precondition(!taken, "identity map: \(newID) is already registered")
+        slots[index] = Slot(hash: hash, object: unmanaged)
     }
 
     /// Removes what is registered under `objectID`; returns it.
     @discardableResult
     mutating func removeValue(forKey objectID: ObjectID) -> EntityObject? {
-        var (index, found, _) = find(objectID)
-        guard found, let removed = slots[index].object else { return nil }
-        slots[index].object = nil
+        let (index, found, _) = find(objectID)
+        guard found else { return nil }
         count -= 1
-        // Shift back the entries after it that would not be found across the hole.
+        let removed = removeSlot(at: index)
+        removeFromList(removed)
+        return removed.takeRetainedValue()
+    }
+
+    /// Empties slot `index` (occupied), shifting back the entries after it that would not be found
+    /// across the hole; returns what it held. Leaves `count` and the list as they are.
+    private mutating func removeSlot(at start: Int) -> Unmanaged<EntityObject> {
+        var index = start
+        let removed = slots[index].object!
+        slots[index].object = nil
         var next = (index + 1) & mask
         while slots[next].object != nil {
-            let start = home(slots[next].hash)
-            // Whether `start` lies cyclically in (index, next]: the entry is fine where it is.
-            let stays = index <= next ? (index < start && start <= next) : (index < start || start <= next)
+            let home = home(slots[next].hash)
+            // Whether `home` lies cyclically in (index, next]: the entry is fine where it is.
+            let stays = index <= next ? (index < home && home <= next) : (index < home || home <= next)
             if !stays {
                 slots[index] = slots[next]
                 slots[next].object = nil
@@ -121,8 +163,55 @@ struct IdentityMap: ~Copyable {
             }
             next = (next + 1) & mask
         }
-        return removed.takeRetainedValue()
+        return removed
     }
+
+    // MARK: Registration order
+
+    /// Puts `object` (retained for the list) last in the list, compacting or growing it first
+    /// when full.
+    private mutating func append(_ object: Unmanaged<EntityObject>) {
+        if listCount == listCapacity {
+            if count * 2 <= listCount {
+                compactList()
+            } else {
+                let capacity = listCapacity * 2
+                let grown = UnsafeMutablePointer<Unmanaged<EntityObject>?>.allocate(capacity: capacity)
+                grown.moveInitialize(from: list, count: listCount)
+                list.deallocate()
+                list = grown
+                listCapacity = capacity
+            }
+        }
+        precondition(listCount < Int(UInt32.max), "identity map: more than 2^32 registrations")
+        object._withUnsafeGuaranteedRef { $0.registration.mapPosition = UInt32(truncatingIfNeeded: listCount) }
+        (list + listCount).initialize(to: object)
+        listCount += 1
+    }
+
+    /// Leaves a hole where `object`'s list entry was, and releases the list's reference (the
+    /// caller holds another, from the slot it emptied, or hands it over).
+    private mutating func removeFromList(_ object: Unmanaged<EntityObject>) {
+        let position = Int(object._withUnsafeGuaranteedRef { $0.registration.mapPosition })
+        assert(position < listCount && list[position]?.toOpaque() == object.toOpaque(), "identity map: list entry out of place")
+        list[position] = nil
+    }
+
+    /// Moves the live entries to the front, in order, renumbering their positions.
+    private mutating func compactList() {
+        var kept = 0
+        for index in 0..<listCount {
+            guard let object = list[index] else { continue }
+            if kept != index {
+                list[kept] = object
+                object._withUnsafeGuaranteedRef { $0.registration.mapPosition = UInt32(truncatingIfNeeded: kept) }
+            }
+            kept += 1
+        }
+        listCount = kept
+    }
+
+    // MARK: Capacity
 
     /// Makes room for `additional` more objects without growing on the way.
     mutating func reserveCapacity(_ additional: Int) {
@@ -148,38 +237,46 @@ struct IdentityMap: ~Copyable {
         Self.deallocateSlots(old)
     }
 
-    /// Forgets every object, keeping no capacity. `body` gets each object first, with whether the
-    /// map held its only reference (then nothing else can see it again: it goes with the table).
+    // MARK: Every object
+
+    /// Forgets every object, keeping no capacity. `body` gets each object first, in registration
+    /// order, with whether the map held its only reference (then nothing else can see it again: it
+    /// goes with the map).
     mutating func removeAll(_ body: (EntityObject, _ isOnlyReference: Bool) -> Void) {
-        let old = slots
-        let oldSize = mask + 1
+        let old = list
+        let oldCount = listCount
+        Self.deallocateSlots(slots)
         slots = Self.allocateSlots(8)
         mask = 7
         count = 0
-        for index in 0..<oldSize {
-            guard let unmanaged = old[index].object else { continue }
+        list = .allocate(capacity: 8)
+        listCount = 0
+        listCapacity = 8
+        for index in 0..<oldCount {
+            guard let unmanaged = old[index] else { continue }
             var object = unmanaged.takeRetainedValue()
             body(object, isKnownUniquelyReferenced(&object))
         }
-        Self.deallocateSlots(old)
+        old.deallocate()
     }
 
-    /// The registered objects, in no particular order (named as a dictionary's).
+    /// The registered objects, in registration order (named as a dictionary's).
     var values: [EntityObject] {
         var result: [EntityObject] = []
         result.reserveCapacity(count)
-        for index in 0...mask { if let object = slots[index].object { result.append(object.takeUnretainedValue()) } }
+        for index in 0..<listCount { if let object = list[index] { result.append(object.takeUnretainedValue()) } }
         return result
     }
 
     /// Whether some registered object satisfies `predicate`.
     func contains(where predicate: (EntityObject) throws -> Bool) rethrows -> Bool {
-        for index in 0...mask { if let object = slots[index].object, try predicate(object.takeUnretainedValue()) { return true } }
+        for index in 0..<listCount { if let object = list[index], try predicate(object.takeUnretainedValue()) { return true } }
         return false
     }
 
     /// Checks that every object is found under its own ID (its ID did not change behind the
-    /// map's back) and that `count` is right, stopping with a message otherwise.
+    /// map's back), that the list holds each object once, at its position, and that `count` is
+    /// right, stopping with a message otherwise.
     func checkConsistency() {
         var seen = 0
         for index in 0...mask {
@@ -189,14 +286,21 @@ struct IdentityMap: ~Copyable {
             precondition(
                 slots[index].hash == Self.hash(objectID) && find(objectID) == (index, true, slots[index].hash),
                 "identity map: \(objectID) is not registered under its own ID")
+            let position = Int(object.registration.mapPosition)
+            precondition(
+                position < listCount && list[position]?.takeUnretainedValue() === object,
+                "identity map: \(objectID) is not listed at its position")
         }
         precondition(seen == count, "identity map: \(seen) entries, count \(count)")
+        var listed = 0
+        for index in 0..<listCount where list[index] != nil { listed += 1 }
+        precondition(listed == count, "identity map: \(listed) objects listed, count \(count)")
     }
 
-    /// Calls `body` with every (ID, object) entry.
+    /// Calls `body` with every (ID, object) entry, in registration order.
     func forEach(_ body: (ObjectID, EntityObject) throws -> Void) rethrows {
-        for index in 0...mask {
-            if let object = slots[index].object?.takeUnretainedValue() { try body(object.objectID, object) }
+        for index in 0..<listCount {
+            if let object = list[index]?.takeUnretainedValue() { try body(object.objectID, object) }
         }
     }
 }

@@ -13,6 +13,9 @@ struct Registration {
     /// Whether the object's values are not loaded yet. Not identity: the context writes it; it
     /// lives here, in the bytes the flags above leave free, so that an object is 16 bytes smaller.
     var isFault = false
+    /// The object's place in its identity map's registration order (see ``IdentityMap``), written
+    /// only by the map while the object is registered. In the bytes the flags leave free.
+    var mapPosition: UInt32 = 0
 
     /// The registration of an object not (yet) held by any registry.
     init(unregistered objectID: ObjectID) {
@@ -188,11 +191,14 @@ final class ObjectRegistry {
     /// one object per row. `object` is a saved object afterwards.
     func rekey(_ object: EntityObject, to permanentID: ObjectID) {
         let previousID = object.registration.objectID
-        if objects[previousID] === object { objects.removeValue(forKey: previousID) }
+        let isRegistered = objects[previousID] === object
         if let other = objects[permanentID], other !== object { unregister(other) }
         if object.registration.isInserted { removeInsert(object) }
+        // A registered object keeps its place in registration order (moved while the map still
+        // finds it under its previous ID).
+        if isRegistered && previousID != permanentID { objects.move(object, from: previousID, to: permanentID) }
         object.registration.objectID = permanentID
-        objects.insert(object, for: permanentID)
+        if !isRegistered { objects.insert(object, for: permanentID) }
     }
 
     /// Gives `object`, a pending insert, the permanent ID `permanentID` reserved for it before its
@@ -200,9 +206,10 @@ final class ObjectRegistry {
     func assignPermanentID(_ object: EntityObject, _ permanentID: ObjectID) {
         assert(object.registration.isInserted && objects[permanentID] == nil, "\(permanentID) assigned to a non-insert or twice")
         let previousID = object.registration.objectID
-        if objects[previousID] === object { objects.removeValue(forKey: previousID) }
+        let isRegistered = objects[previousID] === object
+        if isRegistered { objects.move(object, from: previousID, to: permanentID) }
         object.registration.objectID = permanentID
-        objects.insert(object, for: permanentID)
+        if !isRegistered { objects.insert(object, for: permanentID) }
     }
 
     /// Notes that `object`'s relationships (read from the parent) hold temporary IDs.
