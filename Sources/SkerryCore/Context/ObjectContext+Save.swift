@@ -416,7 +416,8 @@ extension ObjectContext {
         if request.resultType == .count {
             return BatchDeleteResult(
                 deletedObjectIDs: [],
-                count: try store.batchDeleteCount(entity, predicate: predicate, includesSubentities: request.includesSubentities))
+                count: try store.batchDeleteCount(entity, predicate: predicate, includesSubentities: request.includesSubentities),
+                resultType: .count)
         }
         let objectIDs = try store.batchDelete(entity, predicate: predicate, includesSubentities: request.includesSubentities)
         return BatchDeleteResult(deletedObjectIDs: objectIDs, count: objectIDs.count)

@@ -97,6 +97,8 @@ public struct BatchDeleteResult: Sendable {
     public let deletedObjectIDs: [ObjectID]
     /// How many objects were deleted.
     public let count: Int
+    /// What the request asked to report.
+    public internal(set) var resultType: BatchDeleteRequest.ResultType = .objectIDs
     /// The delete as store changes, ready for ``ObjectContext/mergeChanges(_:)``.
     public var changes: StoreChanges { StoreChanges(deleted: Set(deletedObjectIDs)) }
 }
