@@ -68,7 +68,8 @@ final class PostgresPipeline {
         }
         let handle = connection.handle
         let sent = try connection.withParameters(for: statement, encode) { count, values, lengths, formats in
-            PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, 1)
+            // withCString: no C string copied for each statement, as the implicit conversion makes.
+            statement.name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
         }
         guard sent == 1 else {
             failedStatement = sentCount

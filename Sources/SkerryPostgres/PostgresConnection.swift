@@ -39,7 +39,7 @@ final class PostgresConnection {
     var checkedConditions: Set<String> = []
     /// The buffer every execution's parameters are encoded into (libpq copies them before it
     /// returns), reused so that a statement's parameters cost no allocation.
-    private var parameters = EncodedParameters(capacity: 16)
+    private var parameters: EncodedParameters? = EncodedParameters(capacity: 16)
     /// The statement used last: a bulk write sends one statement many times, and comparing its
     /// SQL with the same string is cheaper than hashing it for the cache.
     private var lastStatement: PostgresStatement?
@@ -236,10 +236,16 @@ final class PostgresConnection {
         _ bindings: [AttributeValue], for statement: PostgresStatement,
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
     ) throws(PostgresError) -> T {
-        var writer = takeParameterWriter(statement)
-        defer { parameters = writer.encoded }
-        for value in bindings { try writer.append(value) }
-        return try writer.finish(body)
+        var writer = ParameterWriter(statement: statement, encoded: takeParameters())
+        do throws(PostgresError) {
+            for value in bindings { try writer.append(value) }
+            let result = try writer.finish(body)
+            parameters = writer.release()
+            return result
+        } catch {
+            parameters = writer.release()
+            throw error
+        }
     }
 
     /// Calls `encode` to write `statement`'s parameters one by one straight into the connection's
@@ -251,19 +257,24 @@ final class PostgresConnection {
         for statement: PostgresStatement, _ encode: (inout ParameterWriter) throws -> Void,
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
     ) throws -> T {
-        var writer = takeParameterWriter(statement)
-        defer { parameters = writer.encoded }
-        try encode(&writer)
-        return try writer.finish(body)
+        var writer = ParameterWriter(statement: statement, encoded: takeParameters())
+        do {
+            try encode(&writer)
+            let result = try writer.finish(body)
+            parameters = writer.release()
+            return result
+        } catch {
+            parameters = writer.release()
+            throw error
+        }
     }
 
-    /// A writer owning the connection's parameter buffer (emptied), which the caller puts back:
-    /// the buffer is moved, not copied, and each value costs no access to the connection.
-    private func takeParameterWriter(_ statement: PostgresStatement) -> ParameterWriter {
-        var encoded = EncodedParameters()
-        swap(&encoded, &parameters)
+    /// The connection's parameter buffer, emptied, moved out (not copied) for one execution and
+    /// put back after it; a new one if it is out (never: an execution does not start another).
+    private func takeParameters() -> EncodedParameters {
+        var encoded = parameters.take() ?? EncodedParameters()
         encoded.removeAll()
-        return ParameterWriter(statement: statement, encoded: encoded)
+        return encoded
     }
 
     /// Runs `sql` as a prepared statement with `bindings` and returns its rows.
@@ -283,7 +294,7 @@ final class PostgresConnection {
             statement = prepared.statement
         }
         let raw = try withParameters(bindings, for: statement) { count, values, lengths, formats in
-            PQexecPrepared(handle, statement.name, count, values, lengths, formats, 1)
+            statement.name.withCString { PQexecPrepared(handle, $0, count, values, lengths, formats, 1) }
         }
         let result = try checked(raw, sql: sql)
         record(result, sql, start)

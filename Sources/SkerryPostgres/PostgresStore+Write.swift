@@ -368,6 +368,7 @@ extension PostgresStore {
         var sql = ""
         var foreignKeys: [Int] = []
         var stored = 0
+        var types: [AttributeType] = []
         var checksUniqueness = false
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
@@ -378,11 +379,13 @@ extension PostgresStore {
                 sql = entityLayout.insertRow + (checksUniqueness ? " ON CONFLICT DO NOTHING" : "")
                 foreignKeys = entityLayout.foreignKeyIndexes
                 stored = entity.storedAttributeCount
+                types = entity.attributeTypes
             }
             // The values in the order of `insertRow`: key, stored attributes, foreign keys.
             try send(sql, checksUniqueness ? .insert(index) : .other(insert.objectID)) { writer in
                 try writer.append(.int(keys[index]))
-                for value in insert.values.prefix(stored) { try writer.append(value) }
+                // Each value read from the object's storage as it is written.
+                for index in 0..<stored { try writer.append(insert.values, at: index, type: types[index]) }
                 for relationship in foreignKeys {
                     try writer.append(
                         try resolve.key(Self.relatedID(insert.relationships[relationship]), of: insert.objectID, relationship))

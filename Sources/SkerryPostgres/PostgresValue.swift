@@ -40,49 +40,145 @@ enum PostgresType {
 /// knows the type's binary form, text otherwise (the server then parses it as it would a literal).
 /// A connection keeps one and reuses it for every execution (``removeAll()`` keeps the
 /// capacity), so that encoding a statement's parameters allocates nothing once it has grown.
-struct EncodedParameters {
-    /// The values, one after another (a text value followed by a NUL).
-    private(set) var bytes: [UInt8] = []
-    /// Each value's length in `bytes` (without a text value's NUL); -1 for NULL, whose length
-    /// libpq ignores. Where a value starts follows from the lengths before it.
-    private(set) var lengths: [Int32] = []
-    private(set) var formats: [Int32] = []
-    /// The value pointers handed to libpq, rebuilt by ``withParameters(_:)`` (kept for its capacity).
-    private var pointers: [UnsafePointer<CChar>?] = []
+///
+/// Noncopyable: it owns its buffers (allocated memory, written in place: a value costs a few
+/// stores, not an array append each), and frees them when it ends.
+struct EncodedParameters: ~Copyable {
+    /// The values, one after another (a text value followed by a NUL); `byteCount` of
+    /// `byteCapacity` used.
+    private var bytes: UnsafeMutableRawPointer
+    private var byteCapacity: Int
+    private var byteCount = 0
+    /// Per parameter (`count` of `capacity` used): its length in `bytes` (without a text value's
+    /// NUL; -1 for NULL, whose length libpq ignores), its format, and its pointer (filled by
+    /// ``withParameters(_:)``).
+    private var lengths: UnsafeMutablePointer<Int32>
+    private var formats: UnsafeMutablePointer<Int32>
+    private var pointers: UnsafeMutablePointer<UnsafePointer<CChar>?>
+    private var capacity: Int
+    private(set) var count = 0
 
-    /// No values and no capacity.
-    init() {}
-
-    init(capacity: Int) {
-        lengths.reserveCapacity(capacity)
-        formats.reserveCapacity(capacity)
-        pointers.reserveCapacity(capacity)
-        bytes.reserveCapacity(capacity * 8)
+    init(capacity: Int = 16) {
+        self.capacity = max(capacity, 1)
+        byteCapacity = self.capacity * 8
+        bytes = .allocate(byteCount: byteCapacity, alignment: 8)
+        lengths = .allocate(capacity: self.capacity)
+        formats = .allocate(capacity: self.capacity)
+        pointers = .allocate(capacity: self.capacity)
     }
 
-    var count: Int { lengths.count }
+    deinit {
+        bytes.deallocate()
+        lengths.deallocate()
+        formats.deallocate()
+        pointers.deallocate()
+    }
 
     /// Forgets every value, keeping the buffers' capacity.
     mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        formats.removeAll(keepingCapacity: true)
+        byteCount = 0
+        count = 0
+    }
+
+    // MARK: Writing
+
+    /// Room for `size` more bytes, at the end of the values.
+    @inline(__always)
+    private mutating func reserve(_ size: Int) -> UnsafeMutableRawPointer {
+        if byteCount + size > byteCapacity { growBytes(to: byteCount + size) }
+        return bytes + byteCount
+    }
+
+    @inline(never)
+    private mutating func growBytes(to minimum: Int) {
+        byteCapacity = max(minimum, byteCapacity * 2)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: byteCapacity, alignment: 8)
+        grown.copyMemory(from: bytes, byteCount: byteCount)
+        bytes.deallocate()
+        bytes = grown
+    }
+
+    @inline(never)
+    private mutating func growParameters() {
+        let newCapacity = capacity * 2
+        func grow<T>(_ old: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
+            let grown = UnsafeMutablePointer<T>.allocate(capacity: newCapacity)
+            grown.moveInitialize(from: old, count: count)
+            old.deallocate()
+            return grown
+        }
+        lengths = grow(lengths)
+        formats = grow(formats)
+        pointers.deallocate() // filled only while libpq reads them
+        pointers = .allocate(capacity: newCapacity)
+        capacity = newCapacity
+    }
+
+    /// Counts a parameter of `length` bytes (-1: NULL) in `format`.
+    @inline(__always)
+    private mutating func record(length: Int, format: Int32) {
+        if count == capacity { growParameters() }
+        (lengths + count).initialize(to: Int32(length))
+        (formats + count).initialize(to: format)
+        count += 1
+    }
+
+    /// Ends the value whose bytes start at `start`.
+    @inline(__always)
+    private mutating func endValue(from start: Int, format: Int32) {
+        record(length: byteCount - start, format: format)
+    }
+
+    /// Appends a NULL.
+    mutating func appendNull() {
+        record(length: -1, format: 1)
+    }
+
+    /// Appends an integer (or a float's bit pattern) in binary format, big-endian.
+    @inline(__always)
+    mutating func appendBinary<T: FixedWidthInteger>(_ value: T) {
+        let start = byteCount
+        appendInteger(value)
+        endValue(from: start, format: 1)
+    }
+
+    /// Appends text in binary format (for a text parameter: the same bytes).
+    mutating func appendBinaryText(_ text: String) {
+        let start = byteCount
+        appendText(text)
+        endValue(from: start, format: 1)
+    }
+
+    @inline(__always)
+    private mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
+        reserve(MemoryLayout<T>.size).storeBytes(of: value.bigEndian, as: T.self)
+        byteCount += MemoryLayout<T>.size
+    }
+
+    private mutating func appendBytes(_ source: UnsafeRawBufferPointer) {
+        guard let base = source.baseAddress, !source.isEmpty else { return }
+        reserve(source.count).copyMemory(from: base, byteCount: source.count)
+        byteCount += source.count
+    }
+
+    private mutating func appendText(_ text: String) {
+        var text = text
+        text.withUTF8 { appendBytes(UnsafeRawBufferPointer($0)) }
     }
 
     /// Appends `value` encoded for a parameter of type `oid`.
     /// - Throws: ``PostgresError`` with ``SQLState/invalidParameterValue`` when the value cannot be
     ///   sent as that type (a string for an integer parameter, a NaN for a numeric one).
     mutating func append(_ value: AttributeValue, as oid: UInt32, sql: String) throws(PostgresError) {
-        let start = bytes.count
+        let start = byteCount
         var format: Int32 = 1
         switch value {
         case .null:
-            lengths.append(-1)
-            formats.append(1)
+            appendNull()
             return
         case .bool(let v):
             switch oid {
-            case PostgresType.bool: bytes.append(v ? 1 : 0)
+            case PostgresType.bool: appendInteger(UInt8(v ? 1 : 0))
             case PostgresType.int2: appendInteger(Int16(v ? 1 : 0))
             case PostgresType.int4: appendInteger(Int32(v ? 1 : 0))
             case PostgresType.int8: appendInteger(Int64(v ? 1 : 0))
@@ -101,7 +197,7 @@ struct EncodedParameters {
                 appendInteger(narrow)
             case PostgresType.float8: appendInteger(Double(v).bitPattern)
             case PostgresType.float4: appendInteger(Float(v).bitPattern)
-            case PostgresType.bool: bytes.append(v != 0 ? 1 : 0)
+            case PostgresType.bool: appendInteger(UInt8(v != 0 ? 1 : 0))
             default:
                 format = 0
                 appendText(String(v))
@@ -126,12 +222,10 @@ struct EncodedParameters {
             format = 0
             appendText(v.description)
         case .date(let v):
-            let seconds = v.timeIntervalSinceReferenceDate + PostgresType.epochOffset
             switch oid {
             case PostgresType.timestamptz, PostgresType.timestamp:
-                let micros = (seconds * 1_000_000).rounded()
-                guard micros.isFinite, let exact = Int64(exactly: micros) else { throw outOfRange(value, oid, sql) }
-                appendInteger(exact)
+                guard let micros = Self.timestampMicros(v.timeIntervalSinceReferenceDate) else { throw outOfRange(value, oid, sql) }
+                appendInteger(micros)
             case PostgresType.float8: appendInteger(v.timeIntervalSinceReferenceDate.bitPattern)
             default:
                 format = 0
@@ -140,18 +234,15 @@ struct EncodedParameters {
                 appendText(formatter.string(from: v))
             }
         case .string(let v):
-            if oid == PostgresType.bytea {
-                bytes.append(contentsOf: v.utf8)
-            } else {
-                format = PostgresType.isText(oid) ? 1 : 0
-                appendText(v)
-            }
+            // A text or bytea parameter takes the UTF-8 bytes as its binary form.
+            format = oid == PostgresType.bytea || PostgresType.isText(oid) ? 1 : 0
+            appendText(v)
         case .url(let v):
             format = PostgresType.isText(oid) ? 1 : 0
             appendText(v.absoluteString)
         case .data(let v):
             if oid == PostgresType.bytea || oid == PostgresType.unknown {
-                bytes.append(contentsOf: v)
+                v.withUnsafeBytes { appendBytes($0) }
             } else {
                 throw PostgresError(
                     sqlState: .invalidParameterValue,
@@ -159,32 +250,44 @@ struct EncodedParameters {
             }
         case .uuid(let v):
             if oid == PostgresType.uuid {
-                withUnsafeBytes(of: v.uuid) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: v.uuid) { appendBytes($0) }
             } else {
                 format = 0
                 appendText(v.uuidString.lowercased())
             }
         }
-        lengths.append(Int32(bytes.count - start))
-        formats.append(format)
         if format == 0 {
             // libpq reads text-format values up to a NUL and ignores their lengths: a NUL inside
             // would cut the value short without an error, so it is refused here.
-            guard !bytes[start...].contains(0) else {
+            guard !UnsafeRawBufferPointer(start: bytes + start, count: byteCount - start).contains(0) else {
+                byteCount = start
                 throw PostgresError(
                     sqlState: .invalidParameterValue,
                     message: "The value \(value) holds a NUL character, which PostgreSQL cannot store as text.", sql: sql)
             }
-            bytes.append(0)
+            let length = byteCount - start
+            appendInteger(UInt8(0)) // ends the value; not part of its length
+            record(length: length, format: 0)
+        } else {
+            endValue(from: start, format: format)
         }
+    }
+
+    /// Microseconds from PostgreSQL's epoch of the instant `seconds` after Foundation's reference
+    /// date, as a `timestamp`/`timestamptz` holds it; nil when no timestamp can hold it.
+    @inline(__always)
+    static func timestampMicros(_ seconds: Double) -> Int64? {
+        let micros = ((seconds + PostgresType.epochOffset) * 1_000_000).rounded()
+        guard micros.isFinite else { return nil }
+        return Int64(exactly: micros)
     }
 
     /// Appends `keys` as a `bigint[]` in PostgreSQL's binary array format: a header (one
     /// dimension, no NULLs, element type `int8`, the length, lower bound 1), then each element's
     /// length and value.
     mutating func appendInt64Array(_ keys: some Collection<Int64>) {
-        let start = bytes.count
-        bytes.reserveCapacity(start + 20 + 12 * keys.count)
+        let start = byteCount
+        _ = reserve(20 + 12 * keys.count)
         appendInteger(Int32(1))
         appendInteger(Int32(0))
         appendInteger(Int32(PostgresType.int8))
@@ -194,63 +297,43 @@ struct EncodedParameters {
             appendInteger(Int32(8))
             appendInteger(key)
         }
-        lengths.append(Int32(bytes.count - start))
-        formats.append(1)
-    }
-
-    private mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    private mutating func appendText(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        endValue(from: start, format: 1)
     }
 
     private func outOfRange(_ value: AttributeValue, _ oid: UInt32, _ sql: String) -> PostgresError {
         PostgresError(sqlState: .numericValueOutOfRange, message: "The value \(value) does not fit a parameter of type \(oid).", sql: sql)
     }
 
+    // MARK: Handing over
+
     /// Calls `body` with libpq's arrays of value pointers, lengths and formats (a NULL value has a
     /// nil pointer). The pointers are valid only during the call.
     mutating func withParameters<T>(
         _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
     ) -> T {
-        var pointers = self.pointers
-        self.pointers = [] // one owner while it is filled: no copy
-        pointers.removeAll(keepingCapacity: true)
-        defer { self.pointers = pointers }
-        return bytes.withUnsafeBufferPointer { buffer in
-            // An empty buffer may have no base address: give empty values a valid one.
-            let base = buffer.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)
-            var offset = 0
-            for (length, format) in zip(lengths, formats) {
-                guard length >= 0 else {
-                    pointers.append(nil)
-                    continue
-                }
-                pointers.append(base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) })
-                offset += Int(length) + (format == 0 ? 1 : 0)
+        var offset = 0
+        for index in 0..<count {
+            let length = Int(lengths[index])
+            guard length >= 0 else {
+                (pointers + index).initialize(to: nil)
+                continue
             }
-            return pointers.withUnsafeBufferPointer { values in
-                lengths.withUnsafeBufferPointer { lengths in
-                    formats.withUnsafeBufferPointer { formats in
-                        body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                    }
-                }
-            }
+            (pointers + index).initialize(to: (bytes + offset).assumingMemoryBound(to: CChar.self))
+            offset += length + (formats[index] == 0 ? 1 : 0)
         }
+        return body(pointers, lengths, formats)
     }
 }
 
 /// Writes one execution's parameters, in order, each encoded for the type the server gave it,
 /// straight into the connection's buffer (``PostgresConnection/withParameters(for:_:_:)``).
-struct ParameterWriter {
+struct ParameterWriter: ~Copyable {
     let statement: PostgresStatement
     var encoded: EncodedParameters
     /// The statement's parameter types (read once, not through the statement for each value).
     private let types: [UInt32]
 
-    init(statement: PostgresStatement, encoded: EncodedParameters) {
+    init(statement: PostgresStatement, encoded: consuming EncodedParameters) {
         self.statement = statement
         self.encoded = encoded
         types = statement.parameterTypes
@@ -262,6 +345,34 @@ struct ParameterWriter {
     mutating func append(_ value: AttributeValue) throws(PostgresError) {
         guard encoded.count < types.count else { throw countMismatch(given: encoded.count + 1) }
         try encoded.append(value, as: types[encoded.count], sql: statement.sql)
+    }
+
+    /// Appends attribute `index` of `values`, an attribute of `type`, as the next parameter: read
+    /// from where it lies (an object's storage) when the parameter is of the attribute's own column
+    /// type (numbers, dates, Booleans and strings: no ``AttributeValue`` made), as
+    /// ``append(_:)`` does otherwise. The same bytes either way.
+    /// - Throws: as ``append(_:)``.
+    mutating func append(_ values: RowValues, at index: Int, type: AttributeType) throws(PostgresError) {
+        guard encoded.count < types.count else { throw countMismatch(given: encoded.count + 1) }
+        let oid = types[encoded.count]
+        switch (type, oid) {
+        case (.integer64, PostgresType.int8), (.integer32, PostgresType.int8), (.integer16, PostgresType.int8):
+            if let value = values.integer(at: index) { return encoded.appendBinary(value) }
+        case (.double, PostgresType.float8), (.float, PostgresType.float8):
+            if let value = values.double(at: index) { return encoded.appendBinary(value.bitPattern) }
+        case (.date, PostgresType.timestamptz), (.date, PostgresType.timestamp):
+            if let seconds = values.double(at: index), let micros = EncodedParameters.timestampMicros(seconds) {
+                return encoded.appendBinary(micros)
+            }
+        case (.boolean, PostgresType.bool):
+            if let value = values.integer(at: index) { return encoded.appendBinary(UInt8(value != 0 ? 1 : 0)) }
+        case (.string, _) where PostgresType.isText(oid):
+            if let value = values.string(at: index) { return encoded.appendBinaryText(value) }
+        default:
+            break
+        }
+        // NULL, another parameter type, or a value the fast path does not take (out of range).
+        try encoded.append(values[index], as: oid, sql: statement.sql)
     }
 
     /// Appends keys as the next parameter, a `bigint[]` (binary when the server typed the
@@ -280,10 +391,13 @@ struct ParameterWriter {
     mutating func finish<T>(
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
     ) throws(PostgresError) -> T {
-        guard encoded.count == statement.parameterTypes.count else { throw countMismatch(given: encoded.count) }
+        guard encoded.count == types.count else { throw countMismatch(given: encoded.count) }
         let count = Int32(encoded.count)
         return encoded.withParameters { body(count, $0, $1, $2) }
     }
+
+    /// Ends the writer, handing its buffer back.
+    consuming func release() -> EncodedParameters { encoded }
 
     private func countMismatch(given: Int) -> PostgresError {
         PostgresError(

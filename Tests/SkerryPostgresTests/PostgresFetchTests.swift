@@ -6,7 +6,7 @@ import Testing
 
 /// Reading rows into objects on a PostgreSQL store: every attribute type read straight into an
 /// object's storage (the store's own row path), transient defaults, to-one relationships, and a
-/// row whose cells the store cannot read.
+/// row whose cells the store cannot read; and inserts written straight from objects' storage.
 @Suite(.postgres) struct PostgresFetchTests {
     static let model = try! ObjectModel(entities: [
         EntityDescription(
@@ -79,6 +79,35 @@ import Testing
             #expect(rows.map { $0["tag"] } == [Self.values["tag"]!.attributeValue, .null])
             #expect(rows.map { $0["note"] } == [.string("scratch"), .string("scratch")])
             #expect(rows.map { $0["price"] } == [Self.values["price"]!.attributeValue, .null])
+        }
+    }
+
+    /// Inserts write each value straight from the object's storage: edge values come back as
+    /// written, and a date no PostgreSQL timestamp can hold fails the save with an error, storing
+    /// nothing and keeping the context's change.
+    @Test func insertsWriteEdgeValuesFromStorageAndADateNoTimestampHoldsFailsTheSave() throws {
+        let stack = try Self.stack(PostgresTestServer.newSchema())
+        let edges: [String: any AttributeValueConvertible] = [
+            "flag": false, "small": Int16.max, "medium": Int32.min, "large": Int64.max, "ratio": -Double.infinity,
+            "single": Float(-0.5), "date": Date(timeIntervalSinceReferenceDate: -1_000_000_000.5), "name": "",
+        ]
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            let item = try writer.insert(entityName: "Item")
+            for (key, value) in edges { try item.setValue(value, forKey: key) }
+            try writer.save()
+            let far = try writer.insert(entityName: "Item")
+            try far.setValue(Date(timeIntervalSinceReferenceDate: 1e17), forKey: "date")
+            #expect(throws: (any Error).self) { try writer.save() }
+            #expect(writer.hasChanges)
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let items = try reader.fetch(FetchRequest(entityName: "Item"))
+            #expect(items.count == 1)
+            for (key, value) in edges {
+                #expect(try items.first?.value(forKey: key, as: AttributeValue.self) == value.attributeValue, "\(key)")
+            }
         }
     }
 
