@@ -65,8 +65,11 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     let slotFields: [SlotField]
     /// The indexes (in `attributes`) of the others, read and written through their codecs.
     let codedAttributes: [Int]
+    /// The `slotFields` a whole-object copy moves as plain words, and the others.
+    let plainMoves: PlainMoves
+    let otherSlotFields: [SlotField]
     /// `fields[i]` is the ``SlotField`` of `attributes[i]` when it is one of `slotFields`, else
-    /// nil: how ``decode(_:of:as:)`` and ``write(_:toAttribute:of:)`` move one attribute.
+    /// nil: how the single-attribute `decode(_:)` and `encode(_:_:)` of a ``ManagedObject`` move it.
     let fields: [SlotField?]
     /// The identities of the declared key paths, in the order of `attributes`, and the index of
     /// each declared key path, for key paths equal to one but not the same instance (see
@@ -95,6 +98,7 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
         self.attributes = attributes
         self.positions = positions
         self.slotFields = slotFields
+        (self.plainMoves, self.otherSlotFields) = PlainMoves.split(slotFields, layout: entity.valueLayout)
         self.codedAttributes = codedAttributes
         self.fields = fields
         self.keyPathIdentities = attributes.map { ObjectIdentifier($0.keyPath) }
@@ -113,7 +117,8 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
             let copied = try object.withSlots(reading: "decode()") { slots throws(SkerryError) in
                 withUnsafeMutableBytes(of: &value) { bytes in
                     let base = bytes.baseAddress!
-                    for field in slotFields where !field.read(from: slots, into: base) { return false }
+                    guard plainMoves.read(from: slots.base, into: base) else { return false }
+                    for field in otherSlotFields where !field.read(from: slots, into: base) { return false }
                     return true
                 }
             }
@@ -144,7 +149,8 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
             let copied = try object.withSlots(writing: "encode(_:)") { slots throws(SkerryError) in
                 withUnsafeBytes(of: value) { bytes in
                     let base = bytes.baseAddress!
-                    for field in slotFields where !field.write(from: base, to: slots) { return false }
+                    guard plainMoves.write(from: base, to: slots.base) else { return false }
+                    for field in otherSlotFields where !field.write(from: base, to: slots) { return false }
                     return true
                 }
             }

@@ -27,6 +27,15 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         self.knownLayout = layout
     }
 
+    /// A wrapper of `instance`, an object registered in `context`, with its layout.
+    init(instance: EntityObject, context: ObjectContext, layout: TypeLayout<PlainObject>) {
+        assert(layout.entity === instance.entity, "a layout for another entity")
+        assert(instance.context === context, "an object of another context")
+        self.instance = instance
+        self.context = context
+        self.knownLayout = layout
+    }
+
     /// The layout of `PlainObject` in the object's entity.
     private var layout: TypeLayout<PlainObject> {
         if let knownLayout { return knownLayout }

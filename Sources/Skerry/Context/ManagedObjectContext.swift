@@ -106,9 +106,17 @@ public final class ManagedObjectContext {
         PlainObject
     >] {
         let fetched = try instance.fetch(try request.fetchRequest())
+        guard let first = fetched.first else { return [] }
+        // The objects share this context and, but for sub-entities, their layout: both are
+        // handed to each wrapper rather than looked up per object.
+        let context = instance
+        var layout = layout(of: PlainObject.self, in: first.entity)
         var objects: [ManagedObject<PlainObject>] = []
         objects.reserveCapacity(fetched.count)
-        for object in fetched { objects.append(ManagedObject(instance: object, layout: layout(of: PlainObject.self, in: object.entity))) }
+        for object in fetched {
+            if object.entity !== layout.entity { layout = self.layout(of: PlainObject.self, in: object.entity) }
+            objects.append(ManagedObject(instance: object, context: context, layout: layout))
+        }
         return objects
     }
 

@@ -10,7 +10,9 @@
 /// dates (never NaN), strings for string attributes. Nothing here checks it: callers decide
 /// once, from the entity, which attributes they move this way.
 package struct ObjectSlots {
-    let base: UnsafeMutableRawPointer
+    /// The object's storage: the value bitmap (one bit per attribute, in 64-bit words), then the
+    /// slots at `ValueLayout.offsets`, for callers that move plain 8-byte values themselves.
+    package let base: UnsafeMutableRawPointer
     let layout: ValueLayout
 
     init(base: UnsafeMutableRawPointer, layout: ValueLayout) {

@@ -64,7 +64,7 @@ package final class ValueLayout: @unchecked Sendable {
     /// Each attribute's slot form.
     let slots: [Slot]
     /// Each attribute's slot offset from the start of the storage.
-    let offsets: [Int]
+    package let offsets: [Int]
     /// The bytes of one object's storage (at least 8).
     let size: Int
     /// The 64-bit words of the value bitmap at the start of the storage.
