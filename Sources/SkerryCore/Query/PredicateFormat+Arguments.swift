@@ -6,7 +6,8 @@ import Foundation
 /// Accepted: strings, integers of every width, floating-point numbers, `Bool`, `Date`, `Decimal`,
 /// `UUID`, `Data`, `URL`, ``AttributeValue``, any ``AttributeValueConvertible``, nil, ``ObjectID``
 /// and ``EntityObject`` (for `SELF` and relationship comparisons), and arrays or sets of these
-/// (for `IN` and `BETWEEN`).
+/// (for `IN` and `BETWEEN`); the Foundation objects that bridge to them (`NSString`, `NSNumber`,
+/// `NSDate`, `NSUUID`, `NSData`, `NSURL`, `NSDecimalNumber`, `NSArray`, `NSSet`, `NSNull`).
 enum FormatArgument {
     /// An argument that does not fit its specifier.
     struct Mismatch: Error {
@@ -43,12 +44,45 @@ enum FormatArgument {
             var elements: [FormatExpression] = []
             for element in set { elements.append(try expression(element.base)) }
             return .list(elements)
+        case let object as NSObject:
+            guard let value = bridged(object) else { throw unsupported }
+            return try expression(value)
         default:
-            throw Mismatch(
-                wanted:
-                    "a value Skerry can compare (String, number, Bool, Date, Decimal, UUID, Data, URL, ObjectID, EntityObject, nil, or an array of these)"
-            )
+            throw unsupported
         }
+    }
+
+    /// A Foundation object as the Swift value it stands for (`id as NSUUID`, `date as NSDate`,
+    /// `NSNumber(value:)`, `NSNull()`… as code written for Core Data passes them); nil for other
+    /// objects. `NSNull` is `Optional<Any>.none`.
+    private static func bridged(_ object: NSObject) -> Any? {
+        switch object {
+        case let uuid as NSUUID: return uuid as UUID
+        case let date as NSDate: return date as Date
+        case let decimal as NSDecimalNumber: return decimal.decimalValue
+        case let number as NSNumber:
+            switch String(cString: number.objCType) {
+            case "c", "B": return number.int64Value == 0 || number.int64Value == 1 ? number.boolValue : number.int64Value
+            case "f", "d": return number.doubleValue
+            case "Q", "L", "I", "S", "C": return number.uint64Value
+            default: return number.int64Value
+            }
+        case let string as NSString: return string as String
+        case let data as NSData: return data as Data
+        case let url as NSURL: return url as URL
+        case let array as NSArray: return array.map { $0 }
+        case let set as NSSet: return set.allObjects
+        case is NSNull: return Optional<Any>.none as Any
+        default: return nil
+        }
+    }
+
+    /// The error for an argument of a type a predicate cannot hold.
+    private static var unsupported: Mismatch {
+        Mismatch(
+            wanted:
+                "a value Skerry can compare (String, number, Bool, Date, Decimal, UUID, Data, URL, ObjectID, EntityObject, nil, or an array of these)"
+        )
     }
 
     /// An integer for `%d`, `%i`, `%ld`, `%u`, `%x`…
