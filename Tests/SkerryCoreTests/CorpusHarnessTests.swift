@@ -11,6 +11,8 @@ import Testing
 /// `SKERRY_CORPUS` is set; `SKERRY_CORPUS_FILTER` keeps only bundles whose path contains it.
 /// `SKERRY_CORPUS_STORE=postgres` runs the same checks on the PostgreSQL test server (a schema
 /// per version's store; run under `scripts/postgres-server.sh run`) instead of SQLite files.
+/// `SKERRY_CORPUS_PAIRS=consecutive` opens each version's store with the next version's model
+/// (versions in their natural order) instead of each earlier version's with the current one.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["SKERRY_CORPUS"] != nil))
 struct CorpusHarnessTests {
     @Test func corpus() throws {
@@ -29,7 +31,10 @@ struct CorpusHarnessTests {
             if bundle.pathExtension == "xcmappingmodel" {
                 CorpusHarness(bundle: bundle, root: root).readMapping(into: &report)
             } else {
-                CorpusHarness(bundle: bundle, root: root, onPostgres: onPostgres).run(into: &report)
+                CorpusHarness(
+                    bundle: bundle, root: root, onPostgres: onPostgres,
+                    consecutivePairs: environment["SKERRY_CORPUS_PAIRS"] == "consecutive"
+                ).run(into: &report)
             }
         }
         let text = report.lines.map { $0.joined(separator: "\t") }.joined(separator: "\n") + "\n"
@@ -68,6 +73,9 @@ struct CorpusHarness {
     let root: URL
     /// Whether the stores are schemas of the PostgreSQL test server rather than SQLite files.
     var onPostgres = false
+    /// Whether each version's store is opened with the next version (else each earlier one's
+    /// with the current version).
+    var consecutivePairs = false
 
     /// `.xcdatamodeld` folders, and `.xcdatamodel` folders outside any `.xcdatamodeld`.
     static func bundles(under root: URL) -> [URL] {
@@ -97,6 +105,10 @@ struct CorpusHarness {
         {
             text.removeSubrange(range)
         }
+        // The store's description and the model's hash, so that both stores' messages compare.
+        text = text.replacingOccurrences(
+            of: #"(SQLite store at /[^\s,:]+|PostgreSQL store \([^)]*\))"#, with: "the store", options: .regularExpression)
+        text = text.replacingOccurrences(of: #"current model \([0-9a-f]+\)"#, with: "current model", options: .regularExpression)
         text = text.replacingOccurrences(of: #"/[^\s,:]+"#, with: "PATH", options: .regularExpression)
         text = text.replacingOccurrences(of: #"'[^']*'"#, with: "'…'", options: .regularExpression)
         text = text.replacingOccurrences(of: #"\d+"#, with: "N", options: .regularExpression)
@@ -160,10 +172,20 @@ struct CorpusHarness {
                 report.add(name, "roundtrip \(versionName)", "FAIL", Self.category(error), "\(error)")
             }
         }
-        guard let current = versions.first(where: { $0.0 == model.currentVersionName })?.1 else { return }
-        for case (let versionName, let version?) in versions where versionName != model.currentVersionName {
+        // (old version, new version) pairs: each earlier one to the current one, or each to the next.
+        var pairs: [(String, XcodeModelVersion, String, XcodeModelVersion)] = []
+        if consecutivePairs {
+            for (old, new) in zip(versions, versions.dropFirst()) {
+                if let oldVersion = old.1, let newVersion = new.1 { pairs.append((old.0, oldVersion, new.0, newVersion)) }
+            }
+        } else if let current = versions.first(where: { $0.0 == model.currentVersionName })?.1 {
+            for case (let versionName, let version?) in versions where versionName != model.currentVersionName {
+                pairs.append((versionName, version, model.currentVersionName, current))
+            }
+        }
+        for (versionName, version, currentName, current) in pairs {
             guard let (store, snapshot) = stores[versionName] else { continue }
-            let stage = "migrate \(versionName) -> \(model.currentVersionName)"
+            let stage = "migrate \(versionName) -> \(currentName)"
             do {
                 let migrated = try read(current.model, description: store)
                 if let difference = Self.difference(snapshot, migrated, from: version, to: current) {
