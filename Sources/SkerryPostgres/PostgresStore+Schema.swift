@@ -85,6 +85,15 @@ extension PostgresStore {
     static func createSequences(_ entities: [EntityDescription], _ connection: PostgresConnection) throws {
         let roots = entities.filter { StoreWritePlanner.keyRoot($0, among: entities) === $0 }
         guard !roots.isEmpty else { return }
+        // A store made before sequence names were kept within 63 bytes has the server's cut of
+        // a long one: it is renamed (not made again from 1, which would hand out used keys).
+        for root in roots where sequenceName(root.name) != sequencePrefix + root.name {
+            let old = SQLBuilder.quote(StoreIndexes.storedName(sequencePrefix + root.name))
+            let new = SQLBuilder.quote(sequenceName(root.name))
+            let renames = try connection.query(
+                "SELECT to_regclass(?) IS NOT NULL AND to_regclass(?) IS NULL", [.string(old), .string(new)])
+            if renames.value(0, 0, as: .boolean) == .bool(true) { try connection.execute("ALTER SEQUENCE \(old) RENAME TO \(new)") }
+        }
         try connection.execute(
             roots.map { "CREATE SEQUENCE IF NOT EXISTS \(SQLBuilder.quote(sequenceName($0.name)))" }.joined(separator: "; "))
     }

@@ -145,6 +145,24 @@ import Testing
         #expect(try Self.contents(try PostgresTestServer.stack(version2, schema), holder: Self.renamedHolder).count == 3)
     }
 
+    @Test func aKeySequenceNamedAsTheServerCutItKeepsHandingOutNewKeys() throws {
+        // A store made before sequence names were kept within 63 bytes: its sequence has the
+        // server's cut of "_skerry_seq_" + the long root name.
+        let schema = PostgresTestServer.newSchema()
+        try Self.fill(try PostgresTestServer.stack(Self.model(), schema))
+        let connection = try PostgresTestServer.connect()
+        let q = SQLBuilder.quote
+        let cut = StoreIndexes.storedName(PostgresStore.sequencePrefix + Self.holder)
+        try connection.execute("ALTER SEQUENCE \(q(schema)).\(q(PostgresStore.sequenceName(Self.holder))) RENAME TO \(q(cut))")
+        let stack = try PostgresTestServer.stack(Self.model(), schema)
+        #expect(Self.saveHolder(stack, code: "c", serial: 3) == nil) // a key no row has
+        #expect(try Self.contents(stack).count == 3)
+        let sequences = try connection.textRows(
+            "SELECT sequencename FROM pg_sequences WHERE schemaname = ? ORDER BY sequencename", [.string(schema)]
+        ).map { $0[0] }
+        #expect(sequences.contains(PostgresStore.sequenceName(Self.holder)) && !sequences.contains(cut))
+    }
+
     @Test func namesThatPostgreSQLWouldCutToOneAreRefused() throws {
         let long = String(repeating: "x", count: 70)
         let model = try ObjectModel(entities: [
