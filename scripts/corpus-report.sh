@@ -7,21 +7,27 @@
 #
 # Build the tests first (swift build --build-tests). The report has one line per check:
 # bundle, stage, outcome (ok, FAIL, LOST, CRASH), category, detail.
+#
+# The same checks on the PostgreSQL store (a schema of a throwaway server per version's store):
+#
+#   SKERRY_CORPUS_STORE=postgres bash scripts/postgres-server.sh run scripts/corpus-report.sh /work/corpus/repos OUT.tsv
 set -u
 corpus=$(cd "${1:?usage: $0 CORPUS_FOLDER [REPORT]}" && pwd)
 report=${2:-/tmp/skerry-corpus-report.tsv}
 : > "$report"
+report=$(cd "$(dirname "$report")" && pwd)/$(basename "$report")
+log="${report%.tsv}.log"
 cd "$(dirname "$0")/.."
 find "$corpus" \( -name '*.xcdatamodeld' -prune -print \) -o \( -name '*.xcdatamodel' -prune -print \) -o \( -name '*.xcmappingmodel' -prune -print \) | sort |
 while IFS= read -r bundle; do
   relative=${bundle#"$corpus"/}
   before=$(wc -l < "$report")
   SKERRY_CORPUS="$corpus" SKERRY_CORPUS_FILTER="$bundle" SKERRY_CORPUS_REPORT="$report" \
-    timeout 1200 swift test --skip-build --filter CorpusHarnessTests > /tmp/skerry-corpus-run.log 2>&1
+    timeout 1200 swift test --skip-build --filter CorpusHarnessTests > "$log" 2>&1
   status=$?
   after=$(wc -l < "$report")
   if [ "$after" -eq "$before" ]; then
-    printf '%s\tprocess\tCRASH\texit %s\t%s\n' "$relative" "$status" "$(grep -m1 -iE 'fatal|error|crash' /tmp/skerry-corpus-run.log | tr '\t' ' ')" >> "$report"
+    printf '%s\tprocess\tCRASH\texit %s\t%s\n' "$relative" "$status" "$(grep -m1 -iE 'fatal|error|crash' "$log" | tr '\t' ' ')" >> "$report"
   fi
 done
 echo "== outcomes by stage"

@@ -140,13 +140,16 @@ extension PostgresStore {
     /// hierarchies (``MigrationKeys/carry(_:_:)``).
     private static func renameTable(_ old: String, to new: String, _ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
+        // The server names a table's key index after as much of the table's name as fits before "_pkey".
+        func keyIndex(_ table: String) -> String { StoreIndexes.clipped(table, toBytes: StoreIndexes.identifierLimit - 5) + "_pkey" }
         let indexes = try connection.query(
-            "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?", [.string(old)])
+            "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?",
+            [.string(StoreIndexes.storedName(old))])
         for row in 0..<indexes.rowCount {
             let name = indexes.text(row, 0)
-            if name == "\(old)_pkey" {
-                try connection.execute("ALTER INDEX \(q(name)) RENAME TO \(q("\(new)_pkey"))")
-            } else if name.hasPrefix("\(old)__") {
+            if name == keyIndex(old) {
+                try connection.execute("ALTER INDEX \(q(name)) RENAME TO \(q(keyIndex(new)))")
+            } else if StoreIndexes.isSkerryIndex(name, of: old) {
                 try connection.execute("DROP INDEX \(q(name))")
             }
         }

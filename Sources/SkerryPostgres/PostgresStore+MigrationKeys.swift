@@ -11,7 +11,7 @@ extension PostgresStore {
     /// key. At the end of the step each sequence of the new version continues past every key.
     struct MigrationKeys {
         let step: MigrationStepSpec
-        /// The next key of each old sequence, by the name of the root it is named after.
+        /// The next key of each old hierarchy's sequence, by the name of the root it is named after.
         let next: [String: Int64]
         /// The root of each old entity's hierarchy, by name.
         private let oldRoots: [String: String]
@@ -19,14 +19,17 @@ extension PostgresStore {
         /// Reads the old sequences.
         init(_ step: MigrationStepSpec, _ connection: PostgresConnection) throws {
             self.step = step
-            let prefix = sequenceName("")
             // `last_value` is NULL until the sequence gave a key; at most ahead of the last key
             // given (cached values), which only skips keys.
             let result = try connection.query(
                 "SELECT sequencename::text, coalesce(last_value + 1, start_value) FROM pg_sequences WHERE schemaname = current_schema() AND starts_with(sequencename::text, ?)",
-                [.string(prefix)])
+                [.string(sequencePrefix)])
+            var bySequence: [String: Int64] = [:]
+            for row in 0..<result.rowCount { bySequence[result.text(row, 0)] = result.int64(row, 1) }
+            // By root: a sequence's name may end with a hash instead of the root's whole name.
             var next: [String: Int64] = [:]
-            for row in 0..<result.rowCount { next[String(result.text(row, 0).dropFirst(prefix.count))] = result.int64(row, 1) }
+            for entity in step.source.entities { next[entity.name] = bySequence[sequenceName(entity.name)] }
+            for entity in step.destination { next[entity.name] = next[entity.name] ?? bySequence[sequenceName(entity.name)] }
             self.next = next
             let parents = Dictionary(step.source.entities.map { ($0.name, $0.parent) }, uniquingKeysWith: { first, _ in first })
             var roots: [String: String] = [:]
@@ -130,7 +133,7 @@ extension PostgresStore {
             }
             let existing = try connection.textRows(
                 "SELECT sequencename::text FROM pg_sequences WHERE schemaname = current_schema() AND starts_with(sequencename::text, ?)",
-                [.string(sequenceName(""))])
+                [.string(sequencePrefix)])
             for row in existing { try connection.execute("DROP SEQUENCE \(q(row[0]))") }
             for (root, value) in wanted.sorted(by: { $0.key < $1.key }) {
                 try connection.execute("CREATE SEQUENCE \(q(sequenceName(root))) START WITH \(value)")

@@ -66,12 +66,13 @@ extension PostgresStore {
                     // A side that is to-one now holds one link per object: `column` ("s" for the
                     // sources, "t" for the destinations) repeats no value.
                     func refuseSeveral(_ column: String, _ entityName: String, _ key: String) throws {
-                        let several =
-                            "SELECT count(*) FROM (SELECT \(column) FROM \(q(table)) GROUP BY \(column) HAVING count(*) > 1) AS several"
-                        guard try count(connection, several) > 0 else { return }
+                        let several = try connection.query(
+                            "SELECT count(*), max(n), (SELECT count(*) FROM \(q(table))) FROM (SELECT count(*) AS n FROM \(q(table)) GROUP BY \(column) HAVING count(*) > 1) AS several"
+                        )
+                        guard several.int64(0, 0) > 0 else { return }
                         throw SkerryError(
                             .migrationWouldLoseData,
-                            "Step \(number): '\(entityName).\(key)' is to-one now, and some objects hold several related objects in it.",
+                            "Step \(number): '\(entityName).\(key)' is to-one in the new model, but \(several.int64(0, 0)) object(s) of '\(entityName)' hold several objects in it (up to \(several.int64(0, 1)), \(several.int64(0, 2)) links in all); a to-one relationship can keep only one of them.",
                             entityName: entityName, key: key)
                     }
                     if !relationship.isToMany { try refuseSeveral("s", declaring.name, relationship.name) }

@@ -5,8 +5,13 @@ extension PostgresStore {
     /// The schema in PostgreSQL's dialect.
     static let schema = StoreSchema(dialect: .postgres)
 
-    /// The sequence that gives the keys of `entity`'s hierarchy (named after its root).
-    static func sequenceName(_ entity: String) -> String { "_skerry_seq_\(entity)" }
+    /// The sequence that gives the keys of `entity`'s hierarchy (named after its root; a hash
+    /// ends the name where the root's is too long for PostgreSQL, see
+    /// ``SkerryCore/StoreIndexes/fittingName(_:)``).
+    static func sequenceName(_ entity: String) -> String { StoreIndexes.fittingName(sequencePrefix + entity) }
+
+    /// What the names of the key sequences start with.
+    static let sequencePrefix = "_skerry_seq_"
 
     /// Creates the schema of a new store, or checks and migrates an existing one, in one
     /// transaction under an advisory lock on the store's schema: when several instances start at
@@ -21,6 +26,7 @@ extension PostgresStore {
                 try connection.transaction {
                     let schemaName = try options.schema ?? connection.query("SELECT current_schema()").text(0, 0)
                     try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [.string("skerry:" + schemaName)])
+                    try checkNames(entities, description)
                     if let schema = options.schema {
                         try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLBuilder.quote(schema))")
                     }
@@ -46,11 +52,48 @@ extension PostgresStore {
         }
     }
 
+    /// Refuses `entities` when two of their tables, or two columns of one table, would have the
+    /// same name on the server: PostgreSQL keeps the first 63 bytes of a name (and cuts it
+    /// silently), so names that start alike for that long would be one table or column.
+    /// - Throws: ``SkerryCore/SkerryError/Code/storeLoadFailed`` naming both names.
+    static func checkNames(_ entities: [EntityDescription], _ description: StoreDescription) throws(SkerryError) {
+        func refuseClashes(_ names: [String], _ what: String, entity: String?) throws(SkerryError) {
+            var seen: [String: String] = [:]
+            for name in names {
+                let stored = StoreIndexes.storedName(name)
+                if let other = seen[stored], other != name {
+                    throw SkerryError(
+                        .storeLoadFailed,
+                        "\(description) cannot hold the \(what) '\(other)' and '\(name)': PostgreSQL keeps the first \(StoreIndexes.identifierLimit) bytes of a name, and both would be '\(stored)'. Rename one in the model (its renaming identifier keeps the old name for migrations).",
+                        entityName: entity, key: name)
+                }
+                seen[stored] = name
+            }
+        }
+        let layout = RelationshipLayout(entities: entities)
+        try refuseClashes(entities.map(\.name) + layout.joinTables.sorted(), "tables", entity: nil)
+        for entity in entities {
+            let columns =
+                [SQLBuilder.primaryKeyColumn, SQLBuilder.versionColumn] + entity.storedAttributes.map(\.name)
+                + (layout.extraColumns[entity.name] ?? []).sorted()
+            try refuseClashes(columns, "columns of '\(entity.name)'", entity: entity.name)
+        }
+    }
+
     /// Creates the missing key sequences: one per hierarchy, named after its root
     /// (``SkerryCore/StoreWritePlanner/keyRoot(_:among:)``), in one round trip.
     static func createSequences(_ entities: [EntityDescription], _ connection: PostgresConnection) throws {
         let roots = entities.filter { StoreWritePlanner.keyRoot($0, among: entities) === $0 }
         guard !roots.isEmpty else { return }
+        // A store made before sequence names were kept within 63 bytes has the server's cut of
+        // a long one: it is renamed (not made again from 1, which would hand out used keys).
+        for root in roots where sequenceName(root.name) != sequencePrefix + root.name {
+            let old = SQLBuilder.quote(StoreIndexes.storedName(sequencePrefix + root.name))
+            let new = SQLBuilder.quote(sequenceName(root.name))
+            let renames = try connection.query(
+                "SELECT to_regclass(?) IS NOT NULL AND to_regclass(?) IS NULL", [.string(old), .string(new)])
+            if renames.value(0, 0, as: .boolean) == .bool(true) { try connection.execute("ALTER SEQUENCE \(old) RENAME TO \(new)") }
+        }
         try connection.execute(
             roots.map { "CREATE SEQUENCE IF NOT EXISTS \(SQLBuilder.quote(sequenceName($0.name)))" }.joined(separator: "; "))
     }

@@ -9,6 +9,10 @@ import Testing
 /// arrived. Writes one line per check to `SKERRY_CORPUS_REPORT` (default
 /// `/tmp/skerry-corpus-report.tsv`): bundle, stage, outcome, category, detail. Skipped unless
 /// `SKERRY_CORPUS` is set; `SKERRY_CORPUS_FILTER` keeps only bundles whose path contains it.
+/// `SKERRY_CORPUS_STORE=postgres` runs the same checks on the PostgreSQL test server (a schema
+/// per version's store; run under `scripts/postgres-server.sh run`) instead of SQLite files.
+/// `SKERRY_CORPUS_PAIRS=consecutive` opens each version's store with the next version's model
+/// (versions in their natural order) instead of each earlier version's with the current one.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["SKERRY_CORPUS"] != nil))
 struct CorpusHarnessTests {
     @Test func corpus() throws {
@@ -17,6 +21,8 @@ struct CorpusHarnessTests {
         let filter = environment["SKERRY_CORPUS_FILTER"]
         let reportPath = environment["SKERRY_CORPUS_REPORT"] ?? "/tmp/skerry-corpus-report.tsv"
         var report = CorpusReport()
+        let onPostgres = environment["SKERRY_CORPUS_STORE"] == "postgres"
+        if onPostgres { _ = try PostgresTestServer.require() }
         for bundle in CorpusHarness.bundles(under: root)
         where filter.map({
             $0.hasPrefix("/")
@@ -25,7 +31,10 @@ struct CorpusHarnessTests {
             if bundle.pathExtension == "xcmappingmodel" {
                 CorpusHarness(bundle: bundle, root: root).readMapping(into: &report)
             } else {
-                CorpusHarness(bundle: bundle, root: root).run(into: &report)
+                CorpusHarness(
+                    bundle: bundle, root: root, onPostgres: onPostgres,
+                    consecutivePairs: environment["SKERRY_CORPUS_PAIRS"] == "consecutive"
+                ).run(into: &report)
             }
         }
         let text = report.lines.map { $0.joined(separator: "\t") }.joined(separator: "\n") + "\n"
@@ -62,6 +71,11 @@ struct CorpusSnapshot {
 struct CorpusHarness {
     let bundle: URL
     let root: URL
+    /// Whether the stores are schemas of the PostgreSQL test server rather than SQLite files.
+    var onPostgres = false
+    /// Whether each version's store is opened with the next version (else each earlier one's
+    /// with the current version).
+    var consecutivePairs = false
 
     /// `.xcdatamodeld` folders, and `.xcdatamodel` folders outside any `.xcdatamodeld`.
     static func bundles(under root: URL) -> [URL] {
@@ -91,6 +105,10 @@ struct CorpusHarness {
         {
             text.removeSubrange(range)
         }
+        // The store's description and the model's hash, so that both stores' messages compare.
+        text = text.replacingOccurrences(
+            of: #"(SQLite store at /[^\s,:]+|PostgreSQL store \([^)]*\))"#, with: "the store", options: .regularExpression)
+        text = text.replacingOccurrences(of: #"current model \([0-9a-f]+\)"#, with: "current model", options: .regularExpression)
         text = text.replacingOccurrences(of: #"/[^\s,:]+"#, with: "PATH", options: .regularExpression)
         text = text.replacingOccurrences(of: #"'[^']*'"#, with: "'…'", options: .regularExpression)
         text = text.replacingOccurrences(of: #"\d+"#, with: "N", options: .regularExpression)
@@ -135,29 +153,41 @@ struct CorpusHarness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("skerry-corpus-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var stores: [String: (URL, CorpusSnapshot)] = [:]
+        var stores: [String: (StoreDescription, CorpusSnapshot)] = [:]
         for (number, (versionName, version)) in versions.enumerated() {
             guard let version else { continue }
-            let url = directory.appendingPathComponent("\(number).sqlite")
             do {
-                let snapshot = try populate(version.model, url: url)
-                let reread = try read(version.model, url: url)
+                // A store per version: a file, or a schema of the PostgreSQL test server.
+                let url = directory.appendingPathComponent("\(number).sqlite")
+                let store = onPostgres ? try PostgresTestStore.newDescription() : StoreDescription(url: url)
+                let snapshot = try populate(version.model, description: store)
+                let reread = try read(version.model, description: store)
                 if let difference = Self.difference(snapshot, reread, from: version, to: version) {
                     report.add(name, "roundtrip \(versionName)", "LOST", "round trip differs", difference)
                 } else {
                     report.add(name, "roundtrip \(versionName)", "ok")
-                    stores[versionName] = (url, snapshot)
+                    stores[versionName] = (store, snapshot)
                 }
             } catch {
                 report.add(name, "roundtrip \(versionName)", "FAIL", Self.category(error), "\(error)")
             }
         }
-        guard let current = versions.first(where: { $0.0 == model.currentVersionName })?.1 else { return }
-        for case (let versionName, let version?) in versions where versionName != model.currentVersionName {
-            guard let (url, snapshot) = stores[versionName] else { continue }
-            let stage = "migrate \(versionName) -> \(model.currentVersionName)"
+        // (old version, new version) pairs: each earlier one to the current one, or each to the next.
+        var pairs: [(String, XcodeModelVersion, String, XcodeModelVersion)] = []
+        if consecutivePairs {
+            for (old, new) in zip(versions, versions.dropFirst()) {
+                if let oldVersion = old.1, let newVersion = new.1 { pairs.append((old.0, oldVersion, new.0, newVersion)) }
+            }
+        } else if let current = versions.first(where: { $0.0 == model.currentVersionName })?.1 {
+            for case (let versionName, let version?) in versions where versionName != model.currentVersionName {
+                pairs.append((versionName, version, model.currentVersionName, current))
+            }
+        }
+        for (versionName, version, currentName, current) in pairs {
+            guard let (store, snapshot) = stores[versionName] else { continue }
+            let stage = "migrate \(versionName) -> \(currentName)"
             do {
-                let migrated = try read(current.model, url: url)
+                let migrated = try read(current.model, description: store)
                 if let difference = Self.difference(snapshot, migrated, from: version, to: current) {
                     report.add(name, stage, "LOST", "rows or links lost", difference)
                 } else {

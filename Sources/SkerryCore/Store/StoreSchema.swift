@@ -105,12 +105,10 @@ package struct StoreSchema: Sendable {
     /// no longer wants and creates the missing ones (a store migrating additively).
     package func syncIndexes(_ entity: EntityDescription, extraColumns: Set<String>, _ connection: some StoreSQLConnection) throws {
         let wanted = StoreIndexes.wanted(entity, extraColumns: extraColumns)
-        let existing = Set(try connection.textRows(dialect.indexNamesOfTable, [.string(entity.name)]).map { $0[0] })
+        let table = dialect == .postgres ? StoreIndexes.storedName(entity.name) : entity.name
+        let existing = Set(try connection.textRows(dialect.indexNamesOfTable, [.string(table)]).map { $0[0] })
         let wantedNames = Set(wanted.map(\.name))
-        for name in existing.sorted()
-        where !wantedNames.contains(name)
-            && (name.hasPrefix("\(entity.name)__index__") || name.hasPrefix("\(entity.name)__unique__"))
-        {
+        for name in existing.sorted() where !wantedNames.contains(name) && StoreIndexes.isSkerryIndex(name, of: entity.name) {
             try connection.execute("DROP INDEX \(SQLBuilder.quote(name))")
         }
         for index in wanted where !existing.contains(index.name) {
@@ -126,7 +124,7 @@ package struct StoreSchema: Sendable {
             CREATE TABLE \(q(table)) ("source" \(key) NOT NULL, "target" \(key) NOT NULL, \
             "source_order" \(key), "target_order" \(key), PRIMARY KEY ("source", "target"))\(dialect.joinTableOptions)
             """)
-        try connection.execute("CREATE INDEX \(q(table + "__target")) ON \(q(table)) (\"target\")")
+        try connection.execute("CREATE INDEX \(q(StoreIndexes.fittingName(table + "__target"))) ON \(q(table)) (\"target\")")
     }
 
     // MARK: Metadata
