@@ -309,7 +309,10 @@ import Testing
             inverse: RelationshipDescription("book", destination: "Book", inverse: "authors", renamingIdentifier: "books"))
         let error = try #require(throws: SkerryError.self) { try PostgresTestServer.stack(version3, schema) }
         #expect(error.code == .migrationWouldLoseData)
-        #expect(error.message.contains("'Author.book' is to-one in the new model, but 1 object(s) of 'Author' hold several objects in it (up to 2, 2 links in all)"))
+        let expected =
+            "'Author.book' is to-one in the new model, but 1 object(s) of 'Author' hold several objects in it"
+            + " (up to 2, 2 links in all)"
+        #expect(error.message.contains(expected))
     }
 
     @Test func orderedRelationshipsKeepTheirOrderWhenTheirStorageChanges() throws {
