@@ -124,6 +124,28 @@ import Testing
         }
     }
 
+    /// A fetch into a context that holds no object registers its objects all at once (sorted by
+    /// where they go in the identity map): each row still has exactly one object, found by ID.
+    @Test func aBulkFetchIntoAnEmptyContextRegistersEveryRowOnce() throws {
+        let stack = try makeMemoryStack()
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for index in 0..<3000 { try writer.insertBook("Book \(index)", year: Int32(index)) }
+            try writer.save()
+        }
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let fetched = try context.fetch(FetchRequest(entityName: "Book"))
+            #expect(fetched.count == 3000 && context.registry.count == 3000)
+            checked(context)
+            for book in fetched { #expect(context.registeredObject(for: book.objectID) === book) }
+            let again = try context.fetch(FetchRequest(entityName: "Book"))
+            #expect(zip(fetched, again).allSatisfy { $0 === $1 })
+            let years = try fetched.map { try $0.value(forKey: "year", as: Int32.self) }
+            #expect(Set(years) == Set(0..<3000))
+        }
+    }
+
     // MARK: Recorded errors
 
     @Test(arguments: StoreKind.allCases)

@@ -37,6 +37,12 @@ struct IdentityMap: ~Copyable {
     private var listCount = 0
     private var listCapacity: Int
 
+    /// Objects listed by ``insertLater(_:for:)`` and not in the table yet, with their IDs' hashes
+    /// (the list holds their references); the first `pendingCount` of `pendingCapacity` slots.
+    private var pending: UnsafeMutablePointer<Slot>?
+    private var pendingCount = 0
+    private var pendingCapacity = 0
+
     init() {
         mask = 7
         slots = Self.allocateSlots(8)
@@ -48,6 +54,7 @@ struct IdentityMap: ~Copyable {
         for index in 0..<listCount { list[index]?.release() }
         list.deallocate()
         Self.deallocateSlots(slots)
+        pending?.deallocate()
     }
 
     private static func allocateSlots(_ size: Int) -> UnsafeMutablePointer<Slot> {
@@ -100,6 +107,7 @@ struct IdentityMap: ~Copyable {
     /// The object registered for `objectID`, or nil. Complexity: O(1) on average.
     subscript(_ objectID: ObjectID) -> EntityObject? {
         @inline(__always) get {
+            assert(pendingCount == 0, "identity map: a look-up while objects wait to be indexed")
             let (index, found, _) = find(objectID)
             return found ? slots[index].object?.takeUnretainedValue() : nil
         }
@@ -109,16 +117,88 @@ struct IdentityMap: ~Copyable {
     /// last in registration order.
     mutating func insert(_ object: EntityObject, for objectID: ObjectID) {
         if (count + 1) * 4 > (mask + 1) * 3 { grow(to: (mask + 1) * 2) }
-        let (index, found, hash) = find(objectID)
-        if found, let replaced = slots[index].object {
-            count -= 1
-            removeFromList(replaced)
-            replaced.release()
+        let unmanaged = Unmanaged.passRetained(object)
+        place(Slot(hash: Self.hash(objectID), object: unmanaged)) { $0.isSame(as: objectID.space) }
+        append(unmanaged)
+    }
+
+    /// Puts `slot` in the table (which has room), replacing the object registered under the same
+    /// ID (an equal hash, and a space for which `isSpace` is true: called only on equal hashes),
+    /// which leaves the list.
+    @inline(__always)
+    private mutating func place(_ slot: Slot, isSpace: (ObjectIDSpace) -> Bool) {
+        var index = home(slot.hash)
+        while let object = slots[index].object {
+            if slots[index].hash == slot.hash && object._withUnsafeGuaranteedRef({ isSpace($0.objectID.space) }) {
+                count -= 1
+                removeFromList(object)
+                object.release()
+                break
+            }
+            index = (index + 1) & mask
         }
         count += 1
+        slots[index] = slot
+    }
+
+    // MARK: Registering many at once
+
+    /// Lists `object` as registered under `objectID` now, and puts it in the table later, with
+    /// every other object listed this way, at the next ``insertPending()``: until then, no
+    /// look-up may happen. Inserting many objects at once, in the order of their slots, touches
+    /// the table front to back rather than at random (a bulk fetch into an empty context).
+    mutating func insertLater(_ object: EntityObject, for objectID: ObjectID) {
+        if pendingCount == pendingCapacity {
+            let capacity = max(64, pendingCapacity * 2)
+            let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+            if let pending {
+                grown.moveInitialize(from: pending, count: pendingCount)
+                pending.deallocate()
+            }
+            pending = grown
+            pendingCapacity = capacity
+        }
         let unmanaged = Unmanaged.passRetained(object)
-        slots[index] = Slot(hash: hash, object: unmanaged)
+        (pending! + pendingCount).initialize(to: Slot(hash: Self.hash(objectID), object: unmanaged))
+        pendingCount += 1
         append(unmanaged)
+    }
+
+    /// Puts the objects listed by ``insertLater(_:for:)`` in the table: grows it once for all of
+    /// them, orders them by the region of the table they go to (a counting sort on the top bits
+    /// of their hashes, regions of 256 slots: 4 KB), and places them in that order. A later one
+    /// for the ID of an earlier one replaces it, as ``insert(_:for:)`` would have.
+    mutating func insertPending() {
+        guard let pending, pendingCount > 0 else { return }
+        let total = pendingCount
+        reserveCapacity(total)
+        let regionBits = max(0, min(14, 64 - Int(shift) - 8))
+        if regionBits < 2 || total < 1024 {
+            for index in 0..<total { placePending(pending[index]) }
+        } else {
+            // Stable, so that of two entries for one ID the later one stays.
+            let regionShift = UInt64(64 - regionBits)
+            var starts = [Int](repeating: 0, count: (1 << regionBits) + 1)
+            for index in 0..<total { starts[Int(truncatingIfNeeded: pending[index].hash >> regionShift) + 1] += 1 }
+            for region in 0..<(1 << regionBits) { starts[region + 1] += starts[region] }
+            let sorted = UnsafeMutablePointer<Slot>.allocate(capacity: total)
+            for index in 0..<total {
+                let region = Int(truncatingIfNeeded: pending[index].hash >> regionShift)
+                (sorted + starts[region]).initialize(to: pending[index])
+                starts[region] += 1
+            }
+            for index in 0..<total { placePending(sorted[index]) }
+            sorted.deallocate()
+        }
+        pending.deallocate()
+        self.pending = nil
+        pendingCount = 0
+        pendingCapacity = 0
+    }
+
+    @inline(__always)
+    private mutating func placePending(_ slot: Slot) {
+        place(slot) { space in slot.object!._withUnsafeGuaranteedRef { $0.objectID.space.isSame(as: space) } }
     }
 
     /// Registers `object`, which the map holds under `oldID`, under `newID` instead, keeping its
@@ -172,9 +252,9 @@ struct IdentityMap: ~Copyable {
     /// when full.
     private mutating func append(_ object: Unmanaged<EntityObject>) {
         if listCount == listCapacity {
-            if count * 2 <= listCount {
-                compactList()
-            } else {
+            // Holes are listed entries neither in the table nor waiting for it.
+            if (count + pendingCount) * 2 <= listCount { compactList() }
+            if listCount == listCapacity {
                 let capacity = listCapacity * 2
                 let grown = UnsafeMutablePointer<Unmanaged<EntityObject>?>.allocate(capacity: capacity)
                 grown.moveInitialize(from: list, count: listCount)
@@ -189,8 +269,7 @@ struct IdentityMap: ~Copyable {
         listCount += 1
     }
 
-    /// Leaves a hole where `object`'s list entry was, and releases the list's reference (the
-    /// caller holds another, from the slot it emptied, or hands it over).
+    /// Leaves a hole where `object`'s list entry was; the list's reference passes to the caller.
     private mutating func removeFromList(_ object: Unmanaged<EntityObject>) {
         let position = Int(object._withUnsafeGuaranteedRef { $0.registration.mapPosition })
         assert(position < listCount && list[position]?.toOpaque() == object.toOpaque(), "identity map: list entry out of place")
@@ -243,6 +322,11 @@ struct IdentityMap: ~Copyable {
     /// order, with whether the map held its only reference (then nothing else can see it again: it
     /// goes with the map).
     mutating func removeAll(_ body: (EntityObject, _ isOnlyReference: Bool) -> Void) {
+        // Objects waiting for the table are listed: the list is all that is walked.
+        pending?.deallocate()
+        pending = nil
+        pendingCount = 0
+        pendingCapacity = 0
         let old = list
         let oldCount = listCount
         Self.deallocateSlots(slots)
@@ -278,6 +362,7 @@ struct IdentityMap: ~Copyable {
     /// map's back), that the list holds each object once, at its position, and that `count` is
     /// right, stopping with a message otherwise.
     func checkConsistency() {
+        precondition(pendingCount == 0, "identity map: \(pendingCount) objects wait to be indexed")
         var seen = 0
         for index in 0...mask {
             guard let object = slots[index].object?.takeUnretainedValue() else { continue }

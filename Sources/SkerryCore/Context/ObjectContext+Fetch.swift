@@ -60,14 +60,25 @@ extension ObjectContext {
     private func fetchFromStore(_ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
         let store = try coordinator.store(for: query.entity)
         var objects: [EntityObject] = []
-        // A context that holds no object yet (as each perform of a container starts): the rows
-        // name distinct objects, none registered, so none is looked up first.
-        let holdsNone = registry.isEmpty
-        try store.forEachRow(query) { objectID, version, storage, relationships in
-            objects.append(
-                holdsNone
-                    ? registerNew(objectID, version: version, storage: storage, relationships: relationships)
-                    : register(objectID, version: version, storage: storage, relationships: relationships))
+        if registry.isEmpty {
+            // A context that holds no object yet (as each perform of a container starts): the rows
+            // name distinct objects, none registered, so none is looked up, and they are
+            // registered together.
+            try registry.registerNewInBulk { (register) throws(SkerryError) in
+                try store.forEachRow(query) { objectID, version, storage, relationships in
+                    let object = EntityObject(
+                        entity: objectID.entity, objectID: objectID, context: self, storage: storage,
+                        version: version, relationships: relationships)
+                    register(object, objectID)
+                    // (No parent here, so no parent's temporary IDs to note.)
+                    counts.objectsMaterialized += 1
+                    objects.append(object)
+                }
+            }
+        } else {
+            try store.forEachRow(query) { objectID, version, storage, relationships in
+                objects.append(register(objectID, version: version, storage: storage, relationships: relationships))
+            }
         }
         counts.sourceRequests += 1
         counts.rowsRead += objects.count

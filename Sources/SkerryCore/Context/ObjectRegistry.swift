@@ -100,6 +100,19 @@ final class ObjectRegistry {
         objects.insert(object, for: object.registration.objectID)
     }
 
+    /// Registers the new objects `body` passes to its argument (each with its ID), each for a row
+    /// that has none registered here, all at once when `body` returns or throws: inserting them in
+    /// the identity map in the order of its slots touches it front to back, not at random. `body`
+    /// must not look objects up in this registry.
+    func registerNewInBulk<E: Error>(_ body: ((EntityObject, ObjectID) -> Void) throws(E) -> Void) throws(E) {
+        defer { objects.insertPending() }
+        try body { object, objectID in
+            assert(object.registration.objectID == objectID, "\(objectID) registered for another object")
+            object.registration.isRegistered = true
+            objects.insertLater(object, for: objectID)
+        }
+    }
+
     /// Registers `object` as a pending insert.
     func registerInserted(_ object: EntityObject) {
         register(object)
