@@ -122,7 +122,7 @@ public final class ManagedObjectContext {
 
     /// The layout of `type` in `entity`; the last one asked for is kept (the objects of a fetch
     /// share their entity, but for sub-entities).
-    private func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription) -> TypeLayout<
+    func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription) -> TypeLayout<
         PlainObject
     > {
         if let last = lastFetchLayout, last.entity === entity, last.type == ObjectIdentifier(PlainObject.self) {
@@ -171,7 +171,8 @@ public final class ManagedObjectContext {
                 .invalidArgument, "\(objectID) is an object of '\(objectID.entityName)', not of '\(PlainObject.entityName)'.",
                 entityName: objectID.entityName, objectID: objectID)
         }
-        return ManagedObject(instance: try instance.existingObject(with: objectID))
+        let object = try instance.existingObject(with: objectID)
+        return ManagedObject(instance: object, context: instance, layout: layout(of: PlainObject.self, in: object.entity))
     }
 
     /// The first object the request matches, or nil.
