@@ -251,6 +251,10 @@ struct IdentityMap: ~Copyable {
     /// Puts `object` (retained for the list) last in the list, compacting or growing it first
     /// when full.
     private mutating func append(_ object: Unmanaged<EntityObject>) {
+        // An object listed twice would be released twice: refuse a second registration (O(1)).
+        let previous = Int(object._withUnsafeGuaranteedRef { $0.registration.mapPosition })
+        precondition(
+            !(previous < listCount && list[previous]?.toOpaque() == object.toOpaque()), "identity map: an object registered twice")
         if listCount == listCapacity {
             // Holes are listed entries neither in the table nor waiting for it.
             if (count + pendingCount) * 2 <= listCount { compactList() }
@@ -272,7 +276,8 @@ struct IdentityMap: ~Copyable {
     /// Leaves a hole where `object`'s list entry was; the list's reference passes to the caller.
     private mutating func removeFromList(_ object: Unmanaged<EntityObject>) {
         let position = Int(object._withUnsafeGuaranteedRef { $0.registration.mapPosition })
-        assert(position < listCount && list[position]?.toOpaque() == object.toOpaque(), "identity map: list entry out of place")
+        // A precondition, not an assertion: a wrong entry cleared here would be released twice.
+        precondition(position < listCount && list[position]?.toOpaque() == object.toOpaque(), "identity map: list entry out of place")
         list[position] = nil
     }
 
