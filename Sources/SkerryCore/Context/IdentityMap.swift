@@ -29,6 +29,7 @@ struct IdentityMap: ~Copyable {
     }
     /// 64 minus the number of bits of a slot index (see ``home(_:)``).
     private var shift: UInt64 = 61
+    /// The objects in the table (objects waiting in a bulk registration are not counted yet).
     private(set) var count = 0
 
     /// The registered objects in registration order, nil where one was removed (a hole); the first
@@ -68,7 +69,11 @@ struct IdentityMap: ~Copyable {
         slots.deallocate()
     }
 
+    /// Whether the table holds no object (objects waiting in a bulk registration do not count).
     var isEmpty: Bool { count == 0 }
+
+    /// Whether objects wait in a bulk registration (see ``insertLater(_:for:)``).
+    var hasPending: Bool { pendingCount > 0 }
 
     /// The hash of `objectID`: Fibonacci hashing of the key, mixed with the entity's address and
     /// the kind of key (what makes two IDs equal, so that equal IDs hash alike even if they came
@@ -198,7 +203,14 @@ struct IdentityMap: ~Copyable {
 
     @inline(__always)
     private mutating func placePending(_ slot: Slot) {
-        place(slot) { space in slot.object!._withUnsafeGuaranteedRef { $0.objectID.space.isSame(as: space) } }
+        // Two objects for one ID in one bulk registration would leave the displaced one flagged
+        // as registered, unlisted, never invalidated, its owner pointer outliving the context:
+        // refuse it (the rows of one fetch name distinct objects).
+        place(slot) { space in
+            let isSame = slot.object!._withUnsafeGuaranteedRef { $0.objectID.space.isSame(as: space) }
+            precondition(!isSame, "identity map: two objects for one ID in a bulk registration")
+            return false
+        }
     }
 
     /// Registers `object`, which the map holds under `oldID`, under `newID` instead, keeping its

@@ -58,6 +58,7 @@ extension ObjectContext {
     /// Reads the rows of `query` from its store straight into objects, registering each as it is
     /// read: no row is built first.
     private func fetchFromStore(_ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
+        assert(parent == nil, "a child context reads through its parent") // no temporary IDs to note below
         let store = try coordinator.store(for: query.entity)
         var objects: [EntityObject] = []
         if registry.isEmpty {

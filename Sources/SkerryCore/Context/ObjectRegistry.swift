@@ -105,6 +105,7 @@ final class ObjectRegistry {
     /// the identity map in the order of its slots touches it front to back, not at random. `body`
     /// must not look objects up in this registry.
     func registerNewInBulk<E: Error>(_ body: ((EntityObject, ObjectID) -> Void) throws(E) -> Void) throws(E) {
+        precondition(!objects.hasPending, "registry: bulk registrations nested")
         defer { objects.insertPending() }
         try body { object, objectID in
             assert(object.registration.objectID == objectID, "\(objectID) registered for another object")
