@@ -1,5 +1,5 @@
 extension ObjectContext {
-    /// How ``ObjectContext/perform(schedule:_:)`` runs its block: Core Data's
+    /// How ``ObjectContext/perform(schedule:isolation:_:)`` runs its block: Core Data's
     /// `NSManagedObjectContext.ScheduledTaskType`.
     public enum ScheduledTaskType: Sendable, Hashable {
         /// Run at once if the caller may use the context now (inside one of its blocks, or on the
