@@ -253,7 +253,9 @@ import Testing
             try context.save()
             var fetch = FetchRequest(entityName: "Book", predicate: AttributeKey("year") > Int16(1900))
             fetch.includesSubentities = false
-            let result = try context.execute(BatchDeleteRequest(fetchRequest: fetch))
+            var request = BatchDeleteRequest(fetchRequest: fetch)
+            request.resultType = .resultTypeObjectIDs // Core Data's default is a status only
+            let result = try context.execute(request)
             #expect(result.deletedObjectIDs.map(\.entityName) == ["Book"])
             var count = BatchDeleteRequest(entityName: "Book")
             count.includesSubentities = false

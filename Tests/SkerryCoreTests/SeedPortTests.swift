@@ -324,6 +324,51 @@ private final class NestedStack: @unchecked Sendable {
         #expect(try background.performAndWait { try userNames(background) } == ["Ada"])
     }
 
+    /// Seed 000's #2 and #3: the container's view context "is already configured to consume save
+    /// notifications from other contexts", and "contexts created with this factory method
+    /// [newBackgroundContext] are also set to consume NSManagedObjectContextDidSave broadcasts
+    /// automatically" (Apple's newBackgroundContext() documentation says the same). The seed's
+    /// stack writes no merge code for them, and Skerry's stack needs none: both contexts have
+    /// `automaticallyMergesChangesFromParent` on, and each sees the other's saves in objects it
+    /// already holds (docs/names.md, "What Core Data code changes").
+    @Test func seed000ContainerContextsConsumeEachOthersSavesByThemselves() throws {
+        let persistentContainer = PersistentStack(name: "DataModel", managedObjectModel: try seedModel())
+        persistentContainer.persistentStoreDescriptions = [.inMemory()]
+        try persistentContainer.loadPersistentStores()
+        let viewContext = persistentContainer.viewContext
+        let backgroundContext = persistentContainer.newBackgroundContext()
+        #expect(viewContext.automaticallyMergesChangesFromParent)
+        #expect(backgroundContext.automaticallyMergesChangesFromParent)
+
+        let id = try backgroundContext.performAndWait {
+            let user = try backgroundContext.insert(entityName: "User")
+            try user.setValue("Ada", forKey: "name")
+            try backgroundContext.save()
+            return user.objectID
+        }
+        // Both hold the user, loaded, before the other saves a change to it.
+        let seenByView = try viewContext.performAndWait { try viewContext.existingObject(with: id) }
+        try backgroundContext.performAndWait {
+            try backgroundContext.existingObject(with: id).setValue(Int64(36), forKey: "age")
+            try backgroundContext.save() // enqueues the merge on the view context
+        }
+        #expect(try viewContext.performAndWait { try seenByView.value(forKey: "age", as: Int64?.self) } == 36)
+
+        try viewContext.performAndWait {
+            try seenByView.setValue("Ada Lovelace", forKey: "name")
+            try viewContext.save() // and the other way
+        }
+        let name = try backgroundContext.performAndWait {
+            try backgroundContext.registeredObject(for: id)?.value(forKey: "name", as: String.self)
+        }
+        #expect(name == "Ada Lovelace")
+
+        // A context made by hand consumes nothing unless told, as in Core Data.
+        let handMade = ObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        handMade.persistentStoreCoordinator = persistentContainer.persistentStoreCoordinator
+        #expect(!handMade.automaticallyMergesChangesFromParent)
+    }
+
     @Test func seed001ManagerUpsertsByObjectTrumpAndClearsAnEntity() throws {
         let manager = CoreDataManager(model: try seedModel())
         let context = manager.managedContext

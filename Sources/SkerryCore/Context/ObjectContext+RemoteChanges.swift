@@ -23,6 +23,10 @@ extension ObjectContext {
     /// refreshed (their own pending changes kept on top), and it waits for each context's queue
     /// (from inside a block of one of them, that context merges at once).
     ///
+    /// The changes reach the child contexts of `contexts` too, and their children, each after its
+    /// parent ("into multiple contexts as well as nested contexts", as Core Data's documentation
+    /// says): a context listed twice, or listed beside one of its ancestors, merges once.
+    ///
     /// Like Core Data's, it cannot throw: input it cannot read (a key other than
     /// ``InsertedObjectsKey``, ``UpdatedObjectsKey`` and ``DeletedObjectsKey``, a value that is not
     /// a collection of ``ObjectID``s or of their URIs, a URI of no store here) is recorded on each
@@ -30,9 +34,10 @@ extension ObjectContext {
     /// into it.
     /// - Parameters:
     ///   - changeNotificationData: object IDs (or their `uriRepresentation()`s) under the three keys.
-    ///   - contexts: the contexts to bring up to date.
+    ///   - contexts: the contexts to bring up to date, with their child contexts.
     public static func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [ObjectContext]) {
-        for context in contexts {
+        var merged: Set<ObjectIdentifier> = []
+        for context in contexts.flatMap(\.selfAndDescendants) where merged.insert(ObjectIdentifier(context)).inserted {
             context.performAndWait {
                 do {
                     context.mergeChanges(try context.storeChanges(fromRemoteContextSave: changeNotificationData))

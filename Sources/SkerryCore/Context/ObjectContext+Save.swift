@@ -406,20 +406,55 @@ extension ObjectContext {
     /// Runs a batch delete in the store, without loading objects. This context is not changed:
     /// merge `result.changes` into it (and into other live contexts) to drop the deleted objects.
     /// - Parameter request: which objects.
-    /// - Returns: the deleted objects' IDs.
+    /// - Returns: what the request's ``BatchDeleteRequest/resultType`` asks for: the deleted
+    ///   objects' IDs, or only their number.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for a request made from object IDs that are
+    ///   temporary, of several entities or of a store this context does not use.
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws(SkerryError) -> BatchDeleteResult {
         checkConfinement()
+        if let objectIDs = request.objectIDs, objectIDs.isEmpty {
+            return BatchDeleteResult(deletedObjectIDs: [], count: 0, resultType: request.resultType)
+        }
         let entity = try coordinator.entity(named: request.entityName)
         let store = try coordinator.store(for: entity)
+        if let objectIDs = request.objectIDs { try checkBatchDeleteIDs(objectIDs, of: entity, in: store) }
         let predicate = try request.predicate?.resolved(for: entity, in: coordinator.model)
-        if request.resultType == .count {
+        if request.resultType != .objectIDs {
             return BatchDeleteResult(
                 deletedObjectIDs: [],
                 count: try store.batchDeleteCount(entity, predicate: predicate, includesSubentities: request.includesSubentities),
-                resultType: .count)
+                resultType: request.resultType)
         }
         let objectIDs = try store.batchDelete(entity, predicate: predicate, includesSubentities: request.includesSubentities)
         return BatchDeleteResult(deletedObjectIDs: objectIDs, count: objectIDs.count)
+    }
+}
+
+extension ObjectContext {
+    /// Checks the IDs of a ``BatchDeleteRequest/init(objectIDs:)`` request: permanent IDs of
+    /// `entity`'s objects in `store`. (The request compares primary keys only: an ID of another
+    /// entity or store would name another row.)
+    fileprivate func checkBatchDeleteIDs(_ objectIDs: [ObjectID], of entity: EntityDescription, in store: any ObjectStore)
+        throws(SkerryError)
+    {
+        if let other = objectIDs.first(where: { $0.entityName != entity.name }) {
+            throw SkerryError(
+                .invalidArgument,
+                "A batch delete by object IDs takes the IDs of one entity's objects; \(other) is not a '\(entity.name)' as the first ID is.",
+                entityName: entity.name, objectID: other)
+        }
+        if let temporary = objectIDs.first(where: \.isTemporary) {
+            throw SkerryError(
+                .invalidArgument,
+                "A batch delete by object IDs takes permanent IDs; \(temporary) is the temporary ID of an object not saved yet (delete it with delete(_:), or save it first).",
+                entityName: entity.name, objectID: temporary)
+        }
+        if let foreign = objectIDs.first(where: { $0.store !== store.identity }) {
+            throw SkerryError(
+                .invalidArgument,
+                "A batch delete by object IDs takes IDs of the store that holds '\(entity.name)'; \(foreign) names an object of another store.",
+                entityName: entity.name, objectID: foreign)
+        }
     }
 }

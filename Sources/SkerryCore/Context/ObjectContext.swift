@@ -81,6 +81,9 @@ public final class ObjectContext: @unchecked Sendable {
     /// Whether a child context was ever made from this one.
     fileprivate let childCount = Atomic<Int>(0)
     var hasChildren: Bool { childCount.load(ordering: .relaxed) > 0 }
+    /// The child contexts, held weakly (a parent never keeps a child alive): set when a child's
+    /// parent is set; see `liveChildren` (ObjectContext+Children.swift).
+    let childList = Mutex<[WeakContext]>([])
     /// For a child: the observation of the parent's saves that swaps temporary IDs for permanent ones.
     private let parentSaves = Mutex<DidSaveObservation?>(nil)
 
@@ -104,9 +107,11 @@ public final class ObjectContext: @unchecked Sendable {
             $0?.cancel()
             $0 = nil
         }
+        parentStorage?.removeChild(self)
         parentStorage = parent
         guard let parent else { return }
         parent.childCount.add(1, ordering: .relaxed)
+        parent.addChild(self)
         let observation = coordinator.didSave.add(context: parent) { [weak self] event in
             guard let self, !event.permanentIDs.isEmpty else { return }
             self.perform { self.adoptPermanentIDs(event.permanentIDs) }

@@ -26,16 +26,20 @@ extension BatchDeleteRequest.ResultType {
     public static var resultTypeObjectIDs: Self { .objectIDs }
     /// Core Data's `.resultTypeCount`: ``count``.
     public static var resultTypeCount: Self { .count }
+    /// Core Data's `.resultTypeStatusOnly`: ``statusOnly``.
+    public static var resultTypeStatusOnly: Self { .statusOnly }
 }
 
 extension BatchDeleteResult {
     /// Core Data's `result`: the deleted objects' IDs (`[ObjectID]`) for a
     /// ``BatchDeleteRequest/ResultType/objectIDs`` request, their number (`Int`) for a
-    /// ``BatchDeleteRequest/ResultType/count`` one.
+    /// ``BatchDeleteRequest/ResultType/count`` one, `true` (`Bool`: the delete succeeded; a failed
+    /// one throws) for a ``BatchDeleteRequest/ResultType/statusOnly`` one.
     public var result: Any? {
         switch resultType {
         case .objectIDs: return deletedObjectIDs
         case .count: return count
+        case .statusOnly: return true
         }
     }
 }

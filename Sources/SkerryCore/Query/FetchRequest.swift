@@ -62,17 +62,25 @@ public struct BatchDeleteRequest: Sendable, Hashable {
         case objectIDs
         /// Only how many objects were deleted: one `DELETE` statement, no IDs to merge.
         case count
+        /// Only whether the delete succeeded (Core Data's `.resultTypeStatusOnly`, the default of
+        /// its requests and of ``BatchDeleteRequest/init(fetchRequest:)`` and
+        /// ``BatchDeleteRequest/init(objectIDs:)``): as cheap as `.count`, no IDs to merge.
+        case statusOnly
     }
 
     /// The entity to delete from.
     public var entityName: String
     /// Which objects to delete; nil for all.
     public var predicate: FetchPredicate?
-    /// What the result reports; `.objectIDs` by default.
+    /// What the result reports: `.objectIDs` by default for ``init(entityName:predicate:)``,
+    /// `.statusOnly` (Core Data's default) for ``init(fetchRequest:)`` and ``init(objectIDs:)``.
     public var resultType: ResultType = .objectIDs
     /// Whether the objects of the entity's sub-entities are deleted too (true by default, as in
     /// Core Data); false deletes the entity's own objects only.
     public var includesSubentities: Bool = true
+    /// The IDs given to ``init(objectIDs:)``, checked when the request runs; nil for a request
+    /// made from an entity or a fetch request.
+    public private(set) var objectIDs: [ObjectID]?
 
     /// Creates a batch delete.
     /// - Parameters:
@@ -84,16 +92,40 @@ public struct BatchDeleteRequest: Sendable, Hashable {
     }
 
     /// A batch delete of what `fetchRequest` matches (its entity, predicate and
-    /// `includesSubentities`): Core Data's `NSBatchDeleteRequest(fetchRequest:)`.
+    /// `includesSubentities`): Core Data's `NSBatchDeleteRequest(fetchRequest:)`. As Core Data's,
+    /// it reports ``ResultType/statusOnly`` unless ``resultType`` is set.
     public init(fetchRequest: FetchRequest) {
         self.init(entityName: fetchRequest.entityName, predicate: fetchRequest.predicate)
         includesSubentities = fetchRequest.includesSubentities
+        resultType = .statusOnly
+    }
+
+    /// A batch delete of the objects with these IDs: Core Data's
+    /// `NSBatchDeleteRequest(objectIDs:)`. As Core Data's, it reports ``ResultType/statusOnly``
+    /// unless ``resultType`` is set.
+    ///
+    /// ```swift
+    /// var request = BatchDeleteRequest(objectIDs: ids)
+    /// request.resultType = .resultTypeObjectIDs
+    /// let result = try context.execute(request)
+    /// ```
+    ///
+    /// The IDs must be permanent IDs of objects of one entity, in one store of the context's
+    /// stack: running the request otherwise throws ``SkerryError/Code/invalidArgument`` (Core
+    /// Data: "mixing entity types results in an error when you execute the request"), and
+    /// deletes nothing. IDs of rows already gone are skipped; no IDs delete nothing.
+    /// - Parameter objectIDs: the objects to delete.
+    public init(objectIDs: [ObjectID]) {
+        self.init(entityName: objectIDs.first?.entityName ?? "", predicate: .isObject(keyPath: "", in: objectIDs))
+        includesSubentities = false
+        resultType = .statusOnly
+        self.objectIDs = objectIDs
     }
 }
 
 /// What a batch delete did.
 public struct BatchDeleteResult: Sendable {
-    /// The IDs of the deleted objects (empty for a `.count` request).
+    /// The IDs of the deleted objects (empty for a `.count` or `.statusOnly` request).
     public let deletedObjectIDs: [ObjectID]
     /// How many objects were deleted.
     public let count: Int

@@ -250,6 +250,13 @@ package enum SQLBuilder {
                     sql.text += dialect.falseLiteral
                     return
                 }
+                if keys.count > SQLBuilder.paddedListLimit {
+                    // A long list (a batch delete by many IDs) is one parameter: a list of a
+                    // parameter each would pass SQLite's limit on parameters.
+                    sql.text += "\(alias)." + dialect.inKeys(SQLBuilder.primaryKeyColumn)
+                    sql.bindings.append(dialect.keyList(keys))
+                    return
+                }
                 sql.text +=
                     "\(alias).\(quote(primaryKeyColumn)) IN (" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
                 sql.bindings += keys.map { .int($0) }

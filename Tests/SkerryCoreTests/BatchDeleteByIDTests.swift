@@ -1,0 +1,64 @@
+import Foundation
+import SkerryTestSupport
+import Testing
+
+@testable import SkerryCore
+
+/// Core Data's `NSBatchDeleteRequest(objectIDs:)`, its status-only result, and remote merges into
+/// nested contexts, on SQLite files and in-memory stores (the PostgreSQL suite runs the same
+/// scenarios: PostgresBatchDeleteTests).
+@Suite struct BatchDeleteByIDTests {
+    static let kinds: [StoreKind] = [.file, .memory]
+
+    static func stack(_ kind: StoreKind) throws -> (PersistentStack, TemporaryDirectory?) {
+        try makeStack(kind, model: BatchDeleteScenarios.model)
+    }
+
+    @Test(arguments: kinds) func deletesByObjectIDs(kind: StoreKind) throws {
+        let (stack, directory) = try Self.stack(kind)
+        try BatchDeleteScenarios.deletesByObjectIDs(stack)
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test(arguments: kinds) func statusOnlyIsCoreDatasDefault(kind: StoreKind) throws {
+        let (stack, directory) = try Self.stack(kind)
+        try BatchDeleteScenarios.statusOnlyIsCoreDatasDefault(stack)
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test(arguments: kinds) func refusesIDsItCannotDelete(kind: StoreKind) throws {
+        let (stack, directory) = try Self.stack(kind)
+        let (other, otherDirectory) = try Self.stack(kind)
+        try BatchDeleteScenarios.refusesIDsItCannotDelete(stack, otherStack: other)
+        withExtendedLifetime((directory, otherDirectory)) {}
+    }
+
+    @Test(arguments: kinds) func deletesManyObjectIDs(kind: StoreKind) throws {
+        let (stack, directory) = try Self.stack(kind)
+        try BatchDeleteScenarios.deletesManyObjectIDs(stack)
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test(arguments: kinds) func remoteMergesReachNestedContexts(kind: StoreKind) throws {
+        let (stack, directory) = try Self.stack(kind)
+        try BatchDeleteScenarios.remoteMergesReachNestedContexts(stack)
+        withExtendedLifetime(directory) {}
+    }
+
+    /// A child context that is gone is skipped; one made after a merge is not owed it.
+    @Test func remoteMergesSkipChildrenThatAreGone() throws {
+        let stack = try makeMemoryStack(model: BatchDeleteScenarios.model)
+        let ids = try BatchDeleteScenarios.saveBooks(["Dune"], in: stack)
+        let root = stack.newBackgroundContext()
+        var child: ObjectContext? = root.newChildContext()
+        weak let released = child
+        child = nil
+        #expect(released == nil)
+        #expect(root.liveChildren.isEmpty)
+        let kept = root.newChildContext()
+        try kept.performAndWait { _ = try kept.existingObject(with: ids[0]) }
+        ObjectContext.mergeChanges(fromRemoteContextSave: [DeletedObjectsKey: ids], into: [root, kept])
+        #expect(kept.performAndWait { kept.registeredObject(for: ids[0]) == nil })
+        #expect(root.liveChildren.count == 1)
+    }
+}
