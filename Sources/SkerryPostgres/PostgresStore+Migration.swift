@@ -8,7 +8,7 @@ import SkerryCore
 /// entities and attributes, changes number types with `ALTER COLUMN … TYPE` after checking that
 /// every value fits exactly, fills required attributes that were optional with their default,
 /// rebuilds relationship storage and carries every link over (through temporary tables), runs a
-/// plan step's `transformRow` and `finish`, and checks that every row is still there: the same
+/// plan step's `prepare`, `transformRow` and `finish`, and checks that every row is still there: the same
 /// "carry every row and link or fail saying what could not be carried" rule as the SQLite store.
 ///
 /// With entity hierarchies (a table per entity, keys unique in a hierarchy, from its root's
@@ -45,7 +45,7 @@ extension PostgresStore {
             rowCounts[entityMapping.destination.name] = try count(connection, "SELECT count(*) FROM \(q(entityMapping.source.name))")
         }
         var sourceRows: [String: [MigrationRow]] = [:]
-        if transforms || custom?.finish != nil {
+        if transforms || custom?.finish != nil || custom?.prepare != nil {
             for entity in step.source.entities {
                 sourceRows[entity.name] = try readRows(entity, layout: oldLayout, connection)
             }
@@ -95,6 +95,9 @@ extension PostgresStore {
         try links.drop(connection)
         try keys.carry(mapping, connection)
 
+        if let prepare = custom?.prepare {
+            try prepare(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection))
+        }
         if let transform = custom?.transformRow {
             try transformRows(mapping, sourceRows: sourceRows, renumbered: renumbered, layout: newLayout, transform, connection)
         }

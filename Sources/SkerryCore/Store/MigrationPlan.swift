@@ -120,6 +120,10 @@ public struct MigrationStep: Sendable {
     /// Relationships renamed in this step, by "Entity.newName" -> "oldName": their links are
     /// carried over from the old relationship.
     public let renamedRelationships: [String: String]
+    /// Called once before the rows are copied, with the rows of the version being left readable
+    /// through the context (`sourceRows(of:)`): to gather what `transformRow` needs from other
+    /// entities' rows (the rows a to-one relationship reaches, say). Throwing fails the step.
+    public let prepare: (@Sendable (MigrationContext) throws -> Void)?
     /// Called for each row of each entity kept by the step, with the old row and the new one as
     /// prepared by the automatic copy; change `destination` to transform values, split or merge
     /// attributes. Throwing fails the step (and the migration).
@@ -133,11 +137,13 @@ public struct MigrationStep: Sendable {
     ///   - renamedAttributes: "Entity.newName" -> "oldName".
     ///   - renamedEntities: new entity name -> old entity name.
     ///   - renamedRelationships: "Entity.newName" -> "oldName".
+    ///   - prepare: runs once before the rows are copied (reads the old rows of any entity).
     ///   - transformRow: converts each copied row.
     ///   - finish: runs once after the rows were copied.
     public init(
         from: Int, renamedAttributes: [String: String] = [:], renamedEntities: [String: String] = [:],
         renamedRelationships: [String: String] = [:],
+        prepare: (@Sendable (MigrationContext) throws -> Void)? = nil,
         transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)? = nil,
         finish: (@Sendable (MigrationContext) throws -> Void)? = nil
     ) {
@@ -145,6 +151,7 @@ public struct MigrationStep: Sendable {
         self.renamedAttributes = renamedAttributes
         self.renamedEntities = renamedEntities
         self.renamedRelationships = renamedRelationships
+        self.prepare = prepare
         self.transformRow = transformRow
         self.finish = finish
     }

@@ -1,8 +1,8 @@
 import Foundation
 
 extension SQLiteStore {
-    /// One step: every old table steps aside, the new version's tables are made, rows are copied
-    /// (through the step's `transformRow`), links are moved to where the new version keeps them,
+    /// One step: every old table steps aside, the new version's tables are made, the step's
+    /// `prepare` runs, rows are copied (through the step's `transformRow`), links are moved to where the new version keeps them,
     /// the step's `finish` runs, and every row and link the new version can hold is checked to be
     /// there before the old tables go. Runs inside a transaction.
     static func runMigrationStep(_ step: MigrationStepSpec, _ connection: SQLiteConnection) throws {
@@ -40,6 +40,9 @@ extension SQLiteStore {
             expectedLinks.append((group, links))
         }
 
+        if let prepare = step.custom?.prepare {
+            try prepare(migrationContext(step, retired: retired, layout: destinationLayout, connection))
+        }
         var customizedForeignKeys = Set<String>()
         for entityMapping in mapping.entities {
             let entity = entityMapping.destination

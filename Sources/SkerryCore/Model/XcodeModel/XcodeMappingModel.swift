@@ -9,12 +9,16 @@ import Foundation
 /// let plan = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping])
 /// ```
 ///
-/// Value expressions that are key paths of `$source` (`$source.title`) and constants (`"none"`,
-/// `0`, `nil`) are carried out, and so are relationship mappings to the destination objects of a
-/// source relationship (Xcode's default). A custom migration policy class (an
-/// `NSEntityMigrationPolicy` subclass) is the app's own code and cannot run here: making a step
-/// from such a mapping is an error that names the class and says to write its work as a
-/// ``MigrationStep``.
+/// Value expressions that are key paths of `$source` (`$source.title`, and through to-one
+/// relationships, `$source.owner.name`), constants (`"none"`, `0`, `nil`, converted to the
+/// attribute's type) and the common Foundation methods on such values
+/// (`FUNCTION($source.name, "uppercaseString")`, see ``ValueExpression/function(receiver:selector:arguments:)``)
+/// are carried out, and so are relationship mappings to the destination objects of a source
+/// relationship (Xcode's default) or of a path of to-one relationships. An entity mapping without
+/// a source entity (Xcode's "add" mapping) makes no objects from existing rows. A custom migration
+/// policy class (an `NSEntityMigrationPolicy` subclass) is the app's own code and cannot run here:
+/// making a step from such a mapping is an error that names the class and says to write its work
+/// as a ``MigrationStep``.
 public struct XcodeMappingModel: Sendable {
     /// Where an attribute's or relationship's value comes from.
     public enum ValueExpression: Sendable, Equatable, CustomStringConvertible {
@@ -26,6 +30,14 @@ public struct XcodeMappingModel: Sendable {
         /// Data's `destinationInstancesForEntityMappingNamed:sourceInstances:` and
         /// `destinationInstancesForSourceRelationshipNamed:sourceInstances:`).
         case destinationInstances(sourceKeyPath: String)
+        /// `FUNCTION(receiver, "selector", arguments...)`: a method of the receiver's value.
+        /// The ones a step carries out are Foundation's common conversions of strings, numbers,
+        /// dates, URLs and UUIDs (`uppercaseString`, `lowercaseString`, `capitalizedString`,
+        /// `length`, `stringByAppendingString:`, `stringValue`, `description`, `integerValue`,
+        /// `intValue`, `longLongValue`, `doubleValue`, `floatValue`, `boolValue`,
+        /// `timeIntervalSinceReferenceDate`, `timeIntervalSince1970`, `absoluteString`,
+        /// `UUIDString`); another selector makes the step an error naming it.
+        indirect case function(receiver: ValueExpression, selector: String, arguments: [ValueExpression])
         /// An expression Skerry does not carry out, as text.
         case unsupported(String)
 
@@ -34,6 +46,8 @@ public struct XcodeMappingModel: Sendable {
             case .keyPath(let path): return "$source.\(path)"
             case .constant(let value): return "\(value)"
             case .destinationInstances(let path): return "the destination objects of $source.\(path)"
+            case .function(let receiver, let selector, let arguments):
+                return "FUNCTION(\(receiver), \"\(selector)\"\(arguments.map { ", \($0)" }.joined()))"
             case .unsupported(let text): return text
             }
         }
@@ -66,18 +80,34 @@ public struct XcodeMappingModel: Sendable {
     public let sourceVersionName: String?
     /// The destination model version's name.
     public let destinationVersionName: String?
+    /// The source and destination model paths as Xcode wrote them (`Model.xcdatamodeld/Model 2.xcdatamodel`).
+    let sourceModelPath: String?, destinationModelPath: String?
     /// The entity mappings, in file order.
     public let entityMappings: [EntityMapping]
 
+    /// A mapping model made in code (for tests).
+    init(url: URL, sourceVersionName: String?, destinationVersionName: String?, entityMappings: [EntityMapping]) {
+        self.url = url
+        self.sourceVersionName = sourceVersionName
+        self.destinationVersionName = destinationVersionName
+        self.sourceModelPath = nil
+        self.destinationModelPath = nil
+        self.entityMappings = entityMappings
+    }
+
     /// Reads a mapping model.
     /// - Parameter url: a `.xcmappingmodel` folder, or its `xcmapping.xml` file.
-    /// - Throws: ``SkerryError/Code/invalidModel`` when the file is missing, not well-formed, or
-    ///   not a mapping model; the message names the file.
+    /// - Throws: ``SkerryError/Code/invalidModel`` when the file is missing, empty, not
+    ///   well-formed, or not a mapping model; the message names the file.
     public init(contentsOf url: URL) throws(SkerryError) {
         self.url = url
         let file = url.pathExtension == "xml" ? url : url.appendingPathComponent("xcmapping.xml")
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw XcodeModel.failure("\(file.path): there is no mapping model file (a .xcmappingmodel folder holds xcmapping.xml).")
+        }
+        guard data.contains(where: { !" \t\r\n".utf8.contains($0) }) else {
+            throw XcodeModel.failure(
+                "\(file.path): the mapping model file is empty: it maps nothing (save the mapping model again in Xcode).")
         }
         let root: XMLNode
         switch XMLNode.parse(data) {
@@ -116,8 +146,10 @@ public struct XcodeMappingModel: Sendable {
             return nil
         }
         let model = root.children(named: "object").first { $0["type"] == "XDDEVMAPPINGMODEL" }
-        sourceVersionName = versionName(model.flatMap { attribute($0, "sourcemodelpath") })
-        destinationVersionName = versionName(model.flatMap { attribute($0, "destinationmodelpath") })
+        sourceModelPath = model.flatMap { attribute($0, "sourcemodelpath") }
+        destinationModelPath = model.flatMap { attribute($0, "destinationmodelpath") }
+        sourceVersionName = versionName(sourceModelPath)
+        destinationVersionName = versionName(destinationModelPath)
         let entityNodes =
             model.map { related($0, "entitymappings") }
             ?? root.children(named: "object").filter { $0["type"] == "XDDEVENTITYMAPPING" }
@@ -135,57 +167,6 @@ public struct XcodeMappingModel: Sendable {
                     attribute(object, "name").map { PropertyMapping(name: $0, valueExpression: expression(object, relationship: true)) }
                 })
         }
-    }
-
-    /// The plan step this mapping drives, from the version at `index` of a plan to the next.
-    /// - Throws: ``SkerryError/Code/modelMismatch`` naming the entity mapping and the policy class
-    ///   or expression it cannot carry out.
-    public func migrationStep(from index: Int) throws(SkerryError) -> MigrationStep {
-        var renamedEntities: [String: String] = [:], renamedAttributes: [String: String] = [:]
-        var renamedRelationships: [String: String] = [:], constants: [String: [String: AttributeValue]] = [:]
-        func unsupported(_ mapping: EntityMapping, _ what: String) -> SkerryError {
-            SkerryError(
-                .modelMismatch,
-                "\(url.path): the entity mapping '\(mapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep (transformRow or finish) for step \(index + 1) instead.",
-                entityName: mapping.destinationEntityName ?? mapping.sourceEntityName, key: mapping.name)
-        }
-        for mapping in entityMappings {
-            if let policy = mapping.migrationPolicyClassName {
-                throw unsupported(mapping, "uses the custom migration policy class '\(policy)' (app code, which cannot run on Linux)")
-            }
-            guard let destination = mapping.destinationEntityName else { continue }
-            if let source = mapping.sourceEntityName { renamedEntities[destination] = source }
-            for property in mapping.attributeMappings {
-                switch property.valueExpression {
-                case nil: break
-                case .keyPath(let path) where !path.contains("."):
-                    renamedAttributes["\(destination).\(property.name)"] = path
-                case .constant(let value):
-                    constants[destination, default: [:]][property.name] = value
-                case let expression?:
-                    throw unsupported(mapping, "sets '\(property.name)' to \(expression)")
-                }
-            }
-            for property in mapping.relationshipMappings {
-                switch property.valueExpression {
-                case nil: break
-                case .destinationInstances(let path) where !path.contains("."), .keyPath(let path) where !path.contains("."):
-                    renamedRelationships["\(destination).\(property.name)"] = path
-                case let expression?:
-                    throw unsupported(mapping, "sets the relationship '\(property.name)' to \(expression)")
-                }
-            }
-        }
-        var transform: (@Sendable (String, MigrationRow, inout MigrationRow) throws -> Void)?
-        if !constants.isEmpty {
-            let fixed = constants
-            transform = { @Sendable entity, _, row in
-                for (name, value) in fixed[entity] ?? [:] { row[name] = value }
-            }
-        }
-        return MigrationStep(
-            from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
-            renamedRelationships: renamedRelationships, transformRow: transform)
     }
 }
 
@@ -266,6 +247,20 @@ enum ArchivedExpression {
                     arguments.count == 2, let path = sourceKeyPath(arguments[1])
                 {
                     return .destinationInstances(sourceKeyPath: path)
+                }
+                if operand == nil, case .uid(let receiver)? = node["NSOperand"] {
+                    let target = expression(receiver, depth: depth + 1)
+                    var values: [XcodeMappingModel.ValueExpression] = []
+                    for argument in self.arguments(node) {
+                        guard case .uid(let index) = argument else { return .unsupported("FUNCTION with an argument that cannot be read") }
+                        values.append(expression(index, depth: depth + 1))
+                    }
+                    let function = XcodeMappingModel.ValueExpression.function(receiver: target, selector: selector, arguments: values)
+                    if case .unsupported = target { return .unsupported(function.description) }
+                    if values.contains(where: { if case .unsupported = $0 { return true } else { return false } }) {
+                        return .unsupported(function.description)
+                    }
+                    return function
                 }
                 return .unsupported("FUNCTION($\(operand ?? "?"), \"\(selector)\")")
             }

@@ -335,7 +335,7 @@ extension MigrationPlan {
             merged.append(
                 MigrationStep(
                     from: index, renamedAttributes: renames, renamedEntities: custom?.renamedEntities ?? [:],
-                    renamedRelationships: custom?.renamedRelationships ?? [:],
+                    renamedRelationships: custom?.renamedRelationships ?? [:], prepare: custom?.prepare,
                     transformRow: custom?.transformRow, finish: custom?.finish))
         }
         self.init(versions: xcodeVersions.map(\.model), steps: merged, progress: progress)
@@ -348,11 +348,12 @@ extension MigrationPlan {
     ///   - xcodeVersions: the versions, oldest first.
     ///   - mappingModels: mapping models, each from one version to the next.
     ///   - steps: custom steps; a custom step for the same versions as a mapping model runs its
-    ///     `transformRow` after the mapping's, and its renames win.
+    ///     `prepare` and `transformRow` after the mapping's, and its renames win.
     ///   - progress: told of each step as it starts.
     /// - Throws: ``SkerryError/Code/modelMismatch`` for a mapping model whose versions are not two
-    ///   consecutive versions of the plan, or that a step cannot carry out (a custom migration
-    ///   policy class, an expression other than a key path or a constant).
+    ///   consecutive versions of the plan, that names an entity or property its versions do not
+    ///   have, or that a step cannot carry out (a custom migration policy class, an expression
+    ///   Skerry cannot compute).
     public convenience init(
         xcodeVersions: [XcodeModelVersion], mappingModels: [XcodeMappingModel],
         steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil
@@ -368,7 +369,8 @@ extension MigrationPlan {
                     "\(mapping.url.path) maps '\(mapping.sourceVersionName ?? "?")' to '\(mapping.destinationVersionName ?? "?")', which are not two consecutive versions of the plan (\(names.map { "'\($0)'" }.joined(separator: ", ")))."
                 )
             }
-            let mapped = try mapping.migrationStep(from: from)
+            let mapped = try mapping.migrationStep(
+                from: from, source: xcodeVersions[from].model, destination: xcodeVersions[from + 1].model)
             guard let custom = byIndex[from] else {
                 byIndex[from] = mapped
                 continue
@@ -386,8 +388,19 @@ extension MigrationPlan {
                 renamedAttributes: mapped.renamedAttributes.merging(custom.renamedAttributes) { _, own in own },
                 renamedEntities: mapped.renamedEntities.merging(custom.renamedEntities) { _, own in own },
                 renamedRelationships: mapped.renamedRelationships.merging(custom.renamedRelationships) { _, own in own },
-                transformRow: transform, finish: custom.finish)
+                prepare: Self.sequence(mapped.prepare, custom.prepare), transformRow: transform, finish: custom.finish)
         }
         self.init(versions: xcodeVersions.map(\.model), steps: Array(byIndex.values), progress: progress)
+    }
+
+    /// `first` then `second`, either of which may be nil.
+    private static func sequence(
+        _ first: (@Sendable (MigrationContext) throws -> Void)?, _ second: (@Sendable (MigrationContext) throws -> Void)?
+    ) -> (@Sendable (MigrationContext) throws -> Void)? {
+        guard let first, let second else { return first ?? second }
+        return { context in
+            try first(context)
+            try second(context)
+        }
     }
 }

@@ -1,0 +1,302 @@
+import Foundation
+import Synchronization
+
+extension XcodeMappingModel {
+    /// The plan step this mapping drives, from the version at `index` of a plan to the next.
+    ///
+    /// With the two versions' models, every entity and property name the mapping uses is checked
+    /// against them, constants are converted to their attribute's type, and key paths through
+    /// to-one relationships (`$source.owner.name`) are carried out; without them, only key paths
+    /// of the source object's own properties and constants are.
+    /// - Parameters:
+    ///   - index: the index of the source version in the plan.
+    ///   - source: the source version's model.
+    ///   - destination: the destination version's model.
+    /// - Throws: ``SkerryError/Code/modelMismatch`` naming the entity mapping and the policy class,
+    ///   expression, entity or property it cannot carry out (a name one of the models does not
+    ///   have, a constant that does not fit its attribute, two source entities into one).
+    public func migrationStep(from index: Int, source: ObjectModel? = nil, destination: ObjectModel? = nil) throws(SkerryError)
+        -> MigrationStep
+    {
+        var builder = StepBuilder(mapping: self, index: index, source: source, destination: destination)
+        for entityMapping in entityMappings { try builder.add(entityMapping) }
+        return builder.step()
+    }
+}
+
+/// Turns a mapping model's entity mappings into a ``MigrationStep``: renames where a mapping
+/// names another entity or property, code (`prepare` and `transformRow`) for the rest.
+private struct StepBuilder {
+    let mapping: XcodeMappingModel
+    let index: Int
+    let source: ObjectModel?
+    let destination: ObjectModel?
+    var renamedEntities: [String: String] = [:], renamedAttributes: [String: String] = [:]
+    var renamedRelationships: [String: String] = [:]
+    /// Destination entity -> the entity mapping that fills it.
+    var filled: [String: String] = [:]
+    /// Destination entity -> what each of its rows gets.
+    var assignments: [String: [Assignment]] = [:]
+    /// The hierarchies (by root entity name) whose rows `prepare` reads, with their entities.
+    var lookups: [String: [String]] = [:]
+
+    init(mapping: XcodeMappingModel, index: Int, source: ObjectModel?, destination: ObjectModel?) {
+        self.mapping = mapping
+        self.index = index
+        self.source = source
+        self.destination = destination
+    }
+
+    func failure(_ entityMapping: XcodeMappingModel.EntityMapping, _ what: String) -> SkerryError {
+        SkerryError(
+            .modelMismatch,
+            "\(mapping.url.path): the entity mapping '\(entityMapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep (transformRow or finish) for step \(index + 1) instead.",
+            entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name)
+    }
+
+    func missing(_ entityMapping: XcodeMappingModel.EntityMapping, _ what: String, in version: String?) -> SkerryError {
+        SkerryError(
+            .modelMismatch,
+            "\(mapping.url.path): the entity mapping '\(entityMapping.name)' names \(what), which the model version '\(version ?? "?")' does not have: the mapping model was made for other versions of the model (make it again in Xcode).",
+            entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name)
+    }
+
+    mutating func add(_ entityMapping: XcodeMappingModel.EntityMapping) throws(SkerryError) {
+        if let policy = entityMapping.migrationPolicyClassName {
+            throw failure(entityMapping, "uses the custom migration policy class '\(policy)' (app code, which cannot run on Linux)")
+        }
+        // A mapping without a destination drops the source's objects; one without a source
+        // (Xcode's "add" mapping) makes new objects only: nothing to do for existing rows.
+        guard let destinationName = entityMapping.destinationEntityName else { return }
+        let destinationEntity = destination?.entity(named: destinationName)
+        if destination != nil && destinationEntity == nil {
+            throw missing(entityMapping, "the destination entity '\(destinationName)'", in: mapping.destinationVersionName)
+        }
+        guard let sourceName = entityMapping.sourceEntityName else { return }
+        let sourceEntity = source?.entity(named: sourceName)
+        if source != nil && sourceEntity == nil {
+            throw missing(entityMapping, "the source entity '\(sourceName)'", in: mapping.sourceVersionName)
+        }
+        if let other = filled[destinationName] {
+            throw failure(
+                entityMapping,
+                "fills '\(destinationName)', which the entity mapping '\(other)' fills too (objects of two source entities into one)")
+        }
+        filled[destinationName] = entityMapping.name
+        if sourceName != destinationName { renamedEntities[destinationName] = sourceName }
+        for property in entityMapping.attributeMappings {
+            try addAttribute(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
+        }
+        for property in entityMapping.relationshipMappings {
+            try addRelationship(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
+        }
+    }
+
+    mutating func addAttribute(
+        _ property: XcodeMappingModel.PropertyMapping, of entityMapping: XcodeMappingModel.EntityMapping,
+        source sourceEntity: EntityDescription?, destination destinationEntity: EntityDescription?
+    ) throws(SkerryError) {
+        let destinationName = entityMapping.destinationEntityName!, key = "\(destinationName).\(property.name)"
+        let attribute = destinationEntity?.attribute(named: property.name)
+        if let destinationEntity, attribute == nil {
+            throw missing(entityMapping, "the attribute '\(destinationEntity.name).\(property.name)'", in: mapping.destinationVersionName)
+        }
+        guard let expression = property.valueExpression else { return }
+        if case .keyPath(let path) = expression, !path.contains(".") {
+            if let sourceEntity, sourceEntity.attribute(named: path) == nil {
+                throw missing(entityMapping, "the attribute '\(sourceEntity.name).\(path)'", in: mapping.sourceVersionName)
+            }
+            if path != property.name { renamedAttributes[key] = path }
+            return
+        }
+        if case .constant(let value) = expression {
+            var converted = value
+            if let attribute {
+                guard let fitting = MappingValue.convert(value, to: attribute.type) else {
+                    throw failure(entityMapping, "sets '\(property.name)' to the constant \(value), which is no \(attribute.type) value")
+                }
+                converted = fitting
+            }
+            assignments[destinationName, default: []].append(
+                Assignment(name: property.name, type: attribute?.type, value: .constant(converted)))
+            return
+        }
+        let value = try evaluable(expression, of: entityMapping, source: sourceEntity, what: "sets '\(property.name)' to \(expression)")
+        assignments[destinationName, default: []].append(Assignment(name: property.name, type: attribute?.type, value: value))
+    }
+
+    mutating func addRelationship(
+        _ property: XcodeMappingModel.PropertyMapping, of entityMapping: XcodeMappingModel.EntityMapping,
+        source sourceEntity: EntityDescription?, destination destinationEntity: EntityDescription?
+    ) throws(SkerryError) {
+        let destinationName = entityMapping.destinationEntityName!, key = "\(destinationName).\(property.name)"
+        let relationship = destinationEntity?.relationship(named: property.name)
+        if let destinationEntity, relationship == nil {
+            throw missing(
+                entityMapping, "the relationship '\(destinationEntity.name).\(property.name)'", in: mapping.destinationVersionName)
+        }
+        let path: String
+        switch property.valueExpression {
+        case nil: return
+        case .destinationInstances(let keyPath)?, .keyPath(let keyPath)?: path = keyPath
+        case let expression?: throw failure(entityMapping, "sets the relationship '\(property.name)' to \(expression)")
+        }
+        if !path.contains(".") {
+            if let sourceEntity, sourceEntity.relationship(named: path) == nil {
+                throw missing(entityMapping, "the relationship '\(sourceEntity.name).\(path)'", in: mapping.sourceVersionName)
+            }
+            if path != property.name { renamedRelationships[key] = path }
+            return
+        }
+        // A path of to-one relationships into a to-one relationship: the foreign key of the
+        // object it reaches (keys carry over).
+        let what = "sets the relationship '\(property.name)' to the destination objects of $source.\(path)"
+        guard let relationship, !relationship.isToMany else { throw failure(entityMapping, what) }
+        let value = try evaluable(.keyPath(path), of: entityMapping, source: sourceEntity, what: what, endingInRelationship: true)
+        assignments[destinationName, default: []].append(Assignment(name: property.name, type: nil, value: value))
+    }
+
+    /// An expression as code, checking each key path against the source model.
+    mutating func evaluable(
+        _ expression: XcodeMappingModel.ValueExpression, of entityMapping: XcodeMappingModel.EntityMapping,
+        source sourceEntity: EntityDescription?, what: String, endingInRelationship: Bool = false
+    ) throws(SkerryError) -> Evaluable {
+        switch expression {
+        case .constant(let value):
+            return .constant(value)
+        case .keyPath(let path):
+            let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard let source, var entity = sourceEntity else {
+                guard names.count == 1 else {
+                    throw failure(entityMapping, what + " (a key path through relationships needs the source model)")
+                }
+                return .keyPath(hops: [], last: names[0])
+            }
+            var hops: [Hop] = []
+            for name in names.dropLast() {
+                guard let relationship = entity.relationship(named: name) else {
+                    if entity.attribute(named: name) == nil && !name.hasPrefix("@") {
+                        throw missing(
+                            entityMapping, "the relationship '\(entity.name).\(name)' (in $source.\(path))", in: mapping.sourceVersionName)
+                    }
+                    throw failure(entityMapping, what + " ('\(name)' is no relationship)")
+                }
+                guard !relationship.isToMany, let next = source.entity(named: relationship.destinationEntityName) else {
+                    throw failure(entityMapping, what + " ('\(entity.name).\(name)' is a to-many relationship)")
+                }
+                let root = next.rootEntity.name
+                lookups[root] = source.entityAndSubentities(of: next.rootEntity).map(\.name)
+                hops.append(Hop(relationship: name, hierarchy: root))
+                entity = next
+            }
+            let last = names[names.count - 1]
+            let found =
+                endingInRelationship
+                ? entity.relationship(named: last).map { !$0.isToMany } : entity.attribute(named: last).map { _ in true }
+            guard let found else {
+                throw missing(
+                    entityMapping,
+                    "the \(endingInRelationship ? "relationship" : "attribute") '\(entity.name).\(last)' (in $source.\(path))",
+                    in: mapping.sourceVersionName)
+            }
+            guard found else { throw failure(entityMapping, what + " ('\(entity.name).\(last)' is a to-many relationship)") }
+            return .keyPath(hops: hops, last: last)
+        case .function(let receiver, let selector, let arguments):
+            guard MappingValue.selectors.contains(selector) else {
+                throw failure(entityMapping, what + " (Skerry knows no method '\(selector)')")
+            }
+            var values: [Evaluable] = []
+            for argument in arguments { values.append(try evaluable(argument, of: entityMapping, source: sourceEntity, what: what)) }
+            return .function(try evaluable(receiver, of: entityMapping, source: sourceEntity, what: what), selector, values)
+        case .destinationInstances, .unsupported:
+            throw failure(entityMapping, what)
+        }
+    }
+
+    func step() -> MigrationStep {
+        guard !assignments.isEmpty else {
+            return MigrationStep(
+                from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
+                renamedRelationships: renamedRelationships)
+        }
+        let rows = RowLookup(), lookups = lookups, assignments = assignments
+        var prepare: (@Sendable (MigrationContext) throws -> Void)?
+        if !lookups.isEmpty {
+            prepare = { @Sendable (context: MigrationContext) throws -> Void in
+                var read: [String: [Int64: MigrationRow]] = [:]
+                for (root, entities) in lookups {
+                    for entity in entities {
+                        for row in try context.sourceRows(of: entity) { read[root, default: [:]][row.primaryKey] = row }
+                    }
+                }
+                rows.storage.withLock { $0 = read }
+            }
+        }
+        let number = index + 1
+        return MigrationStep(
+            from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
+            renamedRelationships: renamedRelationships, prepare: prepare,
+            transformRow: { @Sendable (entity: String, source: MigrationRow, row: inout MigrationRow) throws -> Void in
+                guard let assigned = assignments[entity] else { return }
+                let lookup = rows.storage.withLock { $0 }
+                for assignment in assigned {
+                    let value = assignment.value.evaluate(source, lookup)
+                    guard let type = assignment.type else {
+                        row[assignment.name] = value
+                        continue
+                    }
+                    guard let converted = MappingValue.convert(value, to: type) else {
+                        throw SkerryError(
+                            .migrationWouldLoseData,
+                            "Step \(number): the mapping model sets '\(entity).\(assignment.name)' of row \(source.primaryKey) to \(value), which is no \(type) value.",
+                            entityName: entity, key: assignment.name)
+                    }
+                    row[assignment.name] = converted
+                }
+            })
+    }
+}
+
+/// A step hop through a to-one relationship: the relationship, and the hierarchy (by root
+/// entity) whose rows hold the objects it reaches.
+private struct Hop: Sendable {
+    let relationship: String
+    let hierarchy: String
+}
+
+/// What a destination property gets: a value computed from the source row.
+private struct Assignment: Sendable {
+    let name: String
+    /// The attribute's type to convert to (nil: a relationship's key, or no model to check).
+    let type: AttributeType?
+    let value: Evaluable
+}
+
+/// An expression a step computes for each row.
+private indirect enum Evaluable: Sendable {
+    case constant(AttributeValue)
+    /// A property of the source row, or of the row reached through to-one relationships.
+    case keyPath(hops: [Hop], last: String)
+    case function(Evaluable, String, [Evaluable])
+
+    func evaluate(_ source: MigrationRow, _ lookup: [String: [Int64: MigrationRow]]) -> AttributeValue {
+        switch self {
+        case .constant(let value):
+            return value
+        case .keyPath(let hops, let last):
+            var row = source
+            for hop in hops {
+                guard case .int(let key) = row[hop.relationship], let next = lookup[hop.hierarchy]?[key] else { return .null }
+                row = next
+            }
+            return row[last]
+        case .function(let receiver, let selector, let arguments):
+            return MappingValue.apply(selector, to: receiver.evaluate(source, lookup), arguments.map { $0.evaluate(source, lookup) })
+        }
+    }
+}
+
+/// The rows a step's `prepare` read, for its `transformRow`.
+private final class RowLookup: Sendable {
+    let storage = Mutex<[String: [Int64: MigrationRow]]>([:])
+}
