@@ -8,6 +8,10 @@
 # Build the tests first (swift build --build-tests). The report has one line per check:
 # bundle, stage, outcome (ok, FAIL, LOST, CRASH), category, detail.
 #
+# Pairs of versions with the app's mapping models between them migrate with those (stage
+# "mapped OLD -> NEW", category carried / typed refusal / custom policy / other);
+# SKERRY_CORPUS_MAPPINGS=off migrates them without, as lightweight migrations.
+#
 # The same checks on the PostgreSQL store (a schema of a throwaway server per version's store):
 #
 #   SKERRY_CORPUS_STORE=postgres bash scripts/postgres-server.sh run scripts/corpus-report.sh /work/corpus/repos OUT.tsv
@@ -34,3 +38,6 @@ echo "== outcomes by stage"
 awk -F'\t' '{split($2, s, " "); print s[1] "\t" $3}' "$report" | sort | uniq -c
 echo "== failure categories"
 awk -F'\t' '$3 != "ok" {split($2, s, " "); print s[1] "\t" $3 "\t" $4}' "$report" | sort | uniq -c | sort -rn
+echo "== migration pairs: all, and those with mapping models by verdict"
+awk -F'\t' '$2 ~ /^(migrate|mapped) / {n++; if ($3 == "ok") ok++} END {printf "%d pairs, %d carried\n", n, ok}' "$report"
+awk -F'\t' '$2 ~ /^mapped / {split($4, c, ":"); print c[1]}' "$report" | sort | uniq -c

@@ -13,6 +13,11 @@ import Testing
 /// per version's store; run under `scripts/postgres-server.sh run`) instead of SQLite files.
 /// `SKERRY_CORPUS_PAIRS=consecutive` opens each version's store with the next version's model
 /// (versions in their natural order) instead of each earlier version's with the current one.
+/// Where the app has Xcode mapping models (`.xcmappingmodel`, anywhere in the bundle's repository
+/// folder, the first folder under `SKERRY_CORPUS`) between versions a pair migrates through, the
+/// pair migrates with a plan over those versions driven by them (stage "mapped OLD -> NEW", its
+/// category the verdict: carried, typed refusal, custom policy, other);
+/// `SKERRY_CORPUS_MAPPINGS=off` migrates every pair without them, as before.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["SKERRY_CORPUS"] != nil))
 struct CorpusHarnessTests {
     @Test func corpus() throws {
@@ -33,7 +38,8 @@ struct CorpusHarnessTests {
             } else {
                 CorpusHarness(
                     bundle: bundle, root: root, onPostgres: onPostgres,
-                    consecutivePairs: environment["SKERRY_CORPUS_PAIRS"] == "consecutive"
+                    consecutivePairs: environment["SKERRY_CORPUS_PAIRS"] == "consecutive",
+                    usesMappings: environment["SKERRY_CORPUS_MAPPINGS"] != "off"
                 ).run(into: &report)
             }
         }
@@ -76,6 +82,8 @@ struct CorpusHarness {
     /// Whether each version's store is opened with the next version (else each earlier one's
     /// with the current version).
     var consecutivePairs = false
+    /// Whether pairs with mapping models between them migrate with those.
+    var usesMappings = false
 
     /// `.xcdatamodeld` folders, and `.xcdatamodel` folders outside any `.xcdatamodeld`.
     static func bundles(under root: URL) -> [URL] {
@@ -120,12 +128,15 @@ struct CorpusHarness {
         String(bundle.path.dropFirst(root.path.count + 1))
     }
 
-    /// Reads a mapping model and makes its plan step.
+    /// Reads a mapping model and makes its plan step (with its two versions' models, when a model
+    /// bundle of the repository has them).
     func readMapping(into report: inout CorpusReport) {
         do {
             let mapping = try XcodeMappingModel(contentsOf: bundle)
-            _ = try mapping.migrationStep(from: 0)
-            report.add(name, "mapping", "ok", "", "\(mapping.entityMappings.count) entity mappings")
+            let (source, destination) = versionModels(of: mapping)
+            _ = try mapping.migrationStep(from: 0, source: source, destination: destination)
+            report.add(
+                name, "mapping", "ok", "", "\(mapping.entityMappings.count) entity mappings\(source == nil ? ", without its models" : "")")
         } catch {
             report.add(name, "mapping", "FAIL", Self.category(error), "\(error)")
         }
@@ -183,8 +194,13 @@ struct CorpusHarness {
                 pairs.append((versionName, version, model.currentVersionName, current))
             }
         }
+        let mappings = usesMappings ? mappingModels(for: model) : []
         for (versionName, version, currentName, current) in pairs {
             guard let (store, snapshot) = stores[versionName] else { continue }
+            if let chain = MappedChain(from: versionName, to: currentName, model: model, versions: versions, mappings: mappings) {
+                migrate(chain, store: store, snapshot: snapshot, into: &report)
+                continue
+            }
             let stage = "migrate \(versionName) -> \(currentName)"
             do {
                 let migrated = try read(current.model, description: store)
@@ -390,12 +406,19 @@ struct CorpusHarness {
     /// what the destination can hold is compared.
     static func difference(
         _ old: CorpusSnapshot, _ new: CorpusSnapshot, from source: ObjectModel,
-        to destination: ObjectModel, sameVersion: Bool
+        to destination: ObjectModel, sameVersion: Bool, mapped: MappedChanges? = nil
     ) -> String? {
         var problems: [String] = []
-        let entityMatches = matches(
+        var entityMatches = matches(
             destination.entities.map { ($0.name, $0.renamingIdentifier) },
             source.entities.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
+        if let mapped {
+            // The mapping models' entity mappings decide which old entity each new one takes.
+            for (new, old) in mapped.entities where source.entity(named: old) != nil && destination.entity(named: new) != nil {
+                for (other, taken) in entityMatches where taken == old { entityMatches[other] = nil }
+                entityMatches[new] = old
+            }
+        }
         var entityMap: [String: String] = [:] // old -> new
         for (newName, oldName) in entityMatches { entityMap[oldName] = newName }
         func mapKey(_ key: String) -> String? {
@@ -419,7 +442,7 @@ struct CorpusHarness {
                 oldEntity.relationships.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
             for (key, oldObject) in oldObjects {
                 let newObject = newObjects[mapKey(key)!]!
-                for (newName, oldName) in attributeMatches {
+                for (newName, oldName) in attributeMatches where mapped?.setProperties.contains("\(newEntity.name).\(newName)") != true {
                     guard let attribute = oldEntity.attribute(named: oldName), let newAttribute = newEntity.attribute(named: newName),
                         newAttribute.type == attribute.type
                     else { continue }
@@ -428,7 +451,7 @@ struct CorpusHarness {
                         problems.append("\(key).\(attribute.name): \(was) became \(now)")
                     }
                 }
-                for (newName, oldName) in relationshipMatches {
+                for (newName, oldName) in relationshipMatches where mapped?.setProperties.contains("\(newEntity.name).\(newName)") != true {
                     guard let relationship = oldEntity.relationship(named: oldName),
                         let newRelationship = newEntity.relationship(named: newName),
                         entityMap[relationship.destinationEntityName] == newRelationship.destinationEntityName

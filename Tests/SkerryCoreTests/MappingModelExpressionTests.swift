@@ -84,7 +84,9 @@ import Testing
             let context = stack.newBackgroundContext()
             try context.performAndWait { try Self.populate(context) }
         }
-        let plan = try MigrationPlan(xcodeVersions: versions, mappingModels: [try Self.mapping()])
+        let mappingURL = Self.fixtures.appendingPathComponent("ShopToShop2.xcmappingmodel")
+        let mapping = try XcodeMappingModel(contentsOf: mappingURL) // the app's ShopToShop2.xcmappingmodel
+        let plan = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping]) // versions: Shop, Shop 2
         let stack = PersistentStack(name: "Shop", model: versions[1].model)
         var migrating = description
         migrating.migrationPlan = plan
@@ -206,5 +208,33 @@ import Testing
         #expect(error?.message.contains("custom migration policy class 'Shop.VendorMigrationPolicy'") == true)
         #expect(error?.message.contains("MigrationStep") == true)
         #expect(error?.key == "VendorToVendor")
+    }
+}
+
+/// The corpus harness (CorpusHarnessTests) on a corpus of one repository holding the Shop
+/// fixtures: the pair with a mapping model between its versions migrates with it, and without
+/// mapping models (`SKERRY_CORPUS_MAPPINGS=off`) the same pair is a lightweight migration (stage
+/// "migrate").
+@Suite struct CorpusMappingHarnessTests {
+    @Test func aPairWithAMappingModelMigratesWithIt() throws {
+        let directory = TemporaryDirectory()
+        let repository = directory.url.appendingPathComponent("shop+app")
+        try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
+        for item in ["Shop.xcdatamodeld", "ShopToShop2.xcmappingmodel"] {
+            try FileManager.default.copyItem(
+                at: FixtureFiles.folder.appendingPathComponent(item), to: repository.appendingPathComponent(item))
+        }
+        let bundle = repository.appendingPathComponent("Shop.xcdatamodeld")
+        var mapped = CorpusReport(), plain = CorpusReport()
+        CorpusHarness(bundle: bundle, root: directory.url, usesMappings: true).run(into: &mapped)
+        CorpusHarness(bundle: bundle, root: directory.url, usesMappings: false).run(into: &plain)
+        let pair = try #require(mapped.lines.first { $0[1].hasPrefix("mapped ") })
+        #expect(pair[1] == "mapped Shop -> Shop 2")
+        #expect(pair[2] == "ok" && pair[3] == "carried", "\(pair)")
+        #expect(pair[4] == "ShopToShop2.xcmappingmodel")
+        let lightweight = try #require(plain.lines.first { $0[1].hasPrefix("migrate ") })
+        #expect(lightweight[1] == "migrate Shop -> Shop 2")
+        #expect(!plain.lines.contains { $0[1].hasPrefix("mapped ") })
+        #expect(CorpusHarness(bundle: bundle, root: directory.url).mappingModels(for: try XcodeModel(contentsOf: bundle)).count == 1)
     }
 }
