@@ -37,6 +37,15 @@ public struct FetchRequest: Sendable, Hashable {
     /// query per relationship for all the objects, instead of one per object when each is first
     /// read. Names of the entity's relationships (to-one or to-many).
     public var relationshipKeyPathsForPrefetching: [String] = []
+    /// Core Data's hint that fetched objects may come back as faults (true by default): accepted
+    /// so that Core Data code compiles unchanged, and without effect. A Skerry fetch loads the
+    /// values of the objects it returns (``fetchBatchSize`` decides when), whatever this says;
+    /// results are the same either way. Two requests that differ in it are not equal.
+    public var returnsObjectsAsFaults: Bool = true
+    /// Core Data's hint that the fetch may skip the objects' values (true by default): accepted,
+    /// and without effect, as ``returnsObjectsAsFaults``. Results are the same either way; two
+    /// requests that differ in it are not equal.
+    public var includesPropertyValues: Bool = true
 
     /// Creates a request.
     /// - Parameters:
