@@ -174,14 +174,19 @@ extension PostgresResult {
     @inline(__always)
     private static func timestamp(_ raw: UnsafeRawBufferPointer) -> Double? {
         guard raw.count == 8 else { return nil }
-        let micros = Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
-        // ±infinity are Int64.max/min: no Date can stand for them.
+        return seconds(micros: Int64(bigEndian: raw.loadUnaligned(as: Int64.self)))
+    }
+
+    /// A timestamp's microseconds since PostgreSQL's epoch as seconds since Foundation's reference
+    /// date; nil for ±infinity (Int64.max and .min), which no `Date` can stand for.
+    @inline(__always)
+    static func seconds(micros: Int64) -> Double? {
         guard micros != .max, micros != .min else { return nil }
         return Double(micros) / 1_000_000 - PostgresType.epochOffset
     }
 
     /// A cell of the kinds whose values are objects (decimal, URL, data, UUID).
-    private static func object(_ raw: UnsafeRawBufferPointer, _ kind: PostgresColumnDecoder.Kind) -> AttributeValue? {
+    static func object(_ raw: UnsafeRawBufferPointer, _ kind: PostgresColumnDecoder.Kind) -> AttributeValue? {
         switch kind {
         case .numeric:
             guard let text = NumericCodec.text(raw), let value = Decimal(string: text) else { return nil }

@@ -12,6 +12,9 @@ extension PostgresStore {
         let entity: EntityDescription
         /// One per stored attribute, for the columns from 2 on.
         let decoders: [PostgresColumnDecoder]
+        /// The entity's reading, when the result's columns have the types the store gives its
+        /// attributes (the usual case): rows are read into storage through it.
+        let reading: PostgresRowReading?
         let space: ObjectIDSpace
         let foreignKeyIndexes: [Int]
         let foreignKeySpaces: [ObjectIDSpace]
@@ -21,10 +24,14 @@ extension PostgresStore {
         /// The store's layout (made with its identity), for the spaces of entity codes.
         let storeLayout: SQLiteStoreLayout
 
-        init(_ result: PostgresResult, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout, _ storeLayout: SQLiteStoreLayout) {
+        init(
+            _ result: PostgresResult, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout,
+            _ storeLayout: SQLiteStoreLayout, reading: PostgresRowReading? = nil
+        ) {
             self.result = result
             self.entity = entity
             decoders = result.decoders(entity.attributeTypes.prefix(entity.storedAttributeCount), from: 2)
+            self.reading = reading.flatMap { $0.matches(result, from: 2) ? $0 : nil }
             space = entityLayout.spaces!.own
             foreignKeyIndexes = entityLayout.foreignKeyIndexes
             foreignKeySpaces = entityLayout.spaces!.foreignKeyDestinations
@@ -79,7 +86,11 @@ extension PostgresStore {
         func storage(_ row: Int32) throws(SkerryError) -> UnsafeMutableRawPointer {
             let valueLayout = entity.valueLayout
             let base = valueLayout.allocate()
-            if let index = result.decode(row, from: 2, decoders, into: base, valueLayout) {
+            let failed =
+                if let reading { reading.read(result, row, from: 2, into: base, valueLayout) } else {
+                    result.decode(row, from: 2, decoders, into: base, valueLayout)
+                }
+            if let index = failed {
                 valueLayout.deallocate(base)
                 throw undecodable(row, at: index)
             }
@@ -163,9 +174,10 @@ extension PostgresStore {
         let entityLayout = try layout.of(query.entity)
         let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout, dialect: .postgres)
         let storeLayout = layout
+        let reading = rowReadings[ObjectIdentifier(query.entity)]
         try read(query.entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
-            let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout)
+            let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout, reading: reading)
             for row in 0..<result.rowCount {
                 body(decoder.objectID(row), decoder.version(row), try decoder.storage(row), decoder.relationships(row))
             }

@@ -29,6 +29,8 @@ final class PostgresStore: ObjectStore {
     let layout: SQLiteStoreLayout
     /// The statements of a save, in PostgreSQL's dialect.
     let planner: StoreWritePlanner
+    /// How each entity's rows are read into objects' storage, by entity.
+    let rowReadings: [ObjectIdentifier: PostgresRowReading]
     let pool: PostgresConnectionPool
     /// This store instance's name in the change table: its own saves are not news to it.
     let origin = UUID().uuidString
@@ -62,6 +64,7 @@ final class PostgresStore: ObjectStore {
         identity = StoreIdentity(identifier: identifier)
         layout = SQLiteStoreLayout(entities: entities, identity: identity)
         planner = StoreWritePlanner(layout: layout, dialect: .postgres)
+        rowReadings = Self.rowReadings(entities)
         if options.propagatesChanges {
             do {
                 listener = try PostgresChangeListener(

@@ -111,6 +111,46 @@ import Testing
         }
     }
 
+    /// The store reads cells by the column types it gives attributes; columns changed by hand to
+    /// other types that hold the attributes' values still read, as do empty strings and data
+    /// (which only a NULL flag tells from NULL).
+    @Test func columnsChangedByHandToOtherTypesThatHoldTheValuesStillRead() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try Self.stack(schema)
+        let stored: [String: any AttributeValueConvertible] = [
+            "flag": true, "small": Int16(-7), "medium": Int32(70_000), "large": Int64(-5), "ratio": 0.5,
+            "date": Date(timeIntervalSinceReferenceDate: 1_000.5), "name": "", "blob": Data(),
+        ]
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            let item = try writer.insert(entityName: "Item")
+            for (key, value) in stored { try item.setValue(value, forKey: key) }
+            try writer.save()
+        }
+        func read(_ stack: PersistentStack) throws -> [String: AttributeValue] {
+            let reader = stack.newBackgroundContext()
+            return try reader.performAndWait {
+                let items = try reader.fetch(FetchRequest(entityName: "Item"))
+                #expect(items.count == 1)
+                var values: [String: AttributeValue] = [:]
+                for key in stored.keys { values[key] = try items.first?.value(forKey: key, as: AttributeValue.self) }
+                return values
+            }
+        }
+        #expect(try read(stack) == stored.mapValues(\.attributeValue))
+        let connection = try PostgresTestServer.connect()
+        let table = "\"\(schema)\".\"Item\""
+        try connection.execute("SET TIME ZONE 'UTC'") // timestamptz to timestamp keeps the UTC time
+        try connection.execute(
+            """
+            ALTER TABLE \(table) ALTER COLUMN "small" TYPE bigint, ALTER COLUMN "medium" TYPE bigint,
+                ALTER COLUMN "large" TYPE integer, ALTER COLUMN "ratio" TYPE real,
+                ALTER COLUMN "date" TYPE timestamp, ALTER COLUMN "name" TYPE varchar(20)
+            """)
+        // A new stack: the server refuses to run a statement prepared before its result's types changed.
+        #expect(try read(Self.stack(schema)) == stored.mapValues(\.attributeValue))
+    }
+
     @Test func aCellTheStoreCannotReadIsAnUndecodableErrorNamingTheAttribute() throws {
         let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema)
