@@ -45,7 +45,25 @@ import Testing
         withExtendedLifetime(directory) {}
     }
 
-    /// A child context that is gone is skipped; one made after a merge is not owed it.
+    /// Called from inside a block of the parent (as a batch-delete helper does), the merge reaches
+    /// the children too, without waiting on itself.
+    @Test func remoteMergesFromInsideTheParentsBlockReachItsChildren() throws {
+        let stack = try makeMemoryStack(model: BatchDeleteScenarios.model)
+        let ids = try BatchDeleteScenarios.saveBooks(["Dune", "Emma"], in: stack)
+        let root = stack.newBackgroundContext()
+        let child = root.newChildContext()
+        try child.performAndWait { for id in ids { _ = try child.existingObject(with: id).value(forKey: "title", as: String.self) } }
+        try root.performAndWait {
+            var request = BatchDeleteRequest(objectIDs: [ids[0]])
+            request.resultType = .resultTypeObjectIDs
+            let result = try root.execute(request)
+            ObjectContext.mergeChanges(fromRemoteContextSave: [DeletedObjectsKey: result.result as? [ObjectID] ?? []], into: [root])
+        }
+        #expect(child.performAndWait { child.registeredObject(for: ids[0]) == nil && child.registeredObject(for: ids[1]) != nil })
+    }
+
+    /// A parent holds its children weakly: a child that is gone is dropped from its list, and the
+    /// merge reaches the children that live.
     @Test func remoteMergesSkipChildrenThatAreGone() throws {
         let stack = try makeMemoryStack(model: BatchDeleteScenarios.model)
         let ids = try BatchDeleteScenarios.saveBooks(["Dune"], in: stack)

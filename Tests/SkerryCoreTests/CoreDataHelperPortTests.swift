@@ -467,6 +467,27 @@ extension EntityObject {
         #expect(!EntityObject.hasAnyEntities(entityName: "Site", in: stack.newBackgroundContext()))
     }
 
+    /// The fetch hints the helpers set are accepted and change no result; requests that differ in
+    /// them are different requests.
+    @Test func fetchHintsChangeNoResult() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.stack(directory, sites: ["Basin", "Ridge"])
+        let context = stack.newBackgroundContext()
+        let plain = FetchRequest(entityName: "Site", sortKeys: [SortKey("name")])
+        var hinted = plain
+        hinted.returnsObjectsAsFaults = false
+        hinted.includesPropertyValues = false
+        #expect(plain.returnsObjectsAsFaults && plain.includesPropertyValues)
+        #expect(hinted != plain && Set([plain, hinted]).count == 2)
+        let (first, second) = try context.performAndWait {
+            let names = { (request: FetchRequest) in
+                try context.fetch(request).map { try $0.value(forKey: "name", as: String.self) }
+            }
+            return (try names(plain), try names(hinted))
+        }
+        #expect(first == ["Basin", "Ridge"] && second == first)
+    }
+
     /// `mainAsyncSave(in:)` saves a main-queue context from the main queue.
     @MainActor @Test func mainAsyncSaveSavesAMainQueueContextLater() async throws {
         let directory = TemporaryDirectory()

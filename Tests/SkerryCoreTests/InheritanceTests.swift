@@ -272,4 +272,29 @@ import Testing
             #expect(try Self.titles(reader.fetch(FetchRequest(entityName: "Media"))) == ["Guide"])
         }
     }
+
+    /// A batch delete by object IDs of a sub-entity's objects deletes those rows only; IDs of a
+    /// parent and a sub-entity together are refused (Core Data: one entity's IDs).
+    @Test(arguments: StoreKind.allCases)
+    func aBatchDeleteByObjectIDsOfASubEntity(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.stack(kind, directory)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let dune = try Self.insert("Book", "Dune", in: context)
+            let manual = try Self.insert("Ebook", "Manual", in: context)
+            _ = try Self.insert("Ebook", "Guide", in: context)
+            try context.save()
+            expectError(.invalidArgument) { try context.execute(BatchDeleteRequest(objectIDs: [dune.objectID, manual.objectID])) }
+            var request = BatchDeleteRequest(objectIDs: [manual.objectID])
+            request.resultType = .resultTypeObjectIDs
+            let result = try context.execute(request)
+            #expect(result.deletedObjectIDs == [manual.objectID])
+        }
+        let reader = stack.newBackgroundContext()
+        let left = try reader.performAndWait {
+            try Self.titles(reader.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")])))
+        }
+        #expect(left == ["Dune", "Guide"])
+    }
 }
