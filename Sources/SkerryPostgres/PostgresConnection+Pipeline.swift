@@ -70,7 +70,7 @@ final class PostgresPipeline {
         let sent = try connection.withParameters(for: statement, encode) { count, values, lengths, formats in
             // withCString: no C string copied for each statement, as the implicit conversion makes.
             statement.name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
-        }
+        }.get()
         guard sent == 1 else {
             failedStatement = sentCount
             let error = connection.error(nil, sql: sql)

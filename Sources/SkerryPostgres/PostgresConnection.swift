@@ -228,45 +228,25 @@ final class PostgresConnection {
         try execute("DEALLOCATE ALL")
     }
 
-    /// Encodes `bindings` for `statement`'s parameters and calls `body` with their count and
-    /// libpq's arrays of values, lengths and formats, valid only during the call.
-    /// - Throws: ``PostgresError`` when the count is not the statement's or a value cannot be
-    ///   sent as its parameter's type.
-    func withParameters<T>(
-        _ bindings: [AttributeValue], for statement: PostgresStatement,
-        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
-    ) throws(PostgresError) -> T {
-        var writer = ParameterWriter(statement: statement, encoded: takeParameters())
-        do throws(PostgresError) {
-            for value in bindings { try writer.append(value) }
-            let result = try writer.finish(body)
-            parameters = writer.release()
-            return result
-        } catch {
-            parameters = writer.release()
-            throw error
-        }
-    }
-
     /// Calls `encode` to write `statement`'s parameters one by one straight into the connection's
     /// buffer (no array of values), then `body` with their count and libpq's arrays of values,
     /// lengths and formats, valid only during the call.
-    /// - Throws: ``PostgresError`` when the count is not the statement's or a value cannot be
-    ///   sent as its parameter's type, or what `encode` throws.
+    /// - Returns: what `body` returned, or the error: a ``PostgresError`` when the count is not
+    ///   the statement's or a value cannot be sent as its parameter's type, or what `encode` threw.
     func withParameters<T>(
         for statement: PostgresStatement, _ encode: (inout ParameterWriter) throws -> Void,
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
-    ) throws -> T {
+    ) -> Result<T, any Error> {
         var writer = ParameterWriter(statement: statement, encoded: takeParameters())
+        let result: Result<T, any Error>
         do {
             try encode(&writer)
-            let result = try writer.finish(body)
-            parameters = writer.release()
-            return result
+            result = .success(try writer.finish(body))
         } catch {
-            parameters = writer.release()
-            throw error
+            result = .failure(error)
         }
+        parameters = writer.release()
+        return result
     }
 
     /// The connection's parameter buffer, emptied, moved out (not copied) for one execution and
@@ -280,22 +260,48 @@ final class PostgresConnection {
     /// Runs `sql` as a prepared statement with `bindings` and returns its rows.
     @discardableResult
     func query(_ sql: String, _ bindings: [AttributeValue] = []) throws(PostgresError) -> PostgresResult {
+        do {
+            return try query(sql, runsUnprepared: bindings.isEmpty) { writer in
+                for value in bindings { try writer.append(value) }
+            }
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            // Not reached: appending values and running the statement throw PostgresErrors only.
+            throw PostgresError(sqlState: .internalError, message: "\(error)", sql: sql)
+        }
+    }
+
+    /// Runs `sql` as a prepared statement with the parameters `encode` writes (straight into the
+    /// connection's buffer: no array of values) and returns its rows.
+    /// - Throws: ``PostgresError``, or what `encode` throws.
+    @discardableResult
+    func query(_ sql: String, encode: (inout ParameterWriter) throws -> Void) throws -> PostgresResult {
+        try query(sql, runsUnprepared: false, encode)
+    }
+
+    /// Runs `sql` as a prepared statement with the parameters `encode` writes. When
+    /// `runsUnprepared` and the statement, not prepared yet, has no parameters, it is prepared
+    /// and run in one round trip (`encode` is not called).
+    private func query(
+        _ sql: String, runsUnprepared: Bool, _ encode: (inout ParameterWriter) throws -> Void
+    ) throws -> PostgresResult {
         let start = counters?.traceStart
         let statement: PostgresStatement
         if let cached = cachedStatement(sql) {
             statement = cached
         } else {
-            // Prepared and, without parameters, run in the same round trip.
-            let prepared = try prepare(sql, named: false, running: bindings.isEmpty)
+            let prepared = try prepare(sql, named: false, running: runsUnprepared)
             if let result = prepared.result {
                 record(result, sql, start)
                 return result
             }
             statement = prepared.statement
         }
-        let raw = try withParameters(bindings, for: statement) { count, values, lengths, formats in
+        let handle = handle
+        let raw = try withParameters(for: statement, encode) { count, values, lengths, formats in
             statement.name.withCString { PQexecPrepared(handle, $0, count, values, lengths, formats, 1) }
-        }
+        }.get()
         let result = try checked(raw, sql: sql)
         record(result, sql, start)
         return result

@@ -184,11 +184,9 @@ extension PostgresStore {
         }
     }
 
-    /// `column = ANY(?::bigint[])`: one prepared statement for any number of keys.
+    /// `column = ANY(?::bigint[])`: one prepared statement for any number of keys, bound as one
+    /// binary `bigint[]` (``ParameterWriter/append(keys:)``).
     static func inKeys(_ column: String) -> String { SQLDialect.postgres.inKeys(column) }
-
-    /// The keys as the array literal ``inKeys(_:)`` binds.
-    static func keyArray(_ keys: [Int64]) -> AttributeValue { SQLDialect.postgres.keyList(keys) }
 
     func fetchRows(_ entity: EntityDescription, primaryKeys: [Int64]) throws(SkerryError) -> [RowSnapshot] {
         guard !primaryKeys.isEmpty else { return [] }
@@ -196,7 +194,7 @@ extension PostgresStore {
         let sql = entityLayout.selectRows + " WHERE " + Self.inKeys(SQLBuilder.primaryKeyColumn)
         let storeLayout = layout
         return try withConnection(entity) { connection in
-            let result = try connection.query(sql, [Self.keyArray(primaryKeys)])
+            let result = try connection.query(sql) { try $0.append(keys: primaryKeys) }
             let decoder = RowDecoder(result, entity, entityLayout, storeLayout)
             var rows: [RowSnapshot] = []
             rows.reserveCapacity(Int(result.rowCount))
@@ -212,7 +210,7 @@ extension PostgresStore {
         let storeLayout = layout
         let space = try layout.of(destination).spaces!.own
         return try withConnection(entity) { connection in
-            let result = try connection.query(sql, [Self.keyArray(sourceKeys)])
+            let result = try connection.query(sql) { try $0.append(keys: sourceKeys) }
             var related: [Int64: [ObjectID]] = [:]
             for row in 0..<result.rowCount {
                 // A destination with sub-entities: the third column names each related row's entity.

@@ -507,24 +507,25 @@ extension PostgresStore {
                     }
                 }
                 if !keys.isEmpty {
-                    let list = Self.keyArray(keys)
                     for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
                         // The deleted rows are gone already: every row found stays.
                         let found = try connection.query(
-                            "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column), [list])
+                            "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column)
+                        ) { try $0.append(keys: keys) }
                         let count = found.rowCount > 0 ? Int(found.int64(0, 0)) : 0
                         if count > 0 {
                             throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: count, deleting: entity)
                         }
                     }
                     for join in cleanup.joinColumns {
-                        try connection.query("DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column), [list])
+                        try connection.query("DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column)) { try $0.append(keys: keys) }
                     }
                     for foreignKey in cleanup.foreignKeys {
                         let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
                         try connection.query(
                             "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE "
-                                + Self.inKeys(foreignKey.column), [list])
+                                + Self.inKeys(foreignKey.column)
+                        ) { try $0.append(keys: keys) }
                     }
                 }
                 return (count, objectIDs)

@@ -292,7 +292,7 @@ import Testing
         for values: [AttributeValue] in [[.int(3)], [.int(3), .int(2), .int(3)]] {
             let error = #expect(throws: PostgresError.self) {
                 let writeValues: (inout ParameterWriter) throws -> Void = { for value in values { try $0.append(value) } }
-                _ = try connection.withParameters(for: update, writeValues) { _, _, _, _ in 0 }
+                _ = try connection.withParameters(for: update, writeValues) { _, _, _, _ in 0 }.get()
             }
             #expect(error?.sqlState == .protocolViolation)
         }
