@@ -112,6 +112,9 @@ import Testing
             let vendors = try permissions.map { try $0.relatedObject(forKey: "vendor")?.value(forKey: "name", as: String.self) }
             #expect(vendors == ["Acme", "Globex", nil])
             #expect(try context.count(for: FetchRequest(entityName: "Tag")) == 0)
+            // Vendor.permissions (to-many) is the other side of ProductPermission.vendor.
+            let vendorObjects = try context.fetch(FetchRequest(entityName: "Vendor", sortKeys: [SortKey("name")]))
+            #expect(try vendorObjects.map { try $0.relatedObjects(forKey: "permissions").count } == [1, 1])
         }
     }
 
@@ -191,6 +194,19 @@ import Testing
             let error = expectError(.modelMismatch) { _ = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping]) }
             #expect(error?.message.contains(says) == true, "\(error?.message ?? "")")
         }
+        // A to-many relationship set through a path, whose to-one inverse nothing sets.
+        let vendors = XcodeMappingModel(
+            url: directory.url, sourceVersionName: "Shop", destinationVersionName: "Shop 2",
+            entityMappings: [
+                .init(
+                    name: "VendorToVendor", sourceEntityName: "Vendor", destinationEntityName: "Vendor", migrationPolicyClassName: nil,
+                    attributeMappings: [],
+                    relationshipMappings: [
+                        .init(name: "permissions", valueExpression: .destinationInstances(sourceKeyPath: "products.permissions"))
+                    ])
+            ])
+        let toMany = expectError(.modelMismatch) { _ = try MigrationPlan(xcodeVersions: versions, mappingModels: [vendors]) }
+        #expect(toMany?.message.contains("whose to-one inverse the mapping model does not set") == true, "\(toMany?.message ?? "")")
     }
 
     /// The custom migration policy class of a mapping is refused by name, and the step says to

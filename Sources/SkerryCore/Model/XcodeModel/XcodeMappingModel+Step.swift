@@ -19,6 +19,7 @@ extension XcodeMappingModel {
         -> MigrationStep
     {
         var builder = StepBuilder(mapping: self, index: index, source: source, destination: destination)
+        for entityMapping in entityMappings { try builder.checkEntities(entityMapping) }
         for entityMapping in entityMappings { try builder.add(entityMapping) }
         return builder.step()
     }
@@ -59,6 +60,16 @@ private struct StepBuilder {
             .modelMismatch,
             "\(mapping.url.path): the entity mapping '\(entityMapping.name)' names \(what), which the model version '\(version ?? "?")' does not have: the mapping model was made for other versions of the model (make it again in Xcode).",
             entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name)
+    }
+
+    /// Fails when the entity mapping names an entity its version does not have.
+    func checkEntities(_ entityMapping: XcodeMappingModel.EntityMapping) throws(SkerryError) {
+        if let name = entityMapping.destinationEntityName, let destination, destination.entity(named: name) == nil {
+            throw missing(entityMapping, "the destination entity '\(name)'", in: mapping.destinationVersionName)
+        }
+        if let name = entityMapping.sourceEntityName, let source, source.entity(named: name) == nil {
+            throw missing(entityMapping, "the source entity '\(name)'", in: mapping.sourceVersionName)
+        }
     }
 
     mutating func add(_ entityMapping: XcodeMappingModel.EntityMapping) throws(SkerryError) {
@@ -151,9 +162,30 @@ private struct StepBuilder {
         // A path of to-one relationships into a to-one relationship: the foreign key of the
         // object it reaches (keys carry over).
         let what = "sets the relationship '\(property.name)' to the destination objects of $source.\(path)"
-        guard let relationship, !relationship.isToMany else { throw failure(entityMapping, what) }
+        guard let relationship else { throw failure(entityMapping, what) }
+        if relationship.isToMany {
+            // The to-many side of a pair whose to-one side this mapping model sets too (as Core
+            // Data keeps both sides of a pair consistent, its links are the to-one side's).
+            guard isSetByAnotherMapping(inverseOf: relationship) else {
+                throw failure(entityMapping, what + " (a to-many relationship whose to-one inverse the mapping model does not set)")
+            }
+            return
+        }
         let value = try evaluable(.keyPath(path), of: entityMapping, source: sourceEntity, what: what, endingInRelationship: true)
         assignments[destinationName, default: []].append(Assignment(name: property.name, type: nil, value: value))
+    }
+
+    /// Whether `relationship` has a to-one inverse that an entity mapping of this mapping model
+    /// sets with an expression.
+    func isSetByAnotherMapping(inverseOf relationship: RelationshipDescription) -> Bool {
+        guard let inverseName = relationship.inverseName,
+            let inverse = destination?.entity(named: relationship.destinationEntityName)?.relationship(named: inverseName),
+            !inverse.isToMany
+        else { return false }
+        return mapping.entityMappings.contains { other in
+            other.sourceEntityName != nil && other.destinationEntityName == relationship.destinationEntityName
+                && other.relationshipMappings.contains { $0.name == inverseName && $0.valueExpression != nil }
+        }
     }
 
     /// An expression as code, checking each key path against the source model.
