@@ -21,6 +21,33 @@ struct IdentityMap: ~Copyable {
         var object: Unmanaged<EntityObject>?
     }
 
+    /// A growable buffer of slots outside the table: the first `count` of `capacity` are
+    /// initialized. Plain bytes, freed by its owner (``free()``).
+    private struct SlotBuffer {
+        private(set) var base: UnsafeMutablePointer<Slot>?
+        private(set) var count = 0
+        private var capacity = 0
+
+        mutating func append(_ slot: Slot) {
+            if count == capacity {
+                capacity = max(64, capacity * 2)
+                let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+                if let base {
+                    grown.moveInitialize(from: base, count: count)
+                    base.deallocate()
+                }
+                base = grown
+            }
+            (base! + count).initialize(to: slot)
+            count += 1
+        }
+
+        mutating func free() {
+            base?.deallocate()
+            self = SlotBuffer()
+        }
+    }
+
     /// The table: `mask + 1` slots (a power of two, at least 8), owned by the map.
     private var slots: UnsafeMutablePointer<Slot>
     /// The number of slots minus one.
@@ -39,10 +66,8 @@ struct IdentityMap: ~Copyable {
     private var listCapacity: Int
 
     /// Objects listed by ``insertLater(_:for:)`` and not in the table yet, with their IDs' hashes
-    /// (the list holds their references); the first `pendingCount` of `pendingCapacity` slots.
-    private var pending: UnsafeMutablePointer<Slot>?
-    private var pendingCount = 0
-    private var pendingCapacity = 0
+    /// (the list holds their references).
+    private var pending = SlotBuffer()
 
     init() {
         mask = 7
@@ -55,7 +80,7 @@ struct IdentityMap: ~Copyable {
         for index in 0..<listCount { list[index]?.release() }
         list.deallocate()
         Self.deallocateSlots(slots)
-        pending?.deallocate()
+        pending.base?.deallocate()
     }
 
     private static func allocateSlots(_ size: Int) -> UnsafeMutablePointer<Slot> {
@@ -73,7 +98,7 @@ struct IdentityMap: ~Copyable {
     var isEmpty: Bool { count == 0 }
 
     /// Whether objects wait in a bulk registration (see ``insertLater(_:for:)``).
-    var hasPending: Bool { pendingCount > 0 }
+    var hasPending: Bool { pending.count > 0 }
 
     /// The hash of `objectID`: Fibonacci hashing of the key, mixed with the entity's address and
     /// the kind of key (what makes two IDs equal, so that equal IDs hash alike even if they came
@@ -112,7 +137,7 @@ struct IdentityMap: ~Copyable {
     /// The object registered for `objectID`, or nil. Complexity: O(1) on average.
     subscript(_ objectID: ObjectID) -> EntityObject? {
         @inline(__always) get {
-            assert(pendingCount == 0, "identity map: a look-up while objects wait to be indexed")
+            assert(pending.count == 0, "identity map: a look-up while objects wait to be indexed")
             let (index, found, _) = find(objectID)
             return found ? slots[index].object?.takeUnretainedValue() : nil
         }
@@ -153,19 +178,8 @@ struct IdentityMap: ~Copyable {
     /// look-up may happen. Inserting many objects at once, in the order of their slots, touches
     /// the table front to back rather than at random (a bulk fetch into an empty context).
     mutating func insertLater(_ object: EntityObject, for objectID: ObjectID) {
-        if pendingCount == pendingCapacity {
-            let capacity = max(64, pendingCapacity * 2)
-            let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
-            if let pending {
-                grown.moveInitialize(from: pending, count: pendingCount)
-                pending.deallocate()
-            }
-            pending = grown
-            pendingCapacity = capacity
-        }
         let unmanaged = Unmanaged.passRetained(object)
-        (pending! + pendingCount).initialize(to: Slot(hash: Self.hash(objectID), object: unmanaged))
-        pendingCount += 1
+        pending.append(Slot(hash: Self.hash(objectID), object: unmanaged))
         append(unmanaged)
     }
 
@@ -174,31 +188,36 @@ struct IdentityMap: ~Copyable {
     /// of their hashes, regions of 256 slots: 4 KB), and places them in that order. A later one
     /// for the ID of an earlier one replaces it, as ``insert(_:for:)`` would have.
     mutating func insertPending() {
-        guard let pending, pendingCount > 0 else { return }
-        let total = pendingCount
-        reserveCapacity(total)
+        guard let entries = pending.base, pending.count > 0 else { return }
+        reserveCapacity(pending.count)
+        Self.inRegionOrder(entries, count: pending.count, shift: shift) { placePending($0) }
+        pending.free()
+    }
+
+    /// Calls `body` with the `count` entries of `entries`, ordered by the region of the table
+    /// their hashes start at (a counting sort on the top bits of the hashes, regions of 256
+    /// slots: 4 KB), so that what `body` does to the table goes front to back rather than at
+    /// random. Stable: of two entries of one region, the earlier comes first.
+    private static func inRegionOrder(
+        _ entries: UnsafeMutablePointer<Slot>, count total: Int, shift: UInt64, _ body: (Slot) -> Void
+    ) {
         let regionBits = max(0, min(14, 64 - Int(shift) - 8))
         if regionBits < 2 || total < 1024 {
-            for index in 0..<total { placePending(pending[index]) }
-        } else {
-            // Stable, so that of two entries for one ID the later one stays.
-            let regionShift = UInt64(64 - regionBits)
-            var starts = [Int](repeating: 0, count: (1 << regionBits) + 1)
-            for index in 0..<total { starts[Int(truncatingIfNeeded: pending[index].hash >> regionShift) + 1] += 1 }
-            for region in 0..<(1 << regionBits) { starts[region + 1] += starts[region] }
-            let sorted = UnsafeMutablePointer<Slot>.allocate(capacity: total)
-            for index in 0..<total {
-                let region = Int(truncatingIfNeeded: pending[index].hash >> regionShift)
-                (sorted + starts[region]).initialize(to: pending[index])
-                starts[region] += 1
-            }
-            for index in 0..<total { placePending(sorted[index]) }
-            sorted.deallocate()
+            for index in 0..<total { body(entries[index]) }
+            return
         }
-        pending.deallocate()
-        self.pending = nil
-        pendingCount = 0
-        pendingCapacity = 0
+        let regionShift = UInt64(64 - regionBits)
+        var starts = [Int](repeating: 0, count: (1 << regionBits) + 1)
+        for index in 0..<total { starts[Int(truncatingIfNeeded: entries[index].hash >> regionShift) + 1] += 1 }
+        for region in 0..<(1 << regionBits) { starts[region + 1] += starts[region] }
+        let sorted = UnsafeMutablePointer<Slot>.allocate(capacity: total)
+        for index in 0..<total {
+            let region = Int(truncatingIfNeeded: entries[index].hash >> regionShift)
+            (sorted + starts[region]).initialize(to: entries[index])
+            starts[region] += 1
+        }
+        for index in 0..<total { body(sorted[index]) }
+        sorted.deallocate()
     }
 
     @inline(__always)
@@ -224,6 +243,64 @@ struct IdentityMap: ~Copyable {
         let (index, taken, hash) = find(newID)
         precondition(!taken, "identity map: \(newID) is already registered")
         slots[index] = Slot(hash: hash, object: unmanaged)
+    }
+
+    // MARK: Indexing every object again
+
+    /// Whether `object` is listed here, that is registered in the map (O(1): its list position).
+    func holds(_ object: EntityObject) -> Bool {
+        let position = Int(object.registration.mapPosition)
+        return position < listCount && list[position]?.toOpaque() == Unmanaged.passUnretained(object).toOpaque()
+    }
+
+    /// Indexes every object again under the ID it has now, after the caller gave many of them new
+    /// IDs at once (a save re-keying its inserts from temporary to permanent IDs): empties the
+    /// table and fills it again in the order of its slots (front to back, not at random), keeping
+    /// registration order. Where two objects now have one ID, the one for which `hasMoved` is
+    /// false leaves the map (as ``insert(_:for:)`` would replace it), returned with the map's
+    /// reference; `hasMoved` is asked only then, and must be true for exactly one of the two.
+    /// Complexity: O(registered objects).
+    mutating func reindex(hasMoved: (EntityObject) -> Bool) -> [EntityObject] {
+        precondition(pending.count == 0, "identity map: re-indexed while objects wait to be indexed")
+        guard count > 0 else { return [] }
+        let entries = UnsafeMutablePointer<Slot>.allocate(capacity: count)
+        defer { entries.deallocate() }
+        var total = 0
+        for position in 0..<listCount {
+            guard let object = list[position] else { continue }
+            precondition(total < count, "identity map: more objects listed than counted")
+            let hash = object._withUnsafeGuaranteedRef { Self.hash($0.registration.objectID) }
+            (entries + total).initialize(to: Slot(hash: hash, object: object))
+            total += 1
+        }
+        precondition(total == count, "identity map: \(total) objects listed, count \(count)")
+        slots.update(repeating: Slot(hash: 0, object: nil), count: mask + 1)
+        count = 0
+        var displaced: [EntityObject] = []
+        Self.inRegionOrder(entries, count: total, shift: shift) { entry in
+            let placing = entry.object!
+            let space = placing._withUnsafeGuaranteedRef { $0.registration.objectID.space }
+            var index = home(entry.hash)
+            while let object = slots[index].object {
+                if slots[index].hash == entry.hash && object._withUnsafeGuaranteedRef({ $0.registration.objectID.space.isSame(as: space) })
+                {
+                    let placedHasMoved = hasMoved(object.takeUnretainedValue())
+                    precondition(
+                        placedHasMoved != hasMoved(placing.takeUnretainedValue()),
+                        "identity map: two objects re-keyed to one ID, \(placing.takeUnretainedValue().objectID)")
+                    let leaving = placedHasMoved ? placing : object
+                    removeFromList(leaving)
+                    displaced.append(leaving.takeRetainedValue())
+                    if placedHasMoved { return }
+                    count -= 1
+                    break
+                }
+                index = (index + 1) & mask
+            }
+            count += 1
+            slots[index] = entry
+        }
+        return displaced
     }
 
     /// Removes what is registered under `objectID`; returns it.
@@ -269,7 +346,7 @@ struct IdentityMap: ~Copyable {
             !(previous < listCount && list[previous]?.toOpaque() == object.toOpaque()), "identity map: an object registered twice")
         if listCount == listCapacity {
             // Holes are listed entries neither in the table nor waiting for it.
-            if (count + pendingCount) * 2 <= listCount { compactList() }
+            if (count + pending.count) * 2 <= listCount { compactList() }
             if listCount == listCapacity {
                 let capacity = listCapacity * 2
                 let grown = UnsafeMutablePointer<Unmanaged<EntityObject>?>.allocate(capacity: capacity)
@@ -340,10 +417,7 @@ struct IdentityMap: ~Copyable {
     /// goes with the map).
     mutating func removeAll(_ body: (EntityObject, _ isOnlyReference: Bool) -> Void) {
         // Objects waiting for the table are listed: the list is all that is walked.
-        pending?.deallocate()
-        pending = nil
-        pendingCount = 0
-        pendingCapacity = 0
+        pending.free()
         let old = list
         let oldCount = listCount
         Self.deallocateSlots(slots)
@@ -379,7 +453,7 @@ struct IdentityMap: ~Copyable {
     /// map's back), that the list holds each object once, at its position, and that `count` is
     /// right, stopping with a message otherwise.
     func checkConsistency() {
-        precondition(pendingCount == 0, "identity map: \(pendingCount) objects wait to be indexed")
+        precondition(pending.count == 0, "identity map: \(pending.count) objects wait to be indexed")
         var seen = 0
         for index in 0...mask {
             guard let object = slots[index].object?.takeUnretainedValue() else { continue }

@@ -23,9 +23,14 @@ extension ObjectContext {
     func adoptPermanentIDs(_ permanentIDs: [(temporary: ObjectID, permanent: ObjectID)]) {
         defer { checkRegistryInvariants() }
         if hasChildren { registry.rememberPermanentIDs(permanentIDs) }
+        // Found first, then re-keyed all at once.
+        var found: [(object: EntityObject, permanentID: ObjectID)] = []
+        found.reserveCapacity(permanentIDs.count)
         for (temporary, permanent) in permanentIDs {
-            guard let object = registry[temporary] else { continue }
-            registry.rekey(object, to: permanent)
+            if let object = registry[temporary] { found.append((object, permanent)) }
+        }
+        registry.rekeyInBulk(expectedCount: found.count) { rekey in
+            for (object, permanentID) in found { rekey(object, permanentID) }
         }
         // Relationships that name the saved objects by their temporary IDs follow them: those read
         // from the parent, and this context's own inserts and changes.

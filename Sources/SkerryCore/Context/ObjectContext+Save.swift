@@ -107,7 +107,6 @@ extension ObjectContext {
         changes.inserted.reserveCapacity(plan.inserts.count)
         changes.updated.reserveCapacity(plan.updates.count)
         changes.deleted.reserveCapacity(plan.deletes.count)
-        registry.reserveCapacity(plan.inserts.count)
         var permanentIDs: [(temporary: ObjectID, permanent: ObjectID)] = []
         permanentIDs.reserveCapacity(plan.inserts.count)
         // The objects that can hold temporary IDs of this save's inserts: the inserts, and the
@@ -143,22 +142,35 @@ extension ObjectContext {
         // The plan holds every pending insert (it was made from them): they all stop being
         // inserts at once, rather than one by one as each is re-keyed or unregistered below.
         if registry.insertedCount == plan.inserts.count { registry.endInserts() }
-        // The space of the previous insert's permanent ID: a bulk insert looks it up once.
+        // The inserts written as new rows get their rows' IDs all at once (the identity map
+        // indexes them again in one pass); the space of the previous one's permanent ID is looked
+        // up once per run of one entity.
         var permanentSpace: ObjectIDSpace?
-        for (index, insert) in plan.inserts.enumerated() {
+        registry.rekeyInBulk(expectedCount: plan.inserts.count) { rekey in
+            for (index, insert) in plan.inserts.enumerated() {
+                guard case .insert(let values) = insert.fate else { continue }
+                let object = insert.object
+                // nil: the object's own values (derived ones were computed into it) were saved.
+                if let values { object.values = values }
+                object.version = 1
+                let temporaryID = object.objectID
+                if permanentSpace?.entity !== object.entity || permanentSpace?.store !== temporaryID.store {
+                    permanentSpace = temporaryID.store.space(for: object.entity, temporary: false)
+                }
+                let permanentID = ObjectID(space: permanentSpace!, key: keyOfInsert[index])
+                if permanentID != temporaryID { permanentIDs.append((temporaryID, permanentID)) }
+                rekey(object, permanentID)
+                changes.inserted.insert(permanentID)
+            }
+        }
+        // The others, one by one: they take existing rows' IDs, or leave.
+        for insert in plan.inserts {
             let object = insert.object
             let temporaryID = object.objectID
             defer { if object.objectID != temporaryID { permanentIDs.append((temporaryID, object.objectID)) } }
             switch insert.fate {
-            case .insert(let values):
-                // nil: the object's own values (derived ones were computed into it) were saved.
-                if let values { object.values = values }
-                object.version = 1
-                if permanentSpace?.entity !== object.entity || permanentSpace?.store !== object.objectID.store {
-                    permanentSpace = object.objectID.store.space(for: object.entity, temporary: false)
-                }
-                registry.rekey(object, to: ObjectID(space: permanentSpace!, key: keyOfInsert[index]))
-                changes.inserted.insert(object.objectID)
+            case .insert:
+                continue
             case .upsert(let existing, let values):
                 object.values = values
                 object.version = existing.version + (insert.writesRow ? 1 : 0)
@@ -207,6 +219,10 @@ extension ObjectContext {
         for object in deleted { registry.unregister(object) }
         clearAllChanges()
         registry.endInserts() // the parent holds the inserts now
+        // Saved objects now, neither inserts nor changed: those whose relationships name
+        // temporary IDs are noted, so that they follow when the parent saves those inserts.
+        for object in inserted { noteTemporaryIDs(of: object) }
+        for object in updated { noteTemporaryIDs(of: object) }
         coordinator.didSave.post(DidSaveEvent(context: self, changes: changes))
         return changes
     }

@@ -127,6 +127,12 @@ final class ObjectRegistry {
     func unregister(_ object: EntityObject) {
         let objectID = object.registration.objectID
         if objects[objectID] === object { objects.removeValue(forKey: objectID) }
+        forget(object)
+    }
+
+    /// Unregisters `object`, which the identity map no longer holds: takes it out of the other
+    /// tables, and invalidates it.
+    private func forget(_ object: EntityObject) {
         if object.committedValues != nil { changed.remove(object) }
         if object.registration.isDeleted { deleted.remove(object) }
         if object.registration.isInserted { removeInsert(object) }
@@ -213,6 +219,41 @@ final class ObjectRegistry {
         if isRegistered && previousID != permanentID { objects.move(object, from: previousID, to: permanentID) }
         object.registration.objectID = permanentID
         if !isRegistered { objects.insert(object, for: permanentID) }
+    }
+
+    /// Re-keys the objects `body` passes to its argument, each to the permanent ID passed with it,
+    /// with the outcome of ``rekey(_:to:)`` called for each in turn, but all at once when they are
+    /// many (`expectedCount`, at least half the registered objects): their IDs change, then the
+    /// identity map indexes every object again in one pass in the order of its slots, rather than
+    /// searching, removing and inserting each at random (the save of a bulk insert, a child
+    /// adopting its parent's permanent IDs). Each object must be registered here, and no two may
+    /// go to one ID; `body` must not look objects up in this registry.
+    func rekeyInBulk(expectedCount: Int, _ body: ((EntityObject, ObjectID) -> Void) -> Void) {
+        // A few among many objects: one at a time costs less than indexing every object again.
+        guard expectedCount * 2 >= objects.count else {
+            body { object, permanentID in rekey(object, to: permanentID) }
+            return
+        }
+        precondition(!objects.hasPending, "registry: a re-key during a bulk registration")
+        var moved: [ObjectIdentifier] = []
+        moved.reserveCapacity(expectedCount)
+        body { object, permanentID in
+            precondition(objects.holds(object), "registry: re-keying \(object.registration.objectID), which is not registered here")
+            if object.registration.isInserted { removeInsert(object) }
+            if object.registration.objectID != permanentID {
+                object.registration.objectID = permanentID
+                moved.append(ObjectIdentifier(object))
+            }
+        }
+        guard !moved.isEmpty else { return }
+        // Objects registered under the new IDs (rows read before the inserts' keys were known)
+        // leave the context: one object per row. Which objects moved is looked up only then.
+        var movedSet: Set<ObjectIdentifier>?
+        let displaced = objects.reindex { object in
+            if movedSet == nil { movedSet = Set(moved) }
+            return movedSet!.contains(ObjectIdentifier(object))
+        }
+        for other in displaced { forget(other) }
     }
 
     /// Gives `object`, a pending insert, the permanent ID `permanentID` reserved for it before its
