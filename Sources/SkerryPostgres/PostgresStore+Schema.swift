@@ -33,7 +33,10 @@ extension PostgresStore {
                     let exists = try connection.query(
                         "SELECT to_regclass(?) IS NOT NULL", [.string(SQLBuilder.quote(StoreSchema.metadataTable))])
                     if exists.value(0, 0, as: .boolean) == .bool(true) {
-                        return try migrateIfNeeded(connection, description: description, model: model, entities: entities, events: events)
+                        let identifier = try migrateIfNeeded(
+                            connection, description: description, model: model, entities: entities, events: events)
+                        try restoreUniqueIndexes(entities, schemaName: schemaName, description, connection)
+                        return identifier
                     }
                     return try schema.create(model: model, entities: entities, connection) {
                         try createSequences(entities, connection)
