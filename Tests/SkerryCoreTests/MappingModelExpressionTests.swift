@@ -85,8 +85,10 @@ import Testing
             try context.performAndWait { try Self.populate(context) }
         }
         let mappingURL = Self.fixtures.appendingPathComponent("ShopToShop2.xcmappingmodel")
+        // doc: xcode-mapping
         let mapping = try XcodeMappingModel(contentsOf: mappingURL) // the app's ShopToShop2.xcmappingmodel
         let plan = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping]) // versions: Shop, Shop 2
+        // doc: end
         let stack = PersistentStack(name: "Shop", model: versions[1].model)
         var migrating = description
         migrating.migrationPlan = plan
