@@ -14,8 +14,11 @@ final class SQLiteStatement {
     /// Whether the statement has been stepped since its last reset, and the rows it returned.
     private var isRunning = false
     private var rowsReturned = 0
-    /// When the running execution started, if statements are traced.
+    /// When the running execution started, if statements are traced (`isTraced`). The flag is
+    /// read first: the optional instant is of a resilient type, copied and checked through its
+    /// value witnesses, which untraced executions (nearly all) then never touch.
     private var startedAt: ContinuousClock.Instant?
+    private var isTraced = false
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -34,9 +37,10 @@ final class SQLiteStatement {
         guard isRunning else { return }
         isRunning = false
         counters?.record(rowsRead: rowsReturned, rowsWritten: changes)
-        if let startedAt {
+        if isTraced, let startedAt {
             counters?.traceFinished(sql, start: startedAt, rowsRead: rowsReturned, rowsWritten: changes)
             self.startedAt = nil
+            isTraced = false
         }
         rowsReturned = 0
     }
@@ -58,6 +62,18 @@ final class SQLiteStatement {
     func reset() {
         finishExecution(changes: 0)
         sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Resets the statement to run again, keeping its bindings: for a loop that binds every
+    /// parameter again before each run, where clearing them first would be wasted work.
+    func resetKeepingBindings() {
+        finishExecution(changes: 0)
+        sqlite3_reset(handle)
+    }
+
+    /// Clears the bindings (copies of text and blobs the statement holds), without a reset.
+    func clearBindings() {
         sqlite3_clear_bindings(handle)
     }
 
@@ -158,7 +174,10 @@ final class SQLiteStatement {
     func step() throws(SQLiteError) -> Bool {
         if !isRunning {
             isRunning = true
-            startedAt = counters?.traceStart
+            if let start = counters?.traceStart {
+                startedAt = start
+                isTraced = true
+            }
         }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW {
