@@ -45,6 +45,16 @@ final class SQLiteStatement {
         rowsReturned = 0
     }
 
+    /// Notes that an execution started (out of line: the first step of each execution only).
+    @inline(never)
+    private func startExecution() {
+        isRunning = true
+        if let start = counters?.traceStart {
+            startedAt = start
+            isTraced = true
+        }
+    }
+
     deinit { sqlite3_finalize(handle) }
 
     /// The number of parameters the statement takes.
@@ -172,13 +182,7 @@ final class SQLiteStatement {
 
     /// Advances to the next row. Returns true when a row is available, false when done.
     func step() throws(SQLiteError) -> Bool {
-        if !isRunning {
-            isRunning = true
-            if let start = counters?.traceStart {
-                startedAt = start
-                isTraced = true
-            }
-        }
+        if !isRunning { startExecution() }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW {
             rowsReturned += 1
