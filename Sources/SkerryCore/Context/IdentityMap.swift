@@ -28,18 +28,21 @@ struct IdentityMap: ~Copyable {
         private(set) var count = 0
         private var capacity = 0
 
+        @inline(__always)
         mutating func append(_ slot: Slot) {
-            if count == capacity {
-                capacity = max(64, capacity * 2)
-                let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
-                if let base {
-                    grown.moveInitialize(from: base, count: count)
-                    base.deallocate()
-                }
-                base = grown
-            }
+            if count == capacity { grow() }
             (base! + count).initialize(to: slot)
             count += 1
+        }
+
+        private mutating func grow() {
+            capacity = max(64, capacity * 2)
+            let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+            if let base {
+                grown.moveInitialize(from: base, count: count)
+                base.deallocate()
+            }
+            base = grown
         }
 
         mutating func free() {
@@ -198,6 +201,7 @@ struct IdentityMap: ~Copyable {
     /// their hashes start at (a counting sort on the top bits of the hashes, regions of 256
     /// slots: 4 KB), so that what `body` does to the table goes front to back rather than at
     /// random. Stable: of two entries of one region, the earlier comes first.
+    @inline(__always)
     private static func inRegionOrder(
         _ entries: UnsafeMutablePointer<Slot>, count total: Int, shift: UInt64, _ body: (Slot) -> Void
     ) {

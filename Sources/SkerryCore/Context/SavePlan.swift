@@ -111,7 +111,15 @@ struct SavePlan {
         var last: (store: StoreIdentity, slot: Int)?
         for (index, insert) in inserts.enumerated() {
             let objectID = insert.object.objectID
-            if last?.store !== objectID.store { last = (objectID.store, try part(objectID.store)) }
+            if last?.store !== objectID.store {
+                last = (objectID.store, try part(objectID.store))
+                // Room for the rest of the inserts at the first one of a store (a bulk insert's
+                // lists grow once, not a dozen times).
+                if parts[last!.slot].insertOrigins.isEmpty {
+                    parts[last!.slot].write.inserts.reserveCapacity(inserts.count - index)
+                    parts[last!.slot].insertOrigins.reserveCapacity(inserts.count - index)
+                }
+            }
             let slot = last!.slot
             switch insert.fate {
             case .insert(let values):

@@ -14,8 +14,11 @@ final class SQLiteStatement {
     /// Whether the statement has been stepped since its last reset, and the rows it returned.
     private var isRunning = false
     private var rowsReturned = 0
-    /// When the running execution started, if statements are traced.
+    /// When the running execution started, if statements are traced (`isTraced`). The flag is
+    /// read first: the optional instant is of a resilient type, copied and checked through its
+    /// value witnesses, which untraced executions (nearly all) then never touch.
     private var startedAt: ContinuousClock.Instant?
+    private var isTraced = false
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -34,11 +37,22 @@ final class SQLiteStatement {
         guard isRunning else { return }
         isRunning = false
         counters?.record(rowsRead: rowsReturned, rowsWritten: changes)
-        if let startedAt {
+        if isTraced, let startedAt {
             counters?.traceFinished(sql, start: startedAt, rowsRead: rowsReturned, rowsWritten: changes)
             self.startedAt = nil
+            isTraced = false
         }
         rowsReturned = 0
+    }
+
+    /// Notes that an execution started (out of line: the first step of each execution only).
+    @inline(never)
+    private func startExecution() {
+        isRunning = true
+        if let start = counters?.traceStart {
+            startedAt = start
+            isTraced = true
+        }
     }
 
     deinit { sqlite3_finalize(handle) }
@@ -58,6 +72,18 @@ final class SQLiteStatement {
     func reset() {
         finishExecution(changes: 0)
         sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Resets the statement to run again, keeping its bindings: for a loop that binds every
+    /// parameter again before each run, where clearing them first would be wasted work.
+    func resetKeepingBindings() {
+        finishExecution(changes: 0)
+        sqlite3_reset(handle)
+    }
+
+    /// Clears the bindings (copies of text and blobs the statement holds), without a reset.
+    func clearBindings() {
         sqlite3_clear_bindings(handle)
     }
 
@@ -156,10 +182,7 @@ final class SQLiteStatement {
 
     /// Advances to the next row. Returns true when a row is available, false when done.
     func step() throws(SQLiteError) -> Bool {
-        if !isRunning {
-            isRunning = true
-            startedAt = counters?.traceStart
-        }
+        if !isRunning { startExecution() }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW {
             rowsReturned += 1

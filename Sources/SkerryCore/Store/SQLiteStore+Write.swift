@@ -145,21 +145,32 @@ extension SQLiteStore {
     ) throws {
         var repeated = RepeatedStatement<ObjectIdentifier>() // by entity
         var last: (entity: EntityDescription, layout: SQLiteEntityLayout)?
+        // The statement that holds the previous row's bindings, cleared when the run of its
+        // entity ends (so that no copy of a large value outlives the save in the statement cache).
+        var bound: SQLiteStatement?
+        defer { bound?.clearBindings() }
         for (index, insert) in inserts.enumerated() {
             let entity = insert.objectID.entity
             if last?.entity !== entity { last = (entity, try layout.of(entity)) }
             let entityLayout = last!.layout
-            let foreignKeys = try planner.foreignKeys(of: insert, entityLayout, resolve)
+            let foreignKeys = entityLayout.foreignKeyIndexes.isEmpty ? [] : try planner.foreignKeys(of: insert, entityLayout, resolve)
             do {
                 let statement = try repeated.statement(for: ObjectIdentifier(entity)) { () throws(SQLiteError) in
                     try connection.cachedStatement(entityLayout.insertRow)
                 }
-                statement.reset()
+                if bound !== statement {
+                    bound?.clearBindings()
+                    bound = statement
+                }
+                // Every parameter (key, attributes, foreign keys: the whole row) is bound again
+                // below, so the previous row's bindings need no clearing.
+                assert(statement.parameterCount == entity.storedAttributeCount + 1 + foreignKeys.count, "an insert binds every parameter")
+                statement.resetKeepingBindings()
                 try statement.bind(.int(keys[index]), at: 1)
                 try statement.bind(insert.values, count: entity.storedAttributeCount, from: 2)
-                try statement.bind(foreignKeys, from: Int32(entity.storedAttributeCount + 2))
+                if !foreignKeys.isEmpty { try statement.bind(foreignKeys, from: Int32(entity.storedAttributeCount + 2)) }
                 while try statement.step() {}
-                members += StoreWritePlanner.membersWrites(of: insert, entityLayout)
+                if !entityLayout.storage.isEmpty { members += StoreWritePlanner.membersWrites(of: insert, entityLayout) }
             } catch {
                 guard error.isUniqueConstraintViolation,
                     let (constraint, row) = try collidingRow(entity, Array(insert.values), connection)
