@@ -284,7 +284,7 @@ final class PostgresConnection {
     /// `runsUnprepared` and the statement, not prepared yet, has no parameters, it is prepared
     /// and run in one round trip (`encode` is not called).
     private func query(
-        _ sql: String, runsUnprepared: Bool, _ encode: (inout ParameterWriter) throws -> Void
+        _ sql: String, runsUnprepared: Bool, mayPrepareAgain: Bool = true, _ encode: (inout ParameterWriter) throws -> Void
     ) throws -> PostgresResult {
         let start = counters?.traceStart
         let statement: PostgresStatement
@@ -302,9 +302,32 @@ final class PostgresConnection {
         let raw = try withParameters(for: statement, encode) { count, values, lengths, formats in
             statement.name.withCString { PQexecPrepared(handle, $0, count, values, lengths, formats, 1) }
         }.get()
-        let result = try checked(raw, sql: sql)
+        let result: PostgresResult
+        do {
+            result = try checked(raw, sql: sql)
+        } catch {
+            // Prepared before the types of its result's columns changed (a column altered by hand
+            // or by another instance's migration), the statement is refused from then on: it is
+            // prepared anew, once, outside a transaction (inside one, the refusal ended it).
+            guard mayPrepareAgain, Self.isStalePlan(error), !isInTransaction else { throw error }
+            try forget(statement)
+            return try query(sql, runsUnprepared: runsUnprepared, mayPrepareAgain: false, encode)
+        }
         record(result, sql, start)
         return result
+    }
+
+    /// Whether `error` is the server's refusal to run a prepared statement whose result's column
+    /// types changed since it was prepared.
+    static func isStalePlan(_ error: PostgresError) -> Bool {
+        error.sqlState.rawValue == "0A000" && error.message.contains("cached plan must not change result type")
+    }
+
+    /// Drops `statement` from the cache and deallocates it on the server.
+    private func forget(_ statement: PostgresStatement) throws(PostgresError) {
+        statements[statement.sql] = nil
+        if lastStatement === statement { lastStatement = nil }
+        if !statement.name.isEmpty { try execute("DEALLOCATE \(SQLBuilder.quote(statement.name))") }
     }
 
     /// Runs a query that returns one integer and returns it; nil when it returns no row or NULL.

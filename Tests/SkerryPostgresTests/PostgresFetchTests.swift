@@ -112,8 +112,9 @@ import Testing
     }
 
     /// The store reads cells by the column types it gives attributes; columns changed by hand to
-    /// other types that hold the attributes' values still read, as do empty strings and data
-    /// (which only a NULL flag tells from NULL).
+    /// other types that hold the attributes' values still read, also through connections that
+    /// prepared the fetch before the change (the server refuses the old statement; it is prepared
+    /// again), as do empty strings and data (which only a NULL flag tells from NULL).
     @Test func columnsChangedByHandToOtherTypesThatHoldTheValuesStillRead() throws {
         let schema = PostgresTestServer.newSchema()
         let stack = try Self.stack(schema)
@@ -147,7 +148,9 @@ import Testing
                 ALTER COLUMN "large" TYPE integer, ALTER COLUMN "ratio" TYPE real,
                 ALTER COLUMN "date" TYPE timestamp, ALTER COLUMN "name" TYPE varchar(20)
             """)
-        // A new stack: the server refuses to run a statement prepared before its result's types changed.
+        // The same stack: its connections prepared the fetch before the types changed, and
+        // prepare it again when the server refuses the old statement.
+        #expect(try read(stack) == stored.mapValues(\.attributeValue))
         #expect(try read(Self.stack(schema)) == stored.mapValues(\.attributeValue))
     }
 
