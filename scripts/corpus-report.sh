@@ -10,7 +10,9 @@
 #
 # Pairs of versions with the app's mapping models between them migrate with those (stage
 # "mapped OLD -> NEW", category carried / typed refusal / custom policy / other);
-# SKERRY_CORPUS_MAPPINGS=off migrates them without, as lightweight migrations.
+# SKERRY_CORPUS_MAPPINGS=off migrates them without, as lightweight migrations;
+# SKERRY_CORPUS_MAPPINGS=check migrates them without and checks what the mapping models declare
+# (stage "unmapped OLD -> NEW", category carried / lightweight loses / typed refusal / other).
 #
 # The same checks on the PostgreSQL store (a schema of a throwaway server per version's store):
 #
@@ -39,5 +41,5 @@ awk -F'\t' '{split($2, s, " "); print s[1] "\t" $3}' "$report" | sort | uniq -c
 echo "== failure categories"
 awk -F'\t' '$3 != "ok" {split($2, s, " "); print s[1] "\t" $3 "\t" $4}' "$report" | sort | uniq -c | sort -rn
 echo "== migration pairs: all, and those with mapping models by verdict"
-awk -F'\t' '$2 ~ /^(migrate|mapped) / {n++; if ($3 == "ok") ok++} END {printf "%d pairs, %d carried\n", n, ok}' "$report"
-awk -F'\t' '$2 ~ /^mapped / {split($4, c, ":"); print c[1]}' "$report" | sort | uniq -c
+awk -F'\t' '$2 ~ /^(migrate|mapped|unmapped) / {n++; if ($3 == "ok") ok++} END {printf "%d pairs, %d carried\n", n, ok}' "$report"
+awk -F'\t' '$2 ~ /^(mapped|unmapped) / {split($2, s, " "); split($4, c, ":"); print s[1] "\t" c[1]}' "$report" | sort | uniq -c

@@ -9,6 +9,14 @@ import Foundation
 struct MappedChanges {
     var entities: [String: String] = [:]
     var setProperties: Set<String> = []
+    /// For a chain of one mapping model, the values it declares: "Entity.attribute" (new) -> a
+    /// copy of an old attribute of the row ($source.other) or a constant; checked row by row.
+    var expected: [String: Expected] = [:]
+
+    enum Expected {
+        case copied(String)
+        case constant(AttributeValue)
+    }
 }
 
 /// A pair of versions whose migration goes through at least one of the app's mapping models:
@@ -54,6 +62,20 @@ struct MappedChain {
                 }
             }
             if name != entity.name { changes.entities[entity.name] = name }
+        }
+        if mappings.count == 1 && versions.count == 2 {
+            for entityMapping in mappings[0].entityMappings where entityMapping.sourceEntityName != nil {
+                guard let destination = entityMapping.destinationEntityName else { continue }
+                for property in entityMapping.attributeMappings {
+                    switch property.valueExpression {
+                    case .keyPath(let path)? where !path.contains("."):
+                        changes.expected["\(destination).\(property.name)"] = .copied(path)
+                    case .constant(let value)?:
+                        changes.expected["\(destination).\(property.name)"] = .constant(value)
+                    default: continue
+                    }
+                }
+            }
         }
         for mapping in mappings {
             for entityMapping in mapping.entityMappings {
@@ -136,6 +158,29 @@ extension CorpusHarness {
             report.add(name, chain.stage, "FAIL", "typed refusal: \(Self.category(error))", "\(mappings): \(error)")
         } catch {
             report.add(name, chain.stage, "FAIL", "other: \(Self.category(error))", "\(mappings): \(error)")
+        }
+    }
+
+    /// Migrates the store of the chain's first version without its mapping models (a lightweight
+    /// migration) and checks it against what they declare: the rows and links they keep, the
+    /// values they copy or set. Categories as ``migrate(_:store:snapshot:into:)``'s, with
+    /// "lightweight loses" for a store that lacks what the mapping models declare.
+    func migrateWithoutMappings(_ chain: MappedChain, store: StoreDescription, snapshot: CorpusSnapshot, into report: inout CorpusReport) {
+        let stage = "unmapped" + chain.stage.dropFirst("mapped".count)
+        do {
+            let current = chain.versions[chain.versions.count - 1]
+            let migrated = try read(current.model, description: store)
+            if let difference = Self.difference(
+                snapshot, migrated, from: chain.versions[0].model, to: current.model, sameVersion: false, mapped: chain.changes)
+            {
+                report.add(name, stage, "LOST", "lightweight loses", difference)
+            } else {
+                report.add(name, stage, "ok", "carried")
+            }
+        } catch let error as SkerryError {
+            report.add(name, stage, "FAIL", "typed refusal: \(Self.category(error))", "\(error)")
+        } catch {
+            report.add(name, stage, "FAIL", "other: \(Self.category(error))", "\(error)")
         }
     }
 }

@@ -17,7 +17,9 @@ import Testing
 /// folder, the first folder under `SKERRY_CORPUS`) between versions a pair migrates through, the
 /// pair migrates with a plan over those versions driven by them (stage "mapped OLD -> NEW", its
 /// category the verdict: carried, typed refusal, custom policy, other);
-/// `SKERRY_CORPUS_MAPPINGS=off` migrates every pair without them, as before.
+/// `SKERRY_CORPUS_MAPPINGS=off` migrates every pair without them, as before;
+/// `SKERRY_CORPUS_MAPPINGS=check` migrates those pairs without them (lightweight) and checks the
+/// result against what the mapping models declare (stage "unmapped OLD -> NEW").
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["SKERRY_CORPUS"] != nil))
 struct CorpusHarnessTests {
     @Test func corpus() throws {
@@ -39,7 +41,8 @@ struct CorpusHarnessTests {
                 CorpusHarness(
                     bundle: bundle, root: root, onPostgres: onPostgres,
                     consecutivePairs: environment["SKERRY_CORPUS_PAIRS"] == "consecutive",
-                    usesMappings: environment["SKERRY_CORPUS_MAPPINGS"] != "off"
+                    usesMappings: environment["SKERRY_CORPUS_MAPPINGS"] != "off",
+                    checksLightweightAgainstMappings: environment["SKERRY_CORPUS_MAPPINGS"] == "check"
                 ).run(into: &report)
             }
         }
@@ -84,6 +87,9 @@ struct CorpusHarness {
     var consecutivePairs = false
     /// Whether pairs with mapping models between them migrate with those.
     var usesMappings = false
+    /// Whether pairs with mapping models between them migrate without them (lightweight) and are
+    /// checked against what the mapping models declare (stage "unmapped OLD -> NEW").
+    var checksLightweightAgainstMappings = false
 
     /// `.xcdatamodeld` folders, and `.xcdatamodel` folders outside any `.xcdatamodeld`.
     static func bundles(under root: URL) -> [URL] {
@@ -198,7 +204,11 @@ struct CorpusHarness {
         for (versionName, version, currentName, current) in pairs {
             guard let (store, snapshot) = stores[versionName] else { continue }
             if let chain = MappedChain(from: versionName, to: currentName, model: model, versions: versions, mappings: mappings) {
-                migrate(chain, store: store, snapshot: snapshot, into: &report)
+                if checksLightweightAgainstMappings {
+                    migrateWithoutMappings(chain, store: store, snapshot: snapshot, into: &report)
+                } else {
+                    migrate(chain, store: store, snapshot: snapshot, into: &report)
+                }
                 continue
             }
             let stage = "migrate \(versionName) -> \(currentName)"
@@ -442,6 +452,22 @@ struct CorpusHarness {
                 oldEntity.relationships.map { ($0.name, $0.renamingIdentifier) }, sameVersion: sameVersion)
             for (key, oldObject) in oldObjects {
                 let newObject = newObjects[mapKey(key)!]!
+                // What the mapping model says the row gets: the old value or the constant.
+                for (property, expected) in mapped?.expected ?? [:] where property.hasPrefix("\(newEntity.name).") {
+                    let name = String(property.dropFirst(newEntity.name.count + 1))
+                    guard let attribute = newEntity.attribute(named: name) else { continue }
+                    let wanted: AttributeValue?
+                    switch expected {
+                    case .copied(let old):
+                        guard oldEntity.attribute(named: old)?.type == attribute.type else { continue }
+                        wanted = oldObject.values[old] ?? .null
+                    case .constant(let value): wanted = MappingValue.convert(value, to: attribute.type)
+                    }
+                    let now = newObject.values[name] ?? .null
+                    if let wanted, wanted != now {
+                        problems.append("\(key).\(name): the mapping model gives \(wanted), the store has \(now)")
+                    }
+                }
                 for (newName, oldName) in attributeMatches where mapped?.setProperties.contains("\(newEntity.name).\(newName)") != true {
                     guard let attribute = oldEntity.attribute(named: oldName), let newAttribute = newEntity.attribute(named: newName),
                         newAttribute.type == attribute.type

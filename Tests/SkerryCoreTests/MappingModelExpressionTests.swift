@@ -254,5 +254,30 @@ import Testing
         #expect(lightweight[1] == "migrate Shop -> Shop 2")
         #expect(!plain.lines.contains { $0[1].hasPrefix("mapped ") })
         #expect(CorpusHarness(bundle: bundle, root: directory.url).mappingModels(for: try XcodeModel(contentsOf: bundle)).count == 1)
+        // Checked against the mapping model, the lightweight migration loses the permissions
+        // (Permission -> ProductPermission is the mapping's) and the values it declares.
+        var checked = CorpusReport()
+        CorpusHarness(bundle: bundle, root: directory.url, usesMappings: true, checksLightweightAgainstMappings: true).run(into: &checked)
+        let unmapped = try #require(checked.lines.first { $0[1].hasPrefix("unmapped ") })
+        #expect(unmapped[1] == "unmapped Shop -> Shop 2")
+        #expect(unmapped[2] == "LOST" && unmapped[3] == "lightweight loses", "\(unmapped)")
+        #expect(unmapped[4].contains("Permission->ProductPermission: 4 of 4 rows missing"), "\(unmapped[4])")
+    }
+
+    /// The harness checks the values a mapping model declares (a copied attribute, a constant):
+    /// a store without them is reported.
+    @Test func theHarnessChecksTheValuesTheMappingDeclares() throws {
+        let versions = try MappingModelExpressionTests.versions()
+        var old = CorpusSnapshot(), new = CorpusSnapshot()
+        old.objects["Permission"] = ["Permission/p1": .init(values: ["type": .string("use")], relationships: [:])]
+        new.objects["ProductPermission"] = ["ProductPermission/p1": .init(values: ["kind": .string("use")], relationships: [:])]
+        var mapped = MappedChanges(entities: ["ProductPermission": "Permission"])
+        mapped.expected = ["ProductPermission.kind": .copied("type")]
+        #expect(
+            CorpusHarness.difference(old, new, from: versions[0].model, to: versions[1].model, sameVersion: false, mapped: mapped) == nil)
+        mapped.expected["ProductPermission.kind"] = .constant(.string("listed"))
+        let difference = CorpusHarness.difference(
+            old, new, from: versions[0].model, to: versions[1].model, sameVersion: false, mapped: mapped)
+        #expect(difference?.contains(#"the mapping model gives "listed", the store has "use""#) == true, "\(difference ?? "")")
     }
 }

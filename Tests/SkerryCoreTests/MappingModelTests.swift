@@ -88,6 +88,50 @@ import Testing
         #expect(error?.key == "EntryToTransaction")
     }
 
+    /// As the error says: a MigrationStep for the same versions does the policy's work, and the
+    /// rest of the mapping model still drives the step (the entity rename, `$source.memo`, the
+    /// constant, the relationship).
+    @Test func aCustomStepDoesThePolicysWork() throws {
+        let versions = try Self.versions()
+        let directory = TemporaryDirectory()
+        let url = directory.file("Ledger.sqlite")
+        do {
+            let stack = PersistentStack(name: "Ledger", model: versions[0].model)
+            stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                let account = try context.insert(entityName: "Account")
+                try account.setValue("Checking", forKey: "name")
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(Int64(1250), forKey: "amountCents")
+                try entry.setValue("coffee", forKey: "memo")
+                try entry.setRelatedObject(account, forKey: "account")
+                try context.save()
+            }
+        }
+        let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("BadPolicy.xcmappingmodel"))
+        let centsToEuros = MigrationStep(
+            from: 0,
+            transformRow: { entity, old, new in // what EntryToTransactionPolicy's centsToEuros: did
+                if entity == "Transaction", case .int(let cents) = old["amountCents"] { new["amount"] = .int(cents / 100) }
+            })
+        let plan = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping], steps: [centsToEuros])
+        let stack = PersistentStack(name: "Ledger", model: versions[1].model)
+        var description = StoreDescription(url: url)
+        description.migrationPlan = plan
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let transaction = try #require(try context.fetch(FetchRequest(entityName: "Transaction")).first)
+            #expect(try transaction.value(forKey: "amount", as: Int64.self) == 12)
+            #expect(try transaction.value(forKey: "note", as: String?.self) == "coffee")
+            #expect(try transaction.value(forKey: "status", as: String.self) == "imported")
+            #expect(try transaction.relatedObject(forKey: "account")?.value(forKey: "name", as: String.self) == "Checking")
+        }
+    }
+
     @Test func aMappingModelBetweenOtherVersionsIsAnError() throws {
         let versions = try Self.versions()
         let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel"))

@@ -18,11 +18,34 @@ extension XcodeMappingModel {
     public func migrationStep(from index: Int, source: ObjectModel? = nil, destination: ObjectModel? = nil) throws(SkerryError)
         -> MigrationStep
     {
+        try migrationStep(from: index, source: source, destination: destination, leavingToCustomCode: false)
+    }
+
+    /// ``migrationStep(from:source:destination:)``; with `leavingToCustomCode`, what the step
+    /// cannot carry out (a custom policy class, an expression it cannot compute) is left out
+    /// rather than refused, for a custom step of the same versions to do.
+    func migrationStep(from index: Int, source: ObjectModel?, destination: ObjectModel?, leavingToCustomCode: Bool) throws(SkerryError)
+        -> MigrationStep
+    {
         var builder = StepBuilder(mapping: self, index: index, source: source, destination: destination)
-        for entityMapping in entityMappings { try builder.checkEntities(entityMapping) }
-        for entityMapping in entityMappings { try builder.add(entityMapping) }
+        builder.leavesToCustomCode = leavingToCustomCode
+        do {
+            for entityMapping in entityMappings { try builder.checkEntities(entityMapping) }
+            for entityMapping in entityMappings { try builder.add(entityMapping) }
+        } catch {
+            switch error {
+            case .cannot(let error), .missing(let error): throw error
+            }
+        }
         return builder.step()
     }
+}
+
+/// Why a mapping cannot drive its step: something it asks that Skerry cannot carry out, or a
+/// name its versions do not have.
+private enum Refusal: Error {
+    case cannot(SkerryError)
+    case missing(SkerryError)
 }
 
 /// Turns a mapping model's entity mappings into a ``MigrationStep``: renames where a mapping
@@ -40,6 +63,8 @@ private struct StepBuilder {
     var assignments: [String: [Assignment]] = [:]
     /// The hierarchies (by root entity name) whose rows `prepare` reads, with their entities.
     var lookups: [String: [String]] = [:]
+    /// Whether what cannot be carried out is left out (for a custom step) rather than refused.
+    var leavesToCustomCode = false
 
     init(mapping: XcodeMappingModel, index: Int, source: ObjectModel?, destination: ObjectModel?) {
         self.mapping = mapping
@@ -48,22 +73,24 @@ private struct StepBuilder {
         self.destination = destination
     }
 
-    func failure(_ entityMapping: XcodeMappingModel.EntityMapping, _ what: String) -> SkerryError {
-        SkerryError(
-            .modelMismatch,
-            "\(mapping.url.path): the entity mapping '\(entityMapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep (transformRow or finish) for step \(index + 1) instead.",
-            entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name)
+    func failure(_ entityMapping: XcodeMappingModel.EntityMapping, _ what: String) -> Refusal {
+        .cannot(
+            SkerryError(
+                .modelMismatch,
+                "\(mapping.url.path): the entity mapping '\(entityMapping.name)' \(what), which Skerry cannot carry out: write that part of the migration as a MigrationStep(from: \(index)) (transformRow or finish) and give it to the plan with the mapping model, which then drives the rest of step \(index + 1).",
+                entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name))
     }
 
-    func missing(_ entityMapping: XcodeMappingModel.EntityMapping, _ what: String, in version: String?) -> SkerryError {
-        SkerryError(
-            .modelMismatch,
-            "\(mapping.url.path): the entity mapping '\(entityMapping.name)' names \(what), which the model version '\(version ?? "?")' does not have: the mapping model was made for other versions of the model (make it again in Xcode).",
-            entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name)
+    func missing(_ entityMapping: XcodeMappingModel.EntityMapping, _ what: String, in version: String?) -> Refusal {
+        .missing(
+            SkerryError(
+                .modelMismatch,
+                "\(mapping.url.path): the entity mapping '\(entityMapping.name)' names \(what), which the model version '\(version ?? "?")' does not have: the mapping model was made for other versions of the model (make it again in Xcode).",
+                entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, key: entityMapping.name))
     }
 
     /// Fails when the entity mapping names an entity its version does not have.
-    func checkEntities(_ entityMapping: XcodeMappingModel.EntityMapping) throws(SkerryError) {
+    func checkEntities(_ entityMapping: XcodeMappingModel.EntityMapping) throws(Refusal) {
         if let name = entityMapping.destinationEntityName, let destination, destination.entity(named: name) == nil {
             throw missing(entityMapping, "the destination entity '\(name)'", in: mapping.destinationVersionName)
         }
@@ -72,8 +99,8 @@ private struct StepBuilder {
         }
     }
 
-    mutating func add(_ entityMapping: XcodeMappingModel.EntityMapping) throws(SkerryError) {
-        if let policy = entityMapping.migrationPolicyClassName {
+    mutating func add(_ entityMapping: XcodeMappingModel.EntityMapping) throws(Refusal) {
+        if let policy = entityMapping.migrationPolicyClassName, !leavesToCustomCode {
             throw failure(entityMapping, "uses the custom migration policy class '\(policy)' (app code, which cannot run on Linux)")
         }
         // A mapping without a destination drops the source's objects; one without a source
@@ -89,6 +116,7 @@ private struct StepBuilder {
             throw missing(entityMapping, "the source entity '\(sourceName)'", in: mapping.sourceVersionName)
         }
         if let other = filled[destinationName] {
+            if leavesToCustomCode { return }
             throw failure(
                 entityMapping,
                 "fills '\(destinationName)', which the entity mapping '\(other)' fills too (objects of two source entities into one)")
@@ -96,17 +124,32 @@ private struct StepBuilder {
         filled[destinationName] = entityMapping.name
         if sourceName != destinationName { renamedEntities[destinationName] = sourceName }
         for property in entityMapping.attributeMappings {
-            try addAttribute(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
+            try leavingToCustomCode { (builder: inout StepBuilder) throws(Refusal) in
+                try builder.addAttribute(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
+            }
         }
         for property in entityMapping.relationshipMappings {
-            try addRelationship(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
+            try leavingToCustomCode { (builder: inout StepBuilder) throws(Refusal) in
+                try builder.addRelationship(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
+            }
+        }
+    }
+
+    /// Runs `body`; when the builder leaves to custom code what it cannot carry out, such a
+    /// refusal is dropped (a name the versions do not have never is).
+    mutating func leavingToCustomCode(_ body: (inout StepBuilder) throws(Refusal) -> Void) throws(Refusal) {
+        do {
+            try body(&self)
+        } catch {
+            if case .cannot = error, leavesToCustomCode { return }
+            throw error
         }
     }
 
     mutating func addAttribute(
         _ property: XcodeMappingModel.PropertyMapping, of entityMapping: XcodeMappingModel.EntityMapping,
         source sourceEntity: EntityDescription?, destination destinationEntity: EntityDescription?
-    ) throws(SkerryError) {
+    ) throws(Refusal) {
         let destinationName = entityMapping.destinationEntityName!, key = "\(destinationName).\(property.name)"
         let attribute = destinationEntity?.attribute(named: property.name)
         if let destinationEntity, attribute == nil {
@@ -139,7 +182,7 @@ private struct StepBuilder {
     mutating func addRelationship(
         _ property: XcodeMappingModel.PropertyMapping, of entityMapping: XcodeMappingModel.EntityMapping,
         source sourceEntity: EntityDescription?, destination destinationEntity: EntityDescription?
-    ) throws(SkerryError) {
+    ) throws(Refusal) {
         let destinationName = entityMapping.destinationEntityName!, key = "\(destinationName).\(property.name)"
         let relationship = destinationEntity?.relationship(named: property.name)
         if let destinationEntity, relationship == nil {
@@ -192,7 +235,7 @@ private struct StepBuilder {
     mutating func evaluable(
         _ expression: XcodeMappingModel.ValueExpression, of entityMapping: XcodeMappingModel.EntityMapping,
         source sourceEntity: EntityDescription?, what: String, endingInRelationship: Bool = false
-    ) throws(SkerryError) -> Evaluable {
+    ) throws(Refusal) -> Evaluable {
         switch expression {
         case .constant(let value):
             return .constant(value)

@@ -18,7 +18,8 @@ import Foundation
 /// a source entity (Xcode's "add" mapping) makes no objects from existing rows. A custom migration
 /// policy class (an `NSEntityMigrationPolicy` subclass) is the app's own code and cannot run here:
 /// making a step from such a mapping is an error that names the class and says to write its work
-/// as a ``MigrationStep``.
+/// as a ``MigrationStep``; given to ``MigrationPlan/init(xcodeVersions:mappingModels:steps:progress:)``
+/// with the mapping, that step does the policy's work and the mapping drives the rest.
 public struct XcodeMappingModel: Sendable {
     /// Where an attribute's or relationship's value comes from.
     public enum ValueExpression: Sendable, Equatable, CustomStringConvertible {

@@ -348,12 +348,15 @@ extension MigrationPlan {
     ///   - xcodeVersions: the versions, oldest first.
     ///   - mappingModels: mapping models, each from one version to the next.
     ///   - steps: custom steps; a custom step for the same versions as a mapping model runs its
-    ///     `prepare` and `transformRow` after the mapping's, and its renames win.
+    ///     `prepare` and `transformRow` after the mapping's, and its renames win. It also answers
+    ///     for what the mapping model cannot carry out: the entity mappings of a custom migration
+    ///     policy class are carried as far as their expressions go, and the expressions Skerry
+    ///     cannot compute (the policy's `FUNCTION($entityPolicy, ...)`) are left to it.
     ///   - progress: told of each step as it starts.
     /// - Throws: ``SkerryError/Code/modelMismatch`` for a mapping model whose versions are not two
     ///   consecutive versions of the plan, that names an entity or property its versions do not
-    ///   have, or that a step cannot carry out (a custom migration policy class, an expression
-    ///   Skerry cannot compute).
+    ///   have, or that a step without a custom step cannot carry out (a custom migration policy
+    ///   class, an expression Skerry cannot compute).
     public convenience init(
         xcodeVersions: [XcodeModelVersion], mappingModels: [XcodeMappingModel],
         steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil
@@ -369,8 +372,11 @@ extension MigrationPlan {
                     "\(mapping.url.path) maps '\(mapping.sourceVersionName ?? "?")' to '\(mapping.destinationVersionName ?? "?")', which are not two consecutive versions of the plan (\(names.map { "'\($0)'" }.joined(separator: ", ")))."
                 )
             }
+            // With a custom step for the same versions, what the mapping cannot carry out (a
+            // custom policy class's work) is the custom step's to do.
             let mapped = try mapping.migrationStep(
-                from: from, source: xcodeVersions[from].model, destination: xcodeVersions[from + 1].model)
+                from: from, source: xcodeVersions[from].model, destination: xcodeVersions[from + 1].model,
+                leavingToCustomCode: byIndex[from] != nil)
             guard let custom = byIndex[from] else {
                 byIndex[from] = mapped
                 continue
