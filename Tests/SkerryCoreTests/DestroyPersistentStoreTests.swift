@@ -175,3 +175,61 @@ import Testing
         }
     }
 }
+
+/// Core Data's `replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)`.
+@Suite struct ReplacePersistentStoreTests {
+    @Test func restoresABackupOverALoadedStore() throws {
+        let directory = TemporaryDirectory()
+        let backup = directory.file("Backup/Books.sqlite")
+        try DestroyPersistentStoreTests.saveBook(at: backup)
+        let url = directory.file("Books.sqlite")
+        let coordinator = StoreCoordinator(managedObjectModel: Fixtures.model())
+        try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let context = ObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            _ = try context.insertBook("Emma")
+            _ = try context.insertBook("Persuasion")
+            try context.save()
+        }
+
+        try coordinator.replacePersistentStore(
+            at: url, destinationOptions: nil, withPersistentStoreFrom: backup, sourceOptions: nil, ofType: SQLiteStoreType)
+        #expect(coordinator.persistentStores.isEmpty)
+        try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let titles = try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: "Book")).map { try $0.value(forKey: "title") as? String }
+        }
+        #expect(titles == ["Dune"])
+        // The backup is untouched.
+        #expect(FileManager.default.fileExists(atPath: backup.path))
+    }
+
+    @Test func aMissingSourceOrAnotherTypeChangesNothing() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Books.sqlite")
+        try DestroyPersistentStoreTests.saveBook(at: url)
+        let coordinator = StoreCoordinator(managedObjectModel: Fixtures.model())
+        expectError(.invalidArgument) {
+            try coordinator.replacePersistentStore(
+                at: url, destinationOptions: nil, withPersistentStoreFrom: directory.file("Missing.sqlite"), sourceOptions: nil,
+                ofType: SQLiteStoreType)
+        }
+        expectError(.invalidArgument) {
+            try coordinator.replacePersistentStore(
+                at: url, destinationOptions: nil, withPersistentStoreFrom: url, sourceOptions: nil, ofType: InMemoryStoreType)
+        }
+        // Not a database: SQLite refuses to copy it, the destination stays.
+        let junk = directory.file("Junk.sqlite")
+        #expect(FileManager.default.createFile(atPath: junk.path, contents: Data(repeating: 7, count: 4096)))
+        #expect(throws: SkerryError.self) {
+            try coordinator.replacePersistentStore(
+                at: url, destinationOptions: nil, withPersistentStoreFrom: junk, sourceOptions: nil, ofType: SQLiteStoreType)
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".skerry-replace"))
+        try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let context = ObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 1)
+    }
+}
