@@ -2,8 +2,8 @@ import Foundation
 
 /// Core Data's `NSPersistentStoreForceDestroyOption`, for
 /// ``StoreCoordinator/destroyPersistentStore(at:ofType:options:)``: accepted, without effect
-/// (Skerry takes no locks it could override; a store this coordinator has loaded is refused with it
-/// too).
+/// (Skerry takes no locks it could override; a store this coordinator has loaded is removed with
+/// or without it).
 public let PersistentStoreForceDestroyOption = "NSPersistentStoreForceDestroyOption"
 
 extension StoreCoordinator {
@@ -18,15 +18,24 @@ extension StoreCoordinator {
     /// that does not exist succeeds. An in-memory store (``InMemoryStoreType``, or a SQLite store at
     /// `/dev/null`) has no files: nothing is done.
     ///
-    /// A store this coordinator has loaded is not destroyed: its contexts would go on reading and
-    /// writing files that are gone. The call throws ``SkerryError/Code/invalidArgument`` naming it
-    /// and changes nothing; release the stack (its coordinator and contexts) first, then destroy
-    /// the store and load a new one. (Core Data empties a loaded store in place instead.)
+    /// A store this coordinator has loaded is removed from it first, as ``remove(_:)`` does (its
+    /// connections are closed; the coordinator's contexts then get ``SkerryError/Code/noStore``
+    /// for its entities and objects), so that Core Data's reset loop ports as written:
+    ///
+    /// ```swift
+    /// for store in coordinator.persistentStores {
+    ///     try coordinator.destroyPersistentStore(at: store.url!, ofType: store.type, options: nil)
+    /// }
+    /// try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
+    /// ```
+    ///
+    /// Only this coordinator's stores are removed: another coordinator (another stack) with the
+    /// same file open keeps its connections, and SQLite lets it go on using the removed files.
     /// - Parameters:
     ///   - url: the store's database file.
     ///   - storeType: ``SQLiteStoreType`` or ``InMemoryStoreType``.
     ///   - options: the options the store was added with; Skerry needs none of them.
-    /// - Throws: ``SkerryError/Code/invalidArgument`` for a loaded store or another store type;
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for another store type;
     ///   ``SkerryError/Code/underlyingError`` when a file cannot be removed (the files removed
     ///   before it stay removed).
     public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws(SkerryError) {
@@ -39,12 +48,7 @@ extension StoreCoordinator {
         }
         let file = url.standardizedFileURL
         guard file.path != "/dev/null" else { return }
-        if persistentStore(for: file) != nil {
-            throw SkerryError(
-                .invalidArgument,
-                "The store at \(file.path) is loaded by this coordinator: release the stack that loaded it (its coordinator and contexts) before destroying it."
-            )
-        }
+        if let loaded = persistentStore(for: file) { try remove(loaded) }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = file.path + suffix
             guard FileManager.default.fileExists(atPath: path) else { continue }

@@ -74,6 +74,15 @@ public final class StoreCoordinator: @unchecked Sendable {
         lock.withLock { stores.append(store) }
     }
 
+    /// Takes the loaded store `description` describes (as ``persistentStores`` lists it) out of
+    /// the coordinator and returns it; nil when none is loaded.
+    func takeStore(_ description: StoreDescription) -> (any ObjectStore)? {
+        lock.withLock {
+            guard let index = stores.firstIndex(where: { $0.storeDescription == description }) else { return nil }
+            return stores.remove(at: index)
+        }
+    }
+
     /// The loaded stores, in load order.
     var loadedStores: [any ObjectStore] {
         lock.withLock { stores }

@@ -26,13 +26,17 @@ struct ConnectionSettings: Sendable {
 ///
 /// `@unchecked Sendable`: every connection is only touched inside `write` or `read` while the pool
 /// holds the lock that owns it (the writer lock, or the reader checked out of `idleReaders` under
-/// `readerLock`); no connection is ever handed out beyond the closure.
+/// `readerLock`); no connection is ever handed out beyond the closure. `writer` is only read or
+/// set while `writerLock` is held (after `init`), `closed` while `readerLock` is held.
 final class ConnectionPool: @unchecked Sendable {
     let location: DatabaseLocation
     let settings: ConnectionSettings
     /// What the pool's connections executed.
     let counters: StoreCounters
-    private let writer: SQLiteConnection
+    /// nil once the pool is closed (``close()``).
+    private var writer: SQLiteConnection?
+    /// Whether ``close()`` was called: readers handed back are dropped, none is opened.
+    private var closed = false
     private let writerLock = NSLock()
     private let readerLock = NSLock()
     private var idleReaders: [SQLiteConnection] = []
@@ -48,6 +52,7 @@ final class ConnectionPool: @unchecked Sendable {
         self.location = location
         self.settings = settings
         self.readerSlots = DispatchSemaphore(value: max(1, settings.maximumReaderCount))
+        let writer: SQLiteConnection
         switch location {
         case .memory:
             immutable = false
@@ -58,6 +63,7 @@ final class ConnectionPool: @unchecked Sendable {
             immutable = false
             writer = try SQLiteConnection(path: path, readOnly: false, busyTimeout: settings.busyTimeout, counters: counters)
         }
+        self.writer = writer
         if !settings.readOnly { try writer.execute("PRAGMA synchronous = \(settings.synchronous.rawValue)") }
         try writer.execute("PRAGMA foreign_keys = OFF")
     }
@@ -95,14 +101,32 @@ final class ConnectionPool: @unchecked Sendable {
         guard case .file = location, !settings.readOnly else { return }
         writerLock.lock()
         defer { writerLock.unlock() }
-        try writer.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
+        try writer?.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
     }
 
     /// Runs `body` with exclusive use of the writer connection.
+    /// - Throws: ``SkerryError/Code/noStore`` once the pool is closed.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         writerLock.lock()
         defer { writerLock.unlock() }
+        guard let writer else { throw Self.closedError }
         return try body(writer)
+    }
+
+    private static var closedError: SkerryError {
+        SkerryError(
+            .noStore, "The store was removed from its coordinator (remove(_:) or destroyPersistentStore); its connections are closed.")
+    }
+
+    /// Closes the pool's connections: the writer at once (after the write in progress, if any),
+    /// idle readers at once, readers in use when their read ends. Later reads and writes throw
+    /// ``SkerryError/Code/noStore``. Calling it again does nothing.
+    func close() {
+        readerLock.withLock {
+            closed = true
+            idleReaders = []
+        }
+        writerLock.withLock { writer = nil }
     }
 
     /// Runs `body` on a reader connection, inside one read transaction so that every statement
@@ -114,14 +138,17 @@ final class ConnectionPool: @unchecked Sendable {
         readerSlots.wait()
         defer { readerSlots.signal() }
         let reader: SQLiteConnection
-        if let idle = readerLock.withLock({ idleReaders.popLast() }) {
+        let (isClosed, idle) = readerLock.withLock { (closed, closed ? nil : idleReaders.popLast()) }
+        if isClosed {
+            throw Self.closedError
+        } else if let idle {
             reader = idle
         } else {
             reader = try SQLiteConnection(
                 path: path, readOnly: true, immutable: immutable, busyTimeout: settings.busyTimeout,
                 counters: counters)
         }
-        defer { readerLock.withLock { idleReaders.append(reader) } }
+        defer { readerLock.withLock { if !closed { idleReaders.append(reader) } } }
         return try reader.readTransaction { try body(reader) }
     }
 }

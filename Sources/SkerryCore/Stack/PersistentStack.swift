@@ -76,7 +76,7 @@ open class PersistentStack: @unchecked Sendable {
         loadLock.lock()
         defer { loadLock.unlock() }
         for description in persistentStoreDescriptions {
-            if lock.withLock({ loaded.contains(description) }) {
+            if isLoaded(description) {
                 completionHandler(description, nil)
                 continue
             }
@@ -90,6 +90,12 @@ open class PersistentStack: @unchecked Sendable {
                 completionHandler(description, error)
             }
         }
+    }
+
+    /// Whether `description` was loaded and its store is still in the coordinator (not removed
+    /// with `StoreCoordinator.remove(_:)` or `destroyPersistentStore`).
+    private func isLoaded(_ description: StoreDescription) -> Bool {
+        lock.withLock { loaded.contains(description) } && coordinator.persistentStores.contains(description.resolvedForLoading)
     }
 
     /// Loads every store not loaded yet; see ``loadPersistentStores(completionHandler:)``.
@@ -110,7 +116,7 @@ open class PersistentStack: @unchecked Sendable {
 
     /// Whether at least one store is loaded.
     public var hasLoadedStores: Bool {
-        lock.withLock { !loaded.isEmpty }
+        lock.withLock { loaded }.contains { coordinator.persistentStores.contains($0.resolvedForLoading) }
     }
 
     /// The stack's long-lived context, for reading: created on first use. Like every context it

@@ -194,6 +194,10 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// (`ObjectContext.obtainPermanentIDs(for:)`.) The default throws: a store kind that cannot
     /// reserve keys says so.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64]
+    /// Closes the store's connections once it was removed from its coordinator
+    /// (`StoreCoordinator.remove(_:)`): work already running ends first; later work throws
+    /// ``SkerryError/Code/noStore``. Stores without connections of their own do nothing (the default).
+    func close()
     /// Starts handing the stack what other processes (or other stacks) saved to this store, for
     /// stores shared that way that were asked to: `deliver` receives each such save's IDs, and
     /// word of saves it can no longer name, on a thread of the store's own. Called once, after
@@ -212,6 +216,8 @@ package enum SavesOfOthers: Sendable {
 }
 
 extension ObjectStore {
+    package func close() {}
+
     package func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
         throw SkerryError(
             .invalidArgument, "\(storeDescription) cannot give permanent IDs to objects before they are saved; save them instead.",

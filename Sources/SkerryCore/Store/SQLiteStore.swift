@@ -103,6 +103,8 @@ final class SQLiteStore: ObjectStore {
 
     var statistics: StoreStatistics { pool.counters.snapshot }
 
+    func close() { pool.close() }
+
     // MARK: Connection access with error mapping
 
     func read<T>(_ entity: EntityDescription?, _ body: (SQLiteConnection) throws -> T) throws(SkerryError) -> T {

@@ -1,0 +1,69 @@
+import Foundation
+
+extension StoreCoordinator {
+    /// Replaces the store at `destinationURL` with a copy of the store at `sourceURL`: Core Data's
+    /// `replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)`,
+    /// used to restore a backup or to copy a store.
+    ///
+    /// ```swift
+    /// try coordinator.replacePersistentStore(
+    ///     at: storeURL, destinationOptions: nil, withPersistentStoreFrom: backupURL, sourceOptions: nil, ofType: SQLiteStoreType)
+    /// ```
+    ///
+    /// The source is copied with SQLite's `VACUUM INTO` (its committed contents, write-ahead log
+    /// included) into a new file beside the destination; only when the copy succeeded is the
+    /// destination destroyed as ``destroyPersistentStore(at:ofType:options:)`` does (a store this
+    /// coordinator has loaded there is removed first, its contexts then get
+    /// ``SkerryError/Code/noStore``) and the copy put in its place. Add the store again to use it.
+    /// The source may be loaded (by this coordinator or another); it is only read.
+    /// - Parameters:
+    ///   - destinationURL: the database file to replace (created if missing).
+    ///   - destinationOptions: the destination's options; Skerry needs none of them.
+    ///   - sourceURL: the database file to copy; it must exist.
+    ///   - sourceOptions: the source's options; Skerry needs none of them.
+    ///   - storeType: ``SQLiteStoreType``.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for another store type or a missing source;
+    ///   SQLite's error when the source cannot be copied (the destination is then unchanged);
+    ///   ``SkerryError/Code/underlyingError`` when a file cannot be removed or moved.
+    public func replacePersistentStore(
+        at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+        withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
+        ofType storeType: String
+    ) throws(SkerryError) {
+        guard storeType == SQLiteStoreType else {
+            throw SkerryError(.invalidArgument, "Store type '\(storeType)' is not one Skerry replaces: use SQLiteStoreType.")
+        }
+        let source = sourceURL.standardizedFileURL
+        let destination = destinationURL.standardizedFileURL
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            throw SkerryError(.invalidArgument, "There is no store at \(source.path) to copy.")
+        }
+        guard source.path != destination.path else { return }
+        let copy = destination.path + ".skerry-replace"
+        do {
+            if FileManager.default.fileExists(atPath: copy) { try FileManager.default.removeItem(atPath: copy) }
+            try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            var failure = SkerryError(.underlyingError, "Could not prepare \(copy): \(error.localizedDescription)")
+            failure.underlyingError = error
+            throw failure
+        }
+        do {
+            let connection = try SQLiteConnection(path: source.path, readOnly: true, busyTimeout: 5)
+            try connection.execute("VACUUM INTO '\(copy.replacingOccurrences(of: "'", with: "''"))'")
+        } catch {
+            // A partial copy is of no use; nothing else was changed. (Removal failing leaves a stray file only.)
+            try? FileManager.default.removeItem(atPath: copy)
+            throw SkerryError.wrapping(error)
+        }
+        try destroyPersistentStore(at: destination, ofType: SQLiteStoreType)
+        do {
+            try FileManager.default.moveItem(atPath: copy, toPath: destination.path)
+        } catch {
+            var failure = SkerryError(
+                .underlyingError, "Could not move the copy \(copy) to \(destination.path): \(error.localizedDescription)")
+            failure.underlyingError = error
+            throw failure
+        }
+    }
+}
