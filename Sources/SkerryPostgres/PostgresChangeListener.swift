@@ -29,8 +29,9 @@ final class PostgresChangeListener: Sendable {
 
     /// The connection and cursor handed from the loading thread to the listener's thread.
     ///
-    /// `@unchecked Sendable`: the connection is used by the loading thread only until `start`
-    /// hands it over (under `state`'s lock, once), then by the listener's thread only.
+    /// `@unchecked Sendable`: the connection is used by the loading thread only until the
+    /// listener's thread takes it out of `state` (under its lock, once), then by that thread only;
+    /// a listener stopped before it started drops it unused.
     private struct Handover: @unchecked Sendable {
         let connection: PostgresConnection
         let cursor: Cursor
@@ -44,6 +45,11 @@ final class PostgresChangeListener: Sendable {
     private let retention: Duration
     private let state: Mutex<Handover?>
     private let stopped = Atomic<Bool>(false)
+    /// Whether the thread was started, and whether it may still be.
+    private enum Phase { case notStarted, running, stopped }
+    private let phase = Mutex<Phase>(.notStarted)
+    /// Signalled by the thread once it ended and closed its connection.
+    private let finished = DispatchSemaphore(value: 0)
     /// The server process of the listener's current connection (for tests that cut it).
     let backendPID = Atomic<Int32>(0)
     /// For tests that keep the listener away: while `holdRequested` is set the listener reads
@@ -72,16 +78,16 @@ final class PostgresChangeListener: Sendable {
     }
 
     /// Starts the listener's thread, which hands each save of others to `deliver`. Only the
-    /// first call starts it.
+    /// first call starts it, and none after ``stopAndWait()``.
     func start(_ deliver: @escaping @Sendable (SavesOfOthers) -> Void) {
-        guard
-            let handover = state.withLock({ value -> Handover? in
-                defer { value = nil }
-                return value
-            })
-        else { return }
-        let thread = Thread { [self] in run(handover, deliver) }
-        thread.name = "skerry.postgres.changes"
+        let starts = phase.withLock { phase -> Bool in
+            guard phase == .notStarted else { return false }
+            phase = .running
+            return true
+        }
+        guard starts else { return }
+        let thread = Thread { [self] in run(deliver) }
+        thread.name = Self.threadName
         thread.start()
     }
 
@@ -90,13 +96,49 @@ final class PostgresChangeListener: Sendable {
         stopped.store(true, ordering: .relaxed)
     }
 
+    /// Stops the thread and returns once its connection is closed (a listener never started
+    /// closes its connection at once): for a store removed from its coordinator, whose
+    /// connections are gone when `remove(_:)` returns. Called on the listener's own thread (from
+    /// a delivery), it does not wait for itself.
+    func stopAndWait() {
+        stopped.store(true, ordering: .relaxed)
+        let wasRunning = phase.withLock { phase -> Bool in
+            defer { phase = .stopped }
+            return phase == .running
+        }
+        if !wasRunning {
+            let unused = state.withLock { value -> Handover? in
+                defer { value = nil }
+                return value
+            }
+            _ = unused // closed here, outside the lock
+        } else if Thread.current.name != Self.threadName {
+            finished.wait()
+            finished.signal() // for any other caller waiting too
+        }
+    }
+
+    private static let threadName = "skerry.postgres.changes"
+
     /// Seconds between reads of the change table when no notification came: short while a
     /// change may be pending behind a running transaction, longer otherwise.
     private static let pollWhilePending = 0.5, pollIdle = 5.0, pruneInterval = 60.0
 
-    private func run(_ handover: Handover, _ deliver: @escaping @Sendable (SavesOfOthers) -> Void) {
-        var connection: PostgresConnection? = handover.connection
-        var cursor = handover.cursor
+    private func run(_ deliver: @escaping @Sendable (SavesOfOthers) -> Void) {
+        defer { finished.signal() }
+        // The handover is taken out of `state` here, so that `connection` is the only reference to
+        // the connection: it closes when this function sets it to nil.
+        var connection: PostgresConnection?
+        var cursor: Cursor
+        do {
+            let taken = state.withLock { value -> Handover? in
+                defer { value = nil }
+                return value
+            }
+            guard let taken else { return }
+            connection = taken.connection
+            cursor = taken.cursor
+        }
         var lastRead = ContinuousClock.now, lastPrune = ContinuousClock.now - .seconds(Self.pruneInterval)
         var failures = 0
         while !stopped.load(ordering: .relaxed) {
@@ -148,6 +190,7 @@ final class PostgresChangeListener: Sendable {
                 }
             }
         }
+        connection = nil // the last reference: closed before `finished` is signalled
     }
 
     /// Reads the changes not yet seen from `cursor`, in one snapshot, and moves the cursor.

@@ -82,6 +82,15 @@ final class PostgresStore: ObjectStore {
 
     deinit { listener?.stop() }
 
+    /// Closes the store's connections once it was removed from its coordinator
+    /// (`StoreCoordinator.remove(_:)`, `destroyPersistentStore`): the change listener's at once
+    /// (after the read in progress), the pool's idle ones at once and those in use when their
+    /// work ends; later work throws ``SkerryError/Code/noStore``.
+    func close() {
+        listener?.stopAndWait()
+        pool.close()
+    }
+
     /// The connection string with the schema put first on the search path.
     static func connectionString(_ options: PostgresStoreOptions) -> String {
         guard let schema = options.schema else { return options.connectionString }

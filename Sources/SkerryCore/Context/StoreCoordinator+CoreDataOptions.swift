@@ -22,7 +22,9 @@ extension StoreCoordinator {
     /// - Parameters:
     ///   - storeType: ``SQLiteStoreType`` or ``InMemoryStoreType``.
     ///   - configuration: the model configuration whose entities the store holds; nil for all.
-    ///   - storeURL: the database file (its folder is created if missing); nil for an in-memory store.
+    ///   - storeURL: the database file (its folder is created if missing); for an in-memory
+    ///     store, the URL ``persistentStores`` lists it with, nil for `/dev/null` (nothing is
+    ///     written there).
     ///   - options: Core Data's option keys and values; nil for none.
     /// - Returns: the description of the store added (what ``persistentStores`` lists).
     /// - Throws: ``SkerryError/Code/invalidArgument`` for another store type, a SQLite store
@@ -42,6 +44,7 @@ extension StoreCoordinator {
             description = StoreDescription(url: storeURL)
         case InMemoryStoreType:
             description = .inMemory()
+            description.url = storeURL
         default:
             throw SkerryError(
                 .invalidArgument, "Store type '\(storeType)' is not one Skerry opens: use SQLiteStoreType or InMemoryStoreType.")

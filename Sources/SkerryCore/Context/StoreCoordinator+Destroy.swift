@@ -16,11 +16,13 @@ extension StoreCoordinator {
     /// For a SQLite store it removes the database file and the files SQLite keeps beside it
     /// (`-wal`, `-shm`, `-journal`); files that are not there are skipped, so destroying a store
     /// that does not exist succeeds. An in-memory store (``InMemoryStoreType``, or a SQLite store at
-    /// `/dev/null`) has no files: nothing is done.
+    /// `/dev/null`) has no files.
     ///
-    /// A store this coordinator has loaded is removed from it first, as ``remove(_:)`` does (its
-    /// connections are closed; the coordinator's contexts then get ``SkerryError/Code/noStore``
-    /// for its entities and objects), so that Core Data's reset loop ports as written:
+    /// Every store this coordinator has loaded at `url` (whatever its type) is removed from it
+    /// first, as ``remove(_:)`` does (its connections are closed, an in-memory store's data is
+    /// gone; the coordinator's contexts then get ``SkerryError/Code/noStore`` for its entities and
+    /// objects), so that Core Data's reset loop ports as written, in-memory stores included (they
+    /// are listed with the URL they were described with, else `/dev/null`):
     ///
     /// ```swift
     /// for store in coordinator.persistentStores {
@@ -32,7 +34,8 @@ extension StoreCoordinator {
     /// Only this coordinator's stores are removed: another coordinator (another stack) with the
     /// same file open keeps its connections, and SQLite lets it go on using the removed files.
     /// - Parameters:
-    ///   - url: the store's database file.
+    ///   - url: the store's database file (for an in-memory store, the URL
+    ///     ``persistentStores`` lists).
     ///   - storeType: ``SQLiteStoreType`` or ``InMemoryStoreType``.
     ///   - options: the options the store was added with; Skerry needs none of them.
     /// - Throws: ``SkerryError/Code/invalidArgument`` for another store type;
@@ -40,15 +43,16 @@ extension StoreCoordinator {
     ///   before it stay removed).
     public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws(SkerryError) {
         switch storeType {
-        case SQLiteStoreType: break
-        case InMemoryStoreType: return
+        case SQLiteStoreType, InMemoryStoreType: break
         default:
             throw SkerryError(
                 .invalidArgument, "Store type '\(storeType)' is not one Skerry destroys: use SQLiteStoreType or InMemoryStoreType.")
         }
         let file = url.standardizedFileURL
-        guard file.path != "/dev/null" else { return }
-        if let loaded = persistentStore(for: file) { try remove(loaded) }
+        for loaded in persistentStores where loaded.url?.standardizedFileURL.path == file.path {
+            try remove(loaded)
+        }
+        guard storeType == SQLiteStoreType, file.path != "/dev/null" else { return }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = file.path + suffix
             guard FileManager.default.fileExists(atPath: path) else { continue }

@@ -78,6 +78,7 @@ public final class StoreCoordinator: @unchecked Sendable {
     /// the coordinator and returns it; nil when none is loaded.
     func takeStore(_ description: StoreDescription) -> (any ObjectStore)? {
         lock.withLock {
+            let description = description.resolvedForLoading
             guard let index = stores.firstIndex(where: { $0.storeDescription == description }) else { return nil }
             return stores.remove(at: index)
         }

@@ -205,13 +205,26 @@ extension StoreDescription {
         }
     }
 
-    /// The description a store is opened from: Core Data's `/dev/null` URL (its way of asking for
-    /// a SQLite store kept in memory) becomes an in-memory store.
+    /// The URL of an in-memory store described without one: `/dev/null`, Core Data's URL for a
+    /// store kept in memory.
+    static let inMemoryURL = URL(fileURLWithPath: "/dev/null")
+
+    /// The description a store is opened from (and that the coordinator's `persistentStores`
+    /// lists): Core Data's `/dev/null` URL (its way of asking for a SQLite store kept in memory)
+    /// becomes an in-memory store, and an in-memory store has a URL, as in Core Data, so that code
+    /// reading `store.url!` works: the one it was described with, else `/dev/null`.
     var resolvedForLoading: StoreDescription {
-        guard kind == .sqlite, storeFactory == nil, url?.standardizedFileURL.path == "/dev/null" else { return self }
+        guard storeFactory == nil else { return self }
         var description = self
-        description.kind = .inMemory
-        description.url = nil
+        switch kind {
+        case .sqlite where url?.standardizedFileURL.path == "/dev/null":
+            description.kind = .inMemory
+            description.url = Self.inMemoryURL
+        case .inMemory where url == nil:
+            description.url = Self.inMemoryURL
+        case .sqlite, .inMemory, .postgres:
+            break
+        }
         return description
     }
 

@@ -58,7 +58,9 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
 
     /// The kind of store.
     public var kind: Kind
-    /// The database file, for ``Kind/sqlite`` stores.
+    /// The database file, for ``Kind/sqlite`` stores. An in-memory store needs none; as in Core
+    /// Data, the store the coordinator lists (``StoreCoordinator/persistentStores``) has one all the
+    /// same: the URL it was described with, else `/dev/null`.
     public var url: URL?
     /// The entities this store holds; nil for all. Each entity lives in the first store of the
     /// stack that holds it.
