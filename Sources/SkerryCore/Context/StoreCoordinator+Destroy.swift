@@ -31,8 +31,11 @@ extension StoreCoordinator {
     /// try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
     /// ```
     ///
-    /// Only this coordinator's stores are removed: another coordinator (another stack) with the
-    /// same file open keeps its connections, and SQLite lets it go on using the removed files.
+    /// The other coordinators (other stacks) of the process that have the SQLite file loaded lose
+    /// it too, before the files go: their contexts get ``SkerryError/Code/noStore`` rather than
+    /// go on reading and writing a deleted database, and a ``PersistentStack`` among them loads
+    /// the store again (a new, empty one) on its next ``PersistentStack/loadPersistentStores()``.
+    /// Other processes are not told: do not destroy a store another process has open.
     /// - Parameters:
     ///   - url: the store's database file (for an in-memory store, the URL
     ///     ``persistentStores`` lists).
@@ -53,6 +56,7 @@ extension StoreCoordinator {
             try remove(loaded)
         }
         guard storeType == SQLiteStoreType, file.path != "/dev/null" else { return }
+        removeFromOtherCoordinators(sqliteFileAt: file.path)
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = file.path + suffix
             guard FileManager.default.fileExists(atPath: path) else { continue }

@@ -13,8 +13,9 @@ extension StoreCoordinator {
     /// The source is copied with SQLite's `VACUUM INTO` (its committed contents, write-ahead log
     /// included) into a new file beside the destination; only when the copy succeeded is the
     /// destination destroyed as ``destroyPersistentStore(at:ofType:options:)`` does (a store this
-    /// coordinator has loaded there is removed first, its contexts then get
-    /// ``SkerryError/Code/noStore``) and the copy put in its place. Add the store again to use it.
+    /// coordinator, or another of the process, has loaded there is removed first, its contexts
+    /// then get ``SkerryError/Code/noStore``) and the copy put in its place. Add the store again
+    /// to use it.
     /// The source may be loaded (by this coordinator or another); it is only read.
     /// - Parameters:
     ///   - destinationURL: the database file to replace (created if missing).

@@ -38,6 +38,7 @@ public final class StoreCoordinator: @unchecked Sendable {
             }
         }
         self.inverses = inverses
+        Self.register(self)
     }
 
     /// The stand-in coordinator of a context created without a parent or coordinator.

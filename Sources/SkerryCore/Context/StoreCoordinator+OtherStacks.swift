@@ -1,0 +1,39 @@
+import Foundation
+import Synchronization
+
+/// The coordinators of this process, for ``StoreCoordinator/destroyPersistentStore(at:ofType:options:)``
+/// to reach every stack with the destroyed file open. Held weakly: a coordinator released is
+/// dropped at the next registration.
+private let liveCoordinators = Mutex<[WeakCoordinator]>([])
+
+/// A coordinator of the process, not kept alive by the list.
+private struct WeakCoordinator: Sendable {
+    weak var coordinator: StoreCoordinator?
+}
+
+extension StoreCoordinator {
+    /// Records `coordinator` as one of the process's (called once, when it is made).
+    static func register(_ coordinator: StoreCoordinator) {
+        liveCoordinators.withLock { list in
+            list.removeAll { $0.coordinator == nil }
+            list.append(WeakCoordinator(coordinator: coordinator))
+        }
+    }
+
+    /// Removes the SQLite store at `path` from every other coordinator of the process that has it
+    /// loaded, as ``remove(_:)`` does: once its files are deleted, a stack that kept using them
+    /// would read and write a database nobody can open again. Their contexts get
+    /// ``SkerryError/Code/noStore`` from then on, and a ``PersistentStack`` loads the store again (a
+    /// new, empty one) on its next ``PersistentStack/loadPersistentStores()``.
+    func removeFromOtherCoordinators(sqliteFileAt path: String) {
+        let others = liveCoordinators.withLock { list in list.compactMap(\.coordinator) }.filter { $0 !== self }
+        for other in others {
+            for store in other.persistentStores
+            where store.kind == .sqlite && store.url?.standardizedFileURL.path == path {
+                // `remove` throws only when the store is no longer loaded there: another thread
+                // removed it meanwhile, which is what is wanted.
+                try? other.remove(store)
+            }
+        }
+    }
+}
