@@ -12,37 +12,31 @@ import SkerryCore
 public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The engine object.
     public let instance: EntityObject
+    /// The context the object was wrapped in and the layout of `PlainObject` in its entity,
+    /// shared with the objects wrapped with it (the objects of one fetch).
+    let scope: WrapperScope<PlainObject>
+
+    /// A wrapper of `instance`, in a scope made for it (the object's context and the layout of
+    /// `PlainObject` in its entity).
+    convenience init(instance: EntityObject) {
+        self.init(instance: instance, scope: WrapperScope(context: instance.context, entity: instance.entity))
+    }
+
+    /// A wrapper of `instance`, an object of `scope`'s entity and context.
+    init(instance: EntityObject, scope: WrapperScope<PlainObject>) {
+        assert(scope.layout.entity === instance.entity, "a layout for another entity")
+        assert(scope.context == nil || instance.context == nil || instance.context === scope.context, "an object of another context")
+        self.instance = instance
+        self.scope = scope
+    }
+
     /// The context the object belonged to when it was wrapped: where the errors of operations
     /// that cannot throw are recorded, even after the object left the context.
-    let context: ObjectContext?
-    /// The layout of `PlainObject` in the object's entity, when the code that wrapped the object
-    /// had it at hand (a fetch looks it up once for all its objects); else looked up when first
-    /// needed. (The object is confined to its context's queue, as this wrapper is.)
-    private var knownLayout: TypeLayout<PlainObject>?
-
-    init(instance: EntityObject, layout: TypeLayout<PlainObject>? = nil) {
-        assert(layout == nil || layout!.entity === instance.entity, "a layout for another entity")
-        self.instance = instance
-        self.context = instance.context
-        self.knownLayout = layout
-    }
-
-    /// A wrapper of `instance`, an object registered in `context`, with its layout.
-    init(instance: EntityObject, context: ObjectContext, layout: TypeLayout<PlainObject>) {
-        assert(layout.entity === instance.entity, "a layout for another entity")
-        assert(instance.context === context, "an object of another context")
-        self.instance = instance
-        self.context = context
-        self.knownLayout = layout
-    }
+    var context: ObjectContext? { scope.context }
 
     /// The layout of `PlainObject` in the object's entity.
-    private var layout: TypeLayout<PlainObject> {
-        if let knownLayout { return knownLayout }
-        let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: instance.entity)
-        knownLayout = layout
-        return layout
-    }
+    @inline(__always)
+    private var layout: TypeLayout<PlainObject> { scope.layout }
 
     /// Records `error` on the object's context (see `ObjectContext.recordError(_:)`),
     /// for an operation that cannot throw.

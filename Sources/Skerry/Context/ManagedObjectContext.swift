@@ -14,10 +14,10 @@ public final class ManagedObjectContext {
     /// The engine context, for what the typed layer does not cover.
     public let instance: ObjectContext
 
-    /// The layout last used to insert, and the one last used to wrap fetched objects: a run of
-    /// inserts of one type, or a fetch, looks its layout up once.
-    private var lastInsertLayout: AnyTypeLayout?
-    private var lastFetchLayout: AnyTypeLayout?
+    /// The wrapper scope (context and layout) last used to insert, and the one last used to wrap
+    /// fetched objects: a run of inserts of one type, or the objects of a fetch, share one.
+    private var lastInsertScope: AnyWrapperScope?
+    private var lastFetchScope: AnyWrapperScope?
 
     init(_ instance: ObjectContext) {
         self.instance = instance
@@ -31,15 +31,16 @@ public final class ManagedObjectContext {
         // thread stops with the confinement message.
         instance.checkConfinement()
         let object: ManagedObject<PlainObject>
-        if let last = lastInsertLayout, last.type == ObjectIdentifier(PlainObject.self) {
-            // The entity named `PlainObject.entityName`, found by an earlier insert.
+        if let last = lastInsertScope, last.anyLayout.type == ObjectIdentifier(PlainObject.self) {
+            // The entity named `PlainObject.entityName`, found by an earlier insert; a scope of
+            // this context (`lastInsertScope` only holds those).
             object = ManagedObject(
-                instance: try instance.insert(last.entity), layout: unsafeDowncast(last, to: TypeLayout<PlainObject>.self))
+                instance: try instance.insert(last.anyLayout.entity), scope: unsafeDowncast(last, to: WrapperScope<PlainObject>.self))
         } else {
             let inserted = try instance.insert(entityName: PlainObject.entityName)
-            let layout = AttributeLayout.shared.layout(of: PlainObject.self, in: inserted.entity)
-            lastInsertLayout = layout
-            object = ManagedObject(instance: inserted, layout: layout)
+            let scope = WrapperScope<PlainObject>(context: instance, entity: inserted.entity)
+            lastInsertScope = scope
+            object = ManagedObject(instance: inserted, scope: scope)
         }
         do {
             try object.write(value)
@@ -107,30 +108,29 @@ public final class ManagedObjectContext {
     >] {
         let fetched = try instance.fetch(try request.fetchRequest())
         guard let first = fetched.first else { return [] }
-        // The objects share this context and, but for sub-entities, their layout: both are
-        // handed to each wrapper rather than looked up per object.
-        let context = instance
-        var layout = layout(of: PlainObject.self, in: first.entity)
-        var objects: [ManagedObject<PlainObject>] = []
-        objects.reserveCapacity(fetched.count)
-        for object in fetched {
-            if object.entity !== layout.entity { layout = self.layout(of: PlainObject.self, in: object.entity) }
-            objects.append(ManagedObject(instance: object, context: context, layout: layout))
+        // The objects share this context and, but for sub-entities, their layout: one scope
+        // holds both for every wrapper, rather than a reference to each per object.
+        var scope = scope(of: PlainObject.self, in: first.entity)
+        // The wrapper's type, looked up once: in the closure below, naming it would look its
+        // generic metadata up for every object.
+        let wrapper = ManagedObject<PlainObject>.self
+        return [ManagedObject<PlainObject>](unsafeUninitializedCapacity: fetched.count) { buffer, count in
+            for object in fetched {
+                if object.entity !== scope.anyLayout.entity { scope = self.scope(of: PlainObject.self, in: object.entity) }
+                (buffer.baseAddress! + count).initialize(to: wrapper.init(instance: object, scope: scope))
+                count += 1
+            }
         }
-        return objects
     }
 
-    /// The layout of `type` in `entity`; the last one asked for is kept (the objects of a fetch
-    /// share their entity, but for sub-entities).
-    func layout<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription) -> TypeLayout<
+    /// The wrapper scope of `type` in `entity` and this context; the last one asked for is kept
+    /// (the objects of a fetch share their entity, but for sub-entities).
+    func scope<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription) -> WrapperScope<
         PlainObject
     > {
-        if let last = lastFetchLayout, last.entity === entity, last.type == ObjectIdentifier(PlainObject.self) {
-            return unsafeDowncast(last, to: TypeLayout<PlainObject>.self)
-        }
-        let layout = AttributeLayout.shared.layout(of: type, in: entity)
-        lastFetchLayout = layout
-        return layout
+        let scope = WrapperScope<PlainObject>.reusing(lastFetchScope, for: entity, in: instance)
+        lastFetchScope = scope
+        return scope
     }
 
     /// One attribute's values of the objects the request matches.
@@ -172,7 +172,7 @@ public final class ManagedObjectContext {
                 entityName: objectID.entityName, objectID: objectID)
         }
         let object = try instance.existingObject(with: objectID)
-        return ManagedObject(instance: object, context: instance, layout: layout(of: PlainObject.self, in: object.entity))
+        return ManagedObject(instance: object, scope: scope(of: PlainObject.self, in: object.entity))
     }
 
     /// The first object the request matches, or nil.

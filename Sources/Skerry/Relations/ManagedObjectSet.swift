@@ -23,7 +23,13 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
     ///   is gone; `SkerryError.Code.objectNotInContext` for an object of no context.
     public func objects() throws(SkerryError) -> [ManagedObject<PlainObject>] {
         var members: [ManagedObject<PlainObject>] = []
-        for object in try instance.relatedObjects(forKey: name) { members.append(ManagedObject(instance: object)) }
+        var scope: WrapperScope<PlainObject>?
+        for object in try instance.relatedObjects(forKey: name) {
+            // The members share their context and, but for sub-entities, their layout: one scope.
+            let memberScope = WrapperScope<PlainObject>.reusing(scope, for: object.entity, in: object.context)
+            scope = memberScope
+            members.append(ManagedObject(instance: object, scope: memberScope))
+        }
         return members
     }
 

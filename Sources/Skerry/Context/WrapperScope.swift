@@ -1,0 +1,52 @@
+import SkerryCore
+
+/// What the typed wrappers made together share (the objects of one fetch, a run of inserts, the
+/// members of a relation set): the context they were wrapped in and the layout of their model
+/// type in their entity. A ``ManagedObject`` holds its object and one of these, instead of a
+/// reference to each: one allocation and two references per wrapper, and the context (whose
+/// reference counting takes Swift's slow path, as other code holds it weakly) retained once per
+/// scope instead of once per object.
+///
+/// Like the wrappers, a scope belongs to its context's queue; it is never mutated.
+class AnyWrapperScope {
+    /// The context the objects belonged to when they were wrapped: where the errors of
+    /// operations that cannot throw are recorded, even after an object left the context.
+    let context: ObjectContext?
+    /// The layout, of the model type `type`, in the objects' entity.
+    let anyLayout: AnyTypeLayout
+
+    init(context: ObjectContext?, layout: AnyTypeLayout) {
+        self.context = context
+        self.anyLayout = layout
+    }
+
+    /// Whether the scope serves objects of `entity` wrapped as `type` in `context`.
+    @inline(__always)
+    final func serves(_ type: ObjectIdentifier, _ entity: EntityDescription, in context: ObjectContext?) -> Bool {
+        anyLayout.entity === entity && anyLayout.type == type && self.context === context
+    }
+}
+
+/// An ``AnyWrapperScope`` of a model type.
+final class WrapperScope<PlainObject: ManagedObjectConvertible>: AnyWrapperScope {
+    /// A scope for objects of `entity` in `context`.
+    init(context: ObjectContext?, entity: EntityDescription) {
+        super.init(context: context, layout: AttributeLayout.shared.layout(of: PlainObject.self, in: entity))
+    }
+
+    /// The layout of `PlainObject` in the objects' entity.
+    @inline(__always)
+    var layout: TypeLayout<PlainObject> {
+        // Made in `init` from a `TypeLayout<PlainObject>`.
+        unsafeDowncast(anyLayout, to: TypeLayout<PlainObject>.self)
+    }
+
+    /// `scope` if it serves objects of `entity` in `context` as `PlainObject`, else a new scope.
+    static func reusing(_ scope: AnyWrapperScope?, for entity: EntityDescription, in context: ObjectContext?) -> WrapperScope {
+        if let scope, scope.serves(ObjectIdentifier(PlainObject.self), entity, in: context) {
+            // It serves `PlainObject`, so it is a `WrapperScope<PlainObject>`.
+            return unsafeDowncast(scope, to: WrapperScope.self)
+        }
+        return WrapperScope(context: context, entity: entity)
+    }
+}
