@@ -99,7 +99,7 @@ final class PostgresChangeListener: Sendable {
     /// Stops the thread and returns once its connection is closed (a listener never started
     /// closes its connection at once): for a store removed from its coordinator, whose
     /// connections are gone when `remove(_:)` returns. Called on the listener's own thread (from
-    /// a delivery), it does not wait for itself.
+    /// a delivery), it does not wait for itself; it waits 10 s at most.
     func stopAndWait() {
         stopped.store(true, ordering: .relaxed)
         let wasRunning = phase.withLock { phase -> Bool in
@@ -113,10 +113,17 @@ final class PostgresChangeListener: Sendable {
             }
             _ = unused // closed here, outside the lock
         } else if Thread.current.name != Self.threadName {
-            finished.wait()
-            finished.signal() // for any other caller waiting too
+            // The thread notices within a fraction of a second, unless a read of the change table
+            // hangs on a dead network: then give up waiting (the thread closes the connection
+            // when that read fails) rather than hang the caller.
+            if finished.wait(timeout: .now() + Self.stopTimeout) == .success {
+                finished.signal() // for any other caller waiting too
+            }
         }
     }
+
+    /// The longest ``stopAndWait()`` waits for the thread.
+    private static let stopTimeout: DispatchTimeInterval = .seconds(10)
 
     private static let threadName = "skerry.postgres.changes"
 

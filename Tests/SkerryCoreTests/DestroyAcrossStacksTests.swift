@@ -68,4 +68,26 @@ import Testing
         try Self.saveBook("Emma", first)
         #expect(try Self.count(second) == 1)
     }
+
+    /// A context that inserted objects of an entity before the store was destroyed and added again
+    /// inserts the next ones into the new store (found by the port of VirtualTourist's stack).
+    @Test func aContextInsertsIntoTheStoreAddedAgain() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Books.sqlite")
+        let coordinator = StoreCoordinator(managedObjectModel: Fixtures.model())
+        try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let context = ObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            _ = try context.insert(entityName: "Book").setValue("Dune", forKey: "title")
+            try context.save()
+        }
+        try coordinator.destroyPersistentStore(at: url, ofType: SQLiteStoreType, options: nil)
+        try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: nil)
+        try context.performAndWait {
+            _ = try context.insert(entityName: "Book").setValue("Emma", forKey: "title")
+            try context.save()
+            #expect(try context.count(for: FetchRequest(entityName: "Book")) == 1)
+        }
+    }
 }

@@ -64,8 +64,9 @@ public final class ObjectContext: @unchecked Sendable {
     /// nested ones included: a nested one joins the outermost, which alone saves or fails.
     /// Touched only by the thread that owns the context.
     @exclusivity(unchecked) package var unitOfWorkDepth = 0
-    /// The space of the last insert's temporary ID (see `temporarySpace(for:)`).
-    @exclusivity(unchecked) private var lastTemporarySpace: ObjectIDSpace?
+    /// The space of the last insert's temporary ID (see `temporarySpace(for:)`), and the
+    /// coordinator's `removals` when it was looked up: a store removed since may have held it.
+    @exclusivity(unchecked) private var lastTemporarySpace: (space: ObjectIDSpace, removals: Int)?
     /// What the context read and what its cache answered.
     @exclusivity(unchecked) var counts = ContextStatistics()
     /// The policy that resolves save conflicts; see ``mergePolicy``.
@@ -245,7 +246,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// The space of temporary IDs of `entity`, checked to be an entity of the model held by a
     /// loaded store. The last one is kept: a bulk insert looks it up once.
     private func temporarySpace(for entity: EntityDescription) throws(SkerryError) -> ObjectIDSpace {
-        if let last = lastTemporarySpace, last.entity === entity { return last }
+        let removals = coordinator.removals.load(ordering: .acquiring)
+        if let last = lastTemporarySpace, last.space.entity === entity, last.removals == removals { return last.space }
         guard coordinator.model.entity(named: entity.name) === entity else {
             throw SkerryError(.unknownEntity, "Entity '\(entity.name)' is not an entity of this context's model.", entityName: entity.name)
         }
@@ -256,7 +258,7 @@ public final class ObjectContext: @unchecked Sendable {
                 entityName: entity.name)
         }
         let space = try coordinator.store(for: entity).identity.space(for: entity, temporary: true)
-        lastTemporarySpace = space
+        lastTemporarySpace = (space, removals)
         return space
     }
 

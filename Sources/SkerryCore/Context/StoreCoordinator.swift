@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The model and the loaded stores of a stack, shared by all its contexts:
 /// NSPersistentStoreCoordinator's role, minus everything SQL (which stays in the stores).
@@ -18,6 +19,9 @@ public final class StoreCoordinator: @unchecked Sendable {
     let events = EventHub()
     private let lock = NSLock()
     private var stores: [any ObjectStore] = []
+    /// How many stores were taken out of the coordinator so far: what a context looked up before
+    /// it changed may name a store that is gone (a context's cached temporary-ID space).
+    let removals = Atomic<Int>(0)
 
     /// For each entity (by identity), each relationship's inverse: its index in the destination,
     /// and the destination. Computed once, so that keeping inverses in sync looks nothing up by
@@ -81,6 +85,7 @@ public final class StoreCoordinator: @unchecked Sendable {
         lock.withLock {
             let description = description.resolvedForLoading
             guard let index = stores.firstIndex(where: { $0.storeDescription == description }) else { return nil }
+            removals.add(1, ordering: .releasing)
             return stores.remove(at: index)
         }
     }
