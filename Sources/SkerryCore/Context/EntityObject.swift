@@ -1,3 +1,5 @@
+import Foundation
+
 /// The value of one relationship of an object: the related objects' IDs, once loaded.
 package enum RelationshipValue: Equatable, Sendable {
     case notLoaded
@@ -304,7 +306,36 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     @inlinable
     public func value<T: AttributeValueConvertible>(at index: Int, as type: T.Type = T.self) throws(SkerryError) -> T {
         // Inlinable so that the conversion is specialized for `T` in the caller: a generic call
-        // would look up `Optional<T>`'s metadata at run time on every read.
+        // would look up `Optional<T>`'s metadata at run time on every read. The Swift types of
+        // the integer, floating-point, date and string slots are read straight from the slot,
+        // with the conversions and errors of the general path below. The tests of `T` fold away
+        // in the caller's specialization (tests of optional types do not: they look metadata up,
+        // so optional types take the general path).
+        if T.self == Int64.self || (T.self == Int.self && MemoryLayout<Int>.size == 8) {
+            let (slot, attributeType) = try slotForReading(at: index)
+            guard attributeType.isInteger, let slot else { throw unreadableValueError(at: index, as: T.self) }
+            return unsafeBitCast(slot.load(as: Int64.self), to: T.self)
+        }
+        if T.self == Double.self {
+            let (slot, attributeType) = try slotForReading(at: index)
+            guard attributeType == .double || attributeType == .float, let slot else { throw unreadableValueError(at: index, as: T.self) }
+            return unsafeBitCast(slot.load(as: Double.self), to: T.self)
+        }
+        if T.self == Bool.self {
+            let (slot, attributeType) = try slotForReading(at: index)
+            guard attributeType == .boolean, let slot else { throw unreadableValueError(at: index, as: T.self) }
+            return unsafeBitCast(slot.load(as: Int64.self) != 0, to: T.self)
+        }
+        if T.self == Date.self {
+            let (slot, attributeType) = try slotForReading(at: index)
+            guard attributeType == .date, let slot else { throw unreadableValueError(at: index, as: T.self) }
+            return unsafeBitCast(Date(timeIntervalSinceReferenceDate: slot.load(as: Double.self)), to: T.self)
+        }
+        if T.self == String.self {
+            let (slot, attributeType) = try slotForReading(at: index)
+            guard attributeType == .string, let slot else { throw unreadableValueError(at: index, as: T.self) }
+            return unsafeBitCast(slot.assumingMemoryBound(to: String.self).pointee, to: T.self)
+        }
         let (value, attributeType) = try storedValue(at: index)
         guard T.canRead(attributeType), let result = T(attributeValue: value, type: attributeType) else {
             throw unreadableValueError(at: index, as: T.self)
@@ -326,6 +357,21 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         // per read would cost a third of this function.
         return Unmanaged.passUnretained(entity.valueLayout)._withUnsafeGuaranteedRef { layout in
             (layout.load(storage!, index), layout.type(at: index))
+        }
+    }
+
+    /// The address of attribute `index`'s slot (nil when it holds no value) and the attribute's
+    /// type, after the checks of ``storedValue(at:)``: for the reads of ``value(at:as:)`` that
+    /// take the value straight from its slot. The address is valid until the object changes.
+    @usableFromInline
+    func slotForReading(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
+        guard UInt(bitPattern: index) < UInt(entity.valueLayout.count) else { throw noAttributeError(at: index) }
+        try checkRegistered("value(forKey:as:)")
+        if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
+        // Borrowed, as in `storedValue(at:)`.
+        return Unmanaged.passUnretained(entity.valueLayout)._withUnsafeGuaranteedRef { layout in
+            let base = storage!
+            return (layout.hasValue(base, index) ? UnsafeRawPointer(base + layout.offsetTable[index]) : nil, layout.type(at: index))
         }
     }
 

@@ -66,9 +66,9 @@ package final class ValueLayout: @unchecked Sendable {
     /// Each attribute's slot offset from the start of the storage.
     package let offsets: [Int]
     /// The bytes of one object's storage (at least 8).
-    let size: Int
+    @usableFromInline let size: Int
     /// The 64-bit words of the value bitmap at the start of the storage.
-    let bitmapWords: Int
+    @usableFromInline let bitmapWords: Int
     /// The attributes whose slots hold references.
     let referenceIndexes: [Int]
     /// Whether every slot is a plain integer (a copy of the bytes copies the values).
@@ -81,10 +81,15 @@ package final class ValueLayout: @unchecked Sendable {
     /// The number of attributes.
     let count: Int
     /// `types`, `slots` and `offsets` as plain memory, for the per-value paths: no bounds check
-    /// (callers check indexes first) and no reference counting of the arrays.
+    /// (callers check indexes first) and no reference counting of the arrays. (`offsetTable` is
+    /// `@usableFromInline` for the initializers that stores in other modules inline.)
     private let typeTable: UnsafeMutablePointer<AttributeType>
     private let slotTable: UnsafeMutablePointer<Slot>
-    private let offsetTable: UnsafeMutablePointer<Int>
+    @usableFromInline let offsetTable: UnsafeMutablePointer<Int>
+    /// `referenceIndexes` as plain memory (`referenceCount` entries), for the teardown of every
+    /// object: no reference counting of the array.
+    private let referenceTable: UnsafeMutablePointer<Int>
+    private let referenceCount: Int
 
     /// The layout of attributes of `types`, whose default values (`.null` for none, and for
     /// attributes past the end; one that does not fit its type is left out) new objects get, and
@@ -118,6 +123,9 @@ package final class ValueLayout: @unchecked Sendable {
         slotTable.initialize(from: slots, count: types.count)
         offsetTable = .allocate(capacity: max(1, types.count))
         offsetTable.initialize(from: offsets, count: types.count)
+        referenceCount = referenceIndexes.count
+        referenceTable = .allocate(capacity: max(1, referenceIndexes.count))
+        referenceTable.initialize(from: referenceIndexes, count: referenceIndexes.count)
         // Every byte initialized, so that a copy of the whole block reads no uninitialized memory.
         defaults = Self.allocateBlock(size)
         defaults.initializeMemory(as: UInt8.self, repeating: 0, count: size)
@@ -133,6 +141,7 @@ package final class ValueLayout: @unchecked Sendable {
         typeTable.deallocate()
         slotTable.deallocate()
         offsetTable.deallocate()
+        referenceTable.deallocate()
     }
 
     /// The type of attribute `index` (a valid index).
@@ -145,8 +154,9 @@ package final class ValueLayout: @unchecked Sendable {
 
     // MARK: Storage
 
-    /// New storage with no value set.
-    @inline(__always)
+    /// New storage with no value set. Inlinable, like the initializers below, so that a store in
+    /// another module (PostgreSQL's row reading) fills storage without a call per value.
+    @inlinable @inline(__always)
     package func allocate() -> UnsafeMutableRawPointer {
         let base = Self.allocateBlock(size)
         base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
@@ -156,8 +166,8 @@ package final class ValueLayout: @unchecked Sendable {
     /// `size` bytes from `malloc`, whose blocks are aligned for every slot form (16 bytes on the
     /// platforms Swift runs on). Not `UnsafeMutableRawPointer.allocate`: with default alignment
     /// it goes through `posix_memalign`, about three times the cost of `malloc` per object.
-    @inline(__always)
-    private static func allocateBlock(_ size: Int) -> UnsafeMutableRawPointer {
+    @usableFromInline @inline(__always)
+    static func allocateBlock(_ size: Int) -> UnsafeMutableRawPointer {
         guard let base = malloc(size) else { fatalError("Skerry: out of memory allocating \(size) bytes of object values") }
         return base
     }
@@ -186,13 +196,23 @@ package final class ValueLayout: @unchecked Sendable {
     /// Destroys the values of `base` and frees it.
     @inline(__always)
     package func deallocate(_ base: UnsafeMutableRawPointer) {
-        clear(base)
+        destroyValues(base)
         free(base)
+    }
+
+    /// Destroys every value of `base` that holds references, leaving the bitmap as it is (for
+    /// storage about to be freed or reused whole): the per-object part of a context's teardown.
+    @inline(__always)
+    func destroyValues(_ base: UnsafeMutableRawPointer) {
+        for position in 0..<referenceCount {
+            let index = referenceTable[position]
+            if hasValue(base, index) { destroy(base, index) }
+        }
     }
 
     /// Destroys every value of `base`, leaving none set.
     func clear(_ base: UnsafeMutableRawPointer) {
-        for index in referenceIndexes where hasValue(base, index) { destroy(base, index) }
+        destroyValues(base)
         base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
     }
 
@@ -206,13 +226,13 @@ package final class ValueLayout: @unchecked Sendable {
         return true
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func hasValue(_ base: UnsafeRawPointer, _ index: Int) -> Bool {
         base.load(fromByteOffset: (index >> 6) << 3, as: UInt64.self) & (1 << UInt64(index & 63)) != 0
     }
 
-    @inline(__always)
-    private func setBit(_ base: UnsafeMutableRawPointer, _ index: Int, _ on: Bool) {
+    @inlinable @inline(__always)
+    func setBit(_ base: UnsafeMutableRawPointer, _ index: Int, _ on: Bool) {
         let word = base.advanced(by: (index >> 6) << 3).assumingMemoryBound(to: UInt64.self)
         if on { word.pointee |= 1 << UInt64(index & 63) } else { word.pointee &= ~(1 << UInt64(index & 63)) }
     }
@@ -290,21 +310,21 @@ package final class ValueLayout: @unchecked Sendable {
     }
 
     /// Sets attribute `index`, an integer or Boolean attribute, holding no value yet.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func initializeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {
         base.storeBytes(of: value, toByteOffset: offsetTable[index], as: Int64.self)
         setBit(base, index, true)
     }
 
     /// Sets attribute `index`, a floating-point or date attribute, holding no value yet.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func initializeDouble(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Double) {
         base.storeBytes(of: value, toByteOffset: offsetTable[index], as: Double.self)
         setBit(base, index, true)
     }
 
     /// Sets attribute `index`, a string attribute, holding no value yet.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func initializeString(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: String) {
         (base + offsetTable[index]).initializeMemory(as: String.self, repeating: value, count: 1)
         setBit(base, index, true)
