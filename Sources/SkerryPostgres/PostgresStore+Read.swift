@@ -81,22 +81,18 @@ extension PostgresStore {
             return values
         }
 
-        /// The row's attribute values in new storage laid out by the entity's `valueLayout`,
-        /// which the caller takes over; transient attributes get their default values.
-        func storage(_ row: Int32) throws(SkerryError) -> UnsafeMutableRawPointer {
+        /// Reads the row's attribute values into `base` (storage laid out by the entity's
+        /// `valueLayout`, holding no value); transient attributes get their default values. On
+        /// failure, `base` holds the values read before it, each with its bit set.
+        func read(_ row: Int32, into base: UnsafeMutableRawPointer) throws(SkerryError) {
             let valueLayout = entity.valueLayout
-            let base = valueLayout.allocate()
             let failed =
                 if let reading { reading.read(result, row, from: 2, into: base, valueLayout) } else {
                     result.decode(row, from: 2, decoders, into: base, valueLayout)
                 }
-            if let index = failed {
-                valueLayout.deallocate(base)
-                throw undecodable(row, at: index)
-            }
+            if let index = failed { throw undecodable(row, at: index) }
             let defaults = entity.defaultValues
             for index in decoders.count..<defaults.count where !defaults[index].isNull { valueLayout.store(base, index, defaults[index]) }
-            return base
         }
 
         func snapshot(_ row: Int32) throws(SkerryError) -> RowSnapshot {
@@ -159,14 +155,14 @@ extension PostgresStore {
     }
 
     func forEachRow(
-        _ query: StoreQuery, _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
+        _ query: StoreQuery, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
     ) throws(SkerryError) {
         if layout.readsFamily(query) {
             // Each row decoded as its own entity, read by key after the family's IDs.
             for row in try fetchFamilyRows(query) {
-                let valueLayout = row.objectID.entity.valueLayout
-                let storage = valueLayout.allocate()
-                for (index, value) in row.values.enumerated() where !value.isNull { valueLayout.store(storage, index, value) }
+                let storage = makeStorage(row.objectID)
+                row.objectID.entity.valueLayout.store(row.values, into: storage)
                 body(row.objectID, row.version, storage, row.relationships)
             }
             return
@@ -179,7 +175,10 @@ extension PostgresStore {
             let result = try connection.query(sql.text, sql.bindings)
             let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout, reading: reading)
             for row in 0..<result.rowCount {
-                body(decoder.objectID(row), decoder.version(row), try decoder.storage(row), decoder.relationships(row))
+                let objectID = decoder.objectID(row)
+                let storage = makeStorage(objectID)
+                try decoder.read(row, into: storage)
+                body(objectID, decoder.version(row), storage, decoder.relationships(row))
             }
         }
     }

@@ -108,29 +108,16 @@ public final class PostgresBenchServer {
         _: Item.Type, _ sizes: Sizes
     ) throws -> Work {
         let schema = freshSchema(implementation)
-        let work: Work
         switch implementation {
-        case .raw: work = PostgresRawBench<Item>.prepare(scenario, sizes, connectionString: connectionString(schema: schema))
-        case .engine: work = try EngineBench<Item>.prepare(scenario, sizes, store: storeDescription(schema))
-        case .typed: work = try TypedBench<Item>.prepare(scenario, sizes, store: storeDescription(schema))
+        case .raw: return PostgresRawBench<Item>.prepare(scenario, sizes, connectionString: connectionString(schema: schema))
+        case .engine: return try EngineBench<Item>.prepare(scenario, sizes, store: storeDescription(schema))
+        case .typed: return try TypedBench<Item>.prepare(scenario, sizes, store: storeDescription(schema))
         case .fluent:
             #if Fluent
-                work = try FluentBench<Item>.prepare(scenario, sizes, server: self, schema: schema)
+                return try FluentBench<Item>.prepare(scenario, sizes, server: self, schema: schema)
             #else
                 preconditionFailure("this build has no Fluent: build with --traits Fluent")
             #endif
         }
-        settle()
-        return work
-    }
-
-    /// Lets the server finish, before the timed work, what the untimed set-up left it to do, the
-    /// same for every implementation: `VACUUM` sets the hint bits and the visibility map of the
-    /// rows just written (else the first read of each page does it, and dirties the page), and
-    /// leaves autovacuum nothing to start on the new table during the run; `CHECKPOINT` writes
-    /// the dirty pages now rather than while the work runs.
-    func settle() {
-        admin.exec("VACUUM ANALYZE")
-        admin.exec("CHECKPOINT")
     }
 }

@@ -64,8 +64,14 @@ final class FaultBatch {
 /// Two objects are equal only if they are the same instance; a context never holds two objects
 /// for one row.
 public final class EntityObject: Hashable, CustomStringConvertible {
+    // The class declares no stored property: an object's state, and its values when it was made
+    // loaded, lie in its own memory after its header (see `State`, in EntityObject+Memory.swift).
+
+    /// Never called: objects are made by `make`, which allocates them with their state and values.
+    private init() { preconditionFailure("EntityObject is made by EntityObject.make") }
+
     /// The object's entity.
-    public let entity: EntityDescription
+    public var entity: EntityDescription { state.pointee.entity }
     /// The object's ID: temporary until the object is saved, permanent after.
     public var objectID: ObjectID { registration.objectID }
     /// The context the object is registered in; nil once the object was invalidated by
@@ -80,31 +86,44 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// ``ObjectRegistry`` (`unregister`, `unregisterAll` from `reset()` and from the context's
     /// deinit), which invalidates the object before the context can go away. Calls go through
     /// ``withOwner(_:)``, which borrows the reference without retaining it.
-    private let owner: Unmanaged<ObjectContext>
-    // The mutable state below is marked `@exclusivity(unchecked)`: it is touched only by the
-    // thread that owns the context (every entry point checks it, `checkConfinement`), and no code
-    // holds an `inout` access to one of these properties across a call that could reach the same
-    // property again, so the run-time exclusivity check (a thread-local access-set insert on every
-    // read and write) can never fire. Keep it that way: mutate them in single statements.
+    private var owner: Unmanaged<ObjectContext> {
+        @inline(__always) get { state.pointee.owner }
+    }
 
     /// The object's ID, and whether (and how) `owner`'s registry holds it; written only by
     /// ``ObjectRegistry``.
-    @exclusivity(unchecked) var registration: Registration
+    var registration: Registration {
+        @inline(__always) get { state.pointee.registration }
+        @inline(__always) _modify { yield &state.pointee.registration }
+    }
 
     /// The values, laid out by `entity.valueLayout`; nil while the object is a fault (or invalid).
-    /// Owned by the object: freed when it becomes a fault, is invalidated, or goes away.
-    @exclusivity(unchecked) var storage: UnsafeMutableRawPointer?
+    /// Owned by the object: either ``inlineStorage`` (in the object's own memory) or a block of
+    /// its own, freed when the object becomes a fault, is invalidated, or goes away.
+    var storage: UnsafeMutableRawPointer? {
+        @inline(__always) get { state.pointee.storage }
+        @inline(__always) set { state.pointee.storage = newValue }
+    }
     /// The relationships, indexed like `entity.relationships`.
-    @exclusivity(unchecked) var relationshipValues: [RelationshipValue]
+    var relationshipValues: [RelationshipValue] {
+        @inline(__always) get { state.pointee.relationshipValues }
+        @inline(__always) _modify { yield &state.pointee.relationshipValues }
+    }
     /// The row version last read from or written to the store (optimistic locking).
-    @exclusivity(unchecked) var version: Int64
+    var version: Int64 {
+        @inline(__always) get { state.pointee.version }
+        @inline(__always) set { state.pointee.version = newValue }
+    }
     /// Whether the values are not loaded yet (kept in the registration's spare bytes).
     var isFaultFlag: Bool {
-        @inline(__always) get { registration.isFault }
-        @inline(__always) set { registration.isFault = newValue }
+        @inline(__always) get { state.pointee.registration.isFault }
+        @inline(__always) set { state.pointee.registration.isFault = newValue }
     }
     /// The state most objects never have (see ``SideState``); nil while all of it is empty.
-    @exclusivity(unchecked) var side: SideState?
+    var side: SideState? {
+        @inline(__always) get { state.pointee.side }
+        @inline(__always) set { state.pointee.side = newValue }
+    }
 
     /// What only some objects hold: a pending change's committed state, a fault's batch. Kept
     /// out of line, so that the object is 16 bytes smaller (a bulk fetch or insert makes
@@ -151,35 +170,17 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         }
     }
 
-    /// A new object; `values` empty makes a fault.
-    init(
-        entity: EntityDescription, objectID: ObjectID, context: ObjectContext, values: [AttributeValue],
-        version: Int64, isFault: Bool, relationships: [RelationshipValue]? = nil
-    ) {
-        self.entity = entity
-        self.registration = Registration(unregistered: objectID)
-        self.owner = Unmanaged.passUnretained(context)
-        self.relationshipValues = relationships ?? Array(repeating: .notLoaded, count: entity.relationships.count)
-        self.version = version
-        self.registration.isFault = isFault
-        if !values.isEmpty { self.values = values }
-    }
-
-    /// A new loaded object whose storage (laid out for `entity`, possibly empty) it takes over.
-    init(
-        entity: EntityDescription, objectID: ObjectID, context: ObjectContext, storage: UnsafeMutableRawPointer,
-        version: Int64, relationships: [RelationshipValue]
-    ) {
-        self.entity = entity
-        self.registration = Registration(unregistered: objectID)
-        self.owner = Unmanaged.passUnretained(context)
-        self.storage = storage
-        self.relationshipValues = relationships
-        self.version = version
-    }
-
     deinit {
-        if let storage { entity.valueLayout.deallocate(storage) }
+        let state = self.state
+        if let storage = state.pointee.storage {
+            let layout = state.pointee.entity.valueLayout
+            if state.pointee.hasRoomForValues && storage == inlineStorage {
+                layout.destroyValues(storage)
+            } else {
+                layout.deallocate(storage)
+            }
+        }
+        state.deinitialize(count: 1)
     }
 
     /// Runs `body` with the owning context, borrowed without retaining it. Only while registered.
@@ -204,24 +205,15 @@ public final class EntityObject: Hashable, CustomStringConvertible {
             return layout.types.indices.map { layout.load(storage, $0) }
         }
         set {
-            let layout = entity.valueLayout
             guard !newValue.isEmpty else {
-                if let storage { layout.deallocate(storage) }
-                storage = nil
+                releaseStorage()
                 return
             }
-            let base = storage ?? layout.allocate()
+            let layout = entity.valueLayout
+            let base = storage ?? emptyStorage()
             for index in newValue.indices { layout.store(base, index, newValue[index]) }
             storage = base
         }
-    }
-
-    /// Takes over `newStorage` (laid out by `entity.valueLayout`) as the object's values, freeing
-    /// the storage it had.
-    @inline(__always)
-    func adoptStorage(_ newStorage: UnsafeMutableRawPointer) {
-        if let storage { entity.valueLayout.deallocate(storage) }
-        storage = newStorage
     }
 
     /// The value of attribute `index` (a valid index of a loaded object).

@@ -64,12 +64,27 @@ extension ObjectContext {
         if registry.isEmpty {
             // A context that holds no object yet (as each perform of a container starts): the rows
             // name distinct objects, none registered, so none is looked up, and they are
-            // registered together.
+            // registered together. Each row's values are read straight into the memory of its new
+            // object: one allocation per object.
+            var reading: EntityObject?
             try registry.registerNewInBulk { (register) throws(SkerryError) in
-                try store.forEachRow(query) { objectID, version, storage, relationships in
-                    let object = EntityObject(
-                        entity: objectID.entity, objectID: objectID, context: self, storage: storage,
-                        version: version, relationships: relationships)
+                try store.forEachRow(query) { objectID in
+                    // Made before its row's values are read into it: a fault, unregistered, until
+                    // the row is whole; if reading the row fails, it goes, with the values read.
+                    let object = EntityObject.make(
+                        objectID.entity, objectID, context: self, version: 0, relationships: [], isFault: true,
+                        withRoomForValues: true)
+                    let base = object.emptyStorage()
+                    object.storage = base
+                    reading = object
+                    return base
+                } _: { objectID, version, storage, relationships in
+                    let object = reading!
+                    reading = nil
+                    assert(object.storage == storage && object.objectID == objectID, "a row's values read into another object")
+                    object.version = version
+                    object.relationshipValues = relationships
+                    object.isFaultFlag = false
                     register(object, objectID)
                     // (No parent here, so no parent's temporary IDs to note.)
                     counts.objectsMaterialized += 1
@@ -77,8 +92,21 @@ extension ObjectContext {
                 }
             }
         } else {
-            try store.forEachRow(query) { objectID, version, storage, relationships in
-                objects.append(register(objectID, version: version, storage: storage, relationships: relationships))
+            // A block of values handed to the store and not handed back yet (freed if reading fails).
+            var unclaimed: (base: UnsafeMutableRawPointer, layout: ValueLayout)?
+            do {
+                try store.forEachRow(query) { objectID in
+                    let layout = objectID.entity.valueLayout
+                    let base = layout.allocate()
+                    unclaimed = (base, layout)
+                    return base
+                } _: { objectID, version, storage, relationships in
+                    unclaimed = nil
+                    objects.append(register(objectID, version: version, storage: storage, relationships: relationships))
+                }
+            } catch {
+                if let unclaimed { unclaimed.layout.deallocate(unclaimed.base) }
+                throw error
             }
         }
         counts.sourceRequests += 1
@@ -224,9 +252,7 @@ extension ObjectContext {
     public func object(with objectID: ObjectID) -> EntityObject {
         checkConfinement()
         if let object = registry[objectID] { return object }
-        let object = EntityObject(
-            entity: objectID.entity, objectID: objectID, context: self, values: [],
-            version: 0, isFault: true)
+        let object = EntityObject.make(objectID.entity, objectID, context: self, values: [], version: 0, isFault: true)
         // In a context of the stores, an unregistered temporary ID names no row: the object stays
         // unregistered (invalid). In a child, it may name an insert of the parent.
         if !objectID.isTemporary || parent != nil {
@@ -310,9 +336,10 @@ extension ObjectContext {
         _ objectID: ObjectID, version: Int64, storage: UnsafeMutableRawPointer,
         relationships: [RelationshipValue]
     ) -> EntityObject {
-        let object = EntityObject(
-            entity: objectID.entity, objectID: objectID, context: self, storage: storage,
-            version: version, relationships: relationships)
+        let object = EntityObject.make(
+            objectID.entity, objectID, context: self, version: version, relationships: relationships, isFault: false,
+            withRoomForValues: false)
+        object.storage = storage
         registry.register(object)
         noteTemporaryIDs(of: object)
         counts.objectsMaterialized += 1

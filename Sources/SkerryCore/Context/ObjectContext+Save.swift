@@ -254,9 +254,8 @@ extension ObjectContext {
                 continue
             }
             let entity = change.objectID.entity
-            let object = EntityObject(
-                entity: entity, objectID: change.objectID, context: self, values: change.values,
-                version: 0, isFault: false,
+            let object = EntityObject.make(
+                entity, change.objectID, context: self, values: change.values, version: 0, isFault: false,
                 relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
             for (index, value) in change.relationships { object.relationshipValues[index] = value.mapped(registry.permanentIDs) }
             registry.registerInserted(object)

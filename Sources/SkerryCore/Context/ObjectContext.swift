@@ -235,9 +235,11 @@ public final class ObjectContext: @unchecked Sendable {
     public func insert(_ entity: EntityDescription) throws(SkerryError) -> EntityObject {
         checkConfinement()
         let objectID = ObjectID.temporary(in: try temporarySpace(for: entity))
-        let object = EntityObject(
-            entity: entity, objectID: objectID, context: self, storage: entity.valueLayout.allocateDefaults(),
-            version: 0, relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) })
+        let object = EntityObject.make(
+            entity, objectID, context: self, version: 0,
+            relationships: entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }, isFault: false,
+            withRoomForValues: true)
+        object.storage = entity.valueLayout.initializeDefaults(object.inlineStorage)
         registry.registerInserted(object)
         checkRegistryInvariants()
         return object

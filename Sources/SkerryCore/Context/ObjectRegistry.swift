@@ -354,10 +354,7 @@ extension EntityObject {
         registration.isRegistered = false
         registration.isInserted = false
         registration.isDeleted = false
-        if let storage {
-            entity.valueLayout.deallocate(storage)
-            self.storage = nil
-        }
+        releaseStorage()
         relationshipValues = []
         side = nil // committed state and fault batch
         isFaultFlag = true

@@ -76,7 +76,7 @@ package final class ValueLayout: @unchecked Sendable {
     /// The bits of the required attributes, word by word like the value bitmap.
     private let requiredBits: [UInt64]
     /// Storage holding each attribute's default value, which new objects start from (see
-    /// ``allocateDefaults()``). Written only by `init`; freed by `deinit`.
+    /// ``initializeDefaults(_:)``). Written only by `init`; freed by `deinit`.
     private let defaults: UnsafeMutableRawPointer
     /// The number of attributes.
     let count: Int
@@ -175,15 +175,21 @@ package final class ValueLayout: @unchecked Sendable {
     /// New storage holding `values` (indexed like the attributes, each fitting its attribute).
     func allocate(holding values: [AttributeValue]) -> UnsafeMutableRawPointer {
         let base = allocate()
-        for index in values.indices where !values[index].isNull { store(base, index, values[index]) }
+        store(values, into: base)
         return base
     }
 
-    /// New storage holding the attributes' default values: a copy of the bytes when no slot
-    /// holds references, else a copy of each default value.
+    /// Sets the attributes of `base` (holding no value) to `values` (indexed like the attributes,
+    /// each fitting its attribute).
+    package func store(_ values: [AttributeValue], into base: UnsafeMutableRawPointer) {
+        for index in values.indices where !values[index].isNull { store(base, index, values[index]) }
+    }
+
+    /// Fills `base` (uninitialized memory of `size` bytes, such as an object's room for its
+    /// values) with the attributes' default values: a copy of the bytes when no slot holds
+    /// references, else a copy of each default value. Returns `base`.
     @inline(__always)
-    func allocateDefaults() -> UnsafeMutableRawPointer {
-        let base = Self.allocateBlock(size)
+    func initializeDefaults(_ base: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         if referenceIndexes.isEmpty {
             base.copyMemory(from: defaults, byteCount: size)
         } else {

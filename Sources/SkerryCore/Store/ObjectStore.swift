@@ -143,13 +143,18 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// The rows matching `query`, in its order.
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]
     /// Reads the rows matching `query`, in its order, handing each to `body` as it is read: its
-    /// ID, its version, its attribute values in new storage laid out by its entity's
-    /// `valueLayout` (which `body` takes over) and its relationships as in ``RowSnapshot``. Saves
-    /// building every row's values first; a store may rely on the default, which reads
-    /// ``fetchRows(_:)-(StoreQuery)``. If reading fails midway, the rows handed over stay handed
-    /// over.
+    /// ID, its version, its attribute values in storage laid out by its entity's `valueLayout`,
+    /// and its relationships as in ``RowSnapshot``. The storage comes from `makeStorage`, called
+    /// with the row's ID (its entity's, for a row of a sub-entity) before the row's values are
+    /// read: it holds no value, and stays the caller's; the store sets every attribute that has a
+    /// value (transient ones: their defaults) before it calls `body`. Saves building every row's
+    /// values first, and lets the caller read them straight into its object; a store may rely on
+    /// the default, which reads ``fetchRows(_:)-(StoreQuery)``. If reading fails midway, the rows
+    /// handed over stay handed over, and the storage of the row being read (holding the values
+    /// read so far, each with its bit set) is not handed over: the caller releases it.
     func forEachRow(
         _ query: StoreQuery,
+        _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
         _ body: (
             _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
             _ relationships: [RelationshipValue]
@@ -251,13 +256,16 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
 extension ObjectStore {
     package func forEachRow(
         _ query: StoreQuery,
+        _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
         _ body: (
             _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
             _ relationships: [RelationshipValue]
         ) -> Void
     ) throws(SkerryError) {
         for row in try fetchRows(query) {
-            body(row.objectID, row.version, row.objectID.entity.valueLayout.allocate(holding: row.values), row.relationships)
+            let base = makeStorage(row.objectID)
+            row.objectID.entity.valueLayout.store(row.values, into: base)
+            body(row.objectID, row.version, base, row.relationships)
         }
     }
 }

@@ -173,22 +173,20 @@ final class SQLiteStore: ObjectStore {
         return relationships
     }
 
-    /// The attribute values of the current row (columns from 2 on) in new storage laid out by
-    /// `entity.valueLayout`, which the caller takes over; transient attributes, which the store
-    /// does not keep, get their default values.
-    static func decodeAttributeStorage(_ statement: SQLiteStatement, _ entity: EntityDescription) throws(SkerryError)
-        -> UnsafeMutableRawPointer
+    /// Decodes the attribute values of the current row (columns from 2 on) into `base` (storage
+    /// laid out by `entity.valueLayout`, holding no value); transient attributes, which the store
+    /// does not keep, get their default values. On failure, `base` holds the values decoded
+    /// before it, each with its bit set.
+    static func decodeAttributes(_ statement: SQLiteStatement, _ entity: EntityDescription, into base: UnsafeMutableRawPointer)
+        throws(SkerryError)
     {
         let valueLayout = entity.valueLayout
-        let base = valueLayout.allocate()
         let stored = entity.storedAttributeCount
         if let undecodable = statement.decodeValues(into: base, valueLayout, count: stored, from: 2) {
-            valueLayout.deallocate(base)
             throw Self.undecodable(entity, entity.attributes[undecodable], primaryKey: statement.int64(at: 0))
         }
         let defaults = entity.defaultValues
         for index in stored..<defaults.count where !defaults[index].isNull { valueLayout.store(base, index, defaults[index]) }
-        return base
     }
 
     /// The attribute values of the current row (columns from 2 on); transient attributes, which
@@ -230,13 +228,16 @@ final class SQLiteStore: ObjectStore {
         }
     }
 
-    func forEachRow(_ query: StoreQuery, _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void)
-        throws(SkerryError)
-    {
+    func forEachRow(
+        _ query: StoreQuery, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
+    ) throws(SkerryError) {
         if query.includesSubentities, layout.family(query.entity) != nil {
             // Each row decoded as its own entity, read by key after the family's IDs.
             for row in try fetchFamilyRows(query) {
-                body(row.objectID, row.version, row.objectID.entity.valueLayout.allocate(holding: row.values), row.relationships)
+                let base = makeStorage(row.objectID)
+                row.objectID.entity.valueLayout.store(row.values, into: base)
+                body(row.objectID, row.version, base, row.relationships)
             }
             return
         }
@@ -249,7 +250,8 @@ final class SQLiteStore: ObjectStore {
             try statement.bind(sql.bindings)
             while try statement.step() {
                 let objectID = decodeObjectID(statement, entityLayout)
-                let storage = try Self.decodeAttributeStorage(statement, objectID.entity)
+                let storage = makeStorage(objectID)
+                try Self.decodeAttributes(statement, objectID.entity, into: storage)
                 body(objectID, statement.int64(at: 1), storage, decodeRelationships(statement, entity, entityLayout))
             }
         }
