@@ -16,13 +16,8 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// shared with the objects wrapped with it (the objects of one fetch).
     let scope: WrapperScope<PlainObject>
 
-    /// A wrapper of `instance`, in a scope made for it (the object's context and the layout of
-    /// `PlainObject` in its entity).
-    convenience init(instance: EntityObject) {
-        self.init(instance: instance, scope: WrapperScope(context: instance.context, entity: instance.entity))
-    }
-
-    /// A wrapper of `instance`, an object of `scope`'s entity and context.
+    /// A wrapper of `instance`, an object of `scope`'s entity and context (see
+    /// `WrapperScope.wrap(_:)`, which makes wrappers without looking their type up).
     init(instance: EntityObject, scope: WrapperScope<PlainObject>) {
         assert(scope.layout.entity === instance.entity, "a layout for another entity")
         assert(scope.context == nil || instance.context == nil || instance.context === scope.context, "an object of another context")
