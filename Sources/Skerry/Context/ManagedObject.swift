@@ -54,26 +54,13 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     ///   declared attributes; `SkerryError.Code.undecodableValue` naming the entity and attribute of
     ///   a stored value that does not fit its property.
     public func decode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>) throws(SkerryError) -> Value {
-        let layout = self.layout
-        let i = try layout.attributeIndex(of: keyPath)
-        // A value its slot holds as it is: read alone (no value: the checked path reports it).
-        if let field = layout.fields[i], field.holds(Value.self), let value = try layout.propertyValue(field, of: instance),
-            !value.isNone
-        {
-            return value.payload(as: Value.self)
-        }
-        return try layout.decodeChecked(i, of: instance, keyPath)
+        try layout.value(keyPath, of: instance)
     }
 
     /// One optional attribute's value.
     /// - Throws: as ``decode(_:)-(KeyPath<PlainObject,Value>)``.
     public func decode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>) throws(SkerryError) -> Value? {
-        let layout = self.layout
-        let i = try layout.attributeIndex(of: keyPath)
-        if let field = layout.fields[i], field.holds(Value.self), let value = try layout.propertyValue(field, of: instance) {
-            return value.isNone ? nil : value.payload(as: Value.self)
-        }
-        return try layout.decodeChecked(i, of: instance, keyPath)
+        try layout.value(keyPath, of: instance)
     }
 
     /// Writes every declared attribute of `value` to the object. It does not throw, as in Sworm:

@@ -142,7 +142,7 @@ public final class ManagedObjectContext {
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value>
     ) throws(SkerryError) -> [Value] {
         var values: [Value] = []
-        for object in try fetch(request) { values.append(try object.decode(keyPath)) }
+        try forEachFetched(request) { (layout, object) throws(SkerryError) in values.append(try layout.value(keyPath, of: object)) }
         return values
     }
 
@@ -152,8 +152,22 @@ public final class ManagedObjectContext {
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value?>
     ) throws(SkerryError) -> [Value?] {
         var values: [Value?] = []
-        for object in try fetch(request) { values.append(try object.decode(keyPath)) }
+        try forEachFetched(request) { (layout, object) throws(SkerryError) in values.append(try layout.value(keyPath, of: object)) }
         return values
+    }
+
+    /// Calls `body` with each object the request matches and the layout of `PlainObject` in its
+    /// entity: what a fetch of one attribute's values reads, without a wrapper per object.
+    private func forEachFetched<PlainObject: ManagedObjectConvertible>(
+        _ request: Request<PlainObject>, _ body: (TypeLayout<PlainObject>, EntityObject) throws(SkerryError) -> Void
+    ) throws(SkerryError) {
+        let fetched = try instance.fetch(try request.fetchRequest())
+        guard let first = fetched.first else { return }
+        var scope = scope(of: PlainObject.self, in: first.entity)
+        for object in fetched {
+            if object.entity !== scope.anyLayout.entity { scope = self.scope(of: PlainObject.self, in: object.entity) }
+            try body(scope.layout, object)
+        }
     }
 
     /// The object with `objectID`, loaded: the one this context holds, or else read from the
