@@ -76,6 +76,10 @@ private struct Medium: ManagedObjectConvertible {
             #expect(values.map(\.title) == ["A", "B", "C", "D"])
             #expect(values.map(\.year) == [1965, 1984, 1851, 2021])
             #expect(try fetched.map { try $0.decode(\.year) } == [1965, 1984, 1851, 2021])
+            // A fetch of one attribute's values reads each object with its entity's layout too.
+            #expect(try context.fetch(Medium.all.sort(\.title), \.year) == [1965, 1984, 1851, 2021])
+            #expect(try context.fetch(Medium.all.sort(\.title, ascending: false), \.title) == ["D", "C", "B", "A"])
+            #expect(try context.fetchOne(Medium.all.sort(\.year), \.title) == "C")
         }
     }
 

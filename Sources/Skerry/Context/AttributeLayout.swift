@@ -114,20 +114,25 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     func decode(_ object: EntityObject) throws(SkerryError) -> PlainObject {
         var value = PlainObject()
         if !slotFields.isEmpty {
-            let copied = try object.withSlots(reading: "decode()") { slots throws(SkerryError) in
-                withUnsafeMutableBytes(of: &value) { bytes in
-                    let base = bytes.baseAddress!
-                    guard plainMoves.read(from: slots.base, into: base) else { return false }
-                    for field in otherSlotFields where !field.read(from: slots, into: base) { return false }
-                    return true
-                }
-            }
+            // `&value` passes the value's address for the call: one closure level fewer than
+            // `withUnsafeMutableBytes(of:_:)` (generic code, not specialized here).
+            let copied = try object.withSlots(reading: "decode()") { slots throws(SkerryError) in read(slots, into: &value) }
             // A value the copy could not take: the checked path decodes every attribute and
             // reports it.
             if !copied { return try decodeChecked(object) }
         }
         for i in codedAttributes { try decode(i, of: object, into: &value) }
         return value
+    }
+
+    /// Copies every slot field from `slots` into the value at `value`; false when one cannot be
+    /// copied this way (for the checked path to report).
+    @inline(__always)
+    private func read(_ slots: ObjectSlots, into value: UnsafeMutablePointer<PlainObject>) -> Bool {
+        let base = UnsafeMutableRawPointer(value)
+        guard plainMoves.read(from: slots.base, into: base) else { return false }
+        for field in otherSlotFields where !field.read(from: slots, into: base) { return false }
+        return true
     }
 
     /// ``decode(_:)`` attribute by attribute through the codecs.

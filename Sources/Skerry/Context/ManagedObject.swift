@@ -16,13 +16,8 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// shared with the objects wrapped with it (the objects of one fetch).
     let scope: WrapperScope<PlainObject>
 
-    /// A wrapper of `instance`, in a scope made for it (the object's context and the layout of
-    /// `PlainObject` in its entity).
-    convenience init(instance: EntityObject) {
-        self.init(instance: instance, scope: WrapperScope(context: instance.context, entity: instance.entity))
-    }
-
-    /// A wrapper of `instance`, an object of `scope`'s entity and context.
+    /// A wrapper of `instance`, an object of `scope`'s entity and context (see
+    /// `WrapperScope.wrap(_:)`, which makes wrappers without looking their type up).
     init(instance: EntityObject, scope: WrapperScope<PlainObject>) {
         assert(scope.layout.entity === instance.entity, "a layout for another entity")
         assert(scope.context == nil || instance.context == nil || instance.context === scope.context, "an object of another context")
@@ -59,26 +54,13 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     ///   declared attributes; `SkerryError.Code.undecodableValue` naming the entity and attribute of
     ///   a stored value that does not fit its property.
     public func decode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>) throws(SkerryError) -> Value {
-        let layout = self.layout
-        let i = try layout.attributeIndex(of: keyPath)
-        // A value its slot holds as it is: read alone (no value: the checked path reports it).
-        if let field = layout.fields[i], field.holds(Value.self), let value = try layout.propertyValue(field, of: instance),
-            !value.isNone
-        {
-            return value.payload(as: Value.self)
-        }
-        return try layout.decodeChecked(i, of: instance, keyPath)
+        try layout.value(keyPath, of: instance)
     }
 
     /// One optional attribute's value.
     /// - Throws: as ``decode(_:)-(KeyPath<PlainObject,Value>)``.
     public func decode<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>) throws(SkerryError) -> Value? {
-        let layout = self.layout
-        let i = try layout.attributeIndex(of: keyPath)
-        if let field = layout.fields[i], field.holds(Value.self), let value = try layout.propertyValue(field, of: instance) {
-            return value.isNone ? nil : value.payload(as: Value.self)
-        }
-        return try layout.decodeChecked(i, of: instance, keyPath)
+        try layout.value(keyPath, of: instance)
     }
 
     /// Writes every declared attribute of `value` to the object. It does not throw, as in Sworm:

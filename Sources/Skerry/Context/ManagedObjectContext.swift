@@ -34,13 +34,12 @@ public final class ManagedObjectContext {
         if let last = lastInsertScope, last.anyLayout.type == ObjectIdentifier(PlainObject.self) {
             // The entity named `PlainObject.entityName`, found by an earlier insert; a scope of
             // this context (`lastInsertScope` only holds those).
-            object = ManagedObject(
-                instance: try instance.insert(last.anyLayout.entity), scope: unsafeDowncast(last, to: WrapperScope<PlainObject>.self))
+            object = unsafeDowncast(last, to: WrapperScope<PlainObject>.self).wrap(try instance.insert(last.anyLayout.entity))
         } else {
             let inserted = try instance.insert(entityName: PlainObject.entityName)
             let scope = WrapperScope<PlainObject>(context: instance, entity: inserted.entity)
             lastInsertScope = scope
-            object = ManagedObject(instance: inserted, scope: scope)
+            object = scope.wrap(inserted)
         }
         do {
             try object.write(value)
@@ -111,8 +110,8 @@ public final class ManagedObjectContext {
         // The objects share this context and, but for sub-entities, their layout: one scope
         // holds both for every wrapper, rather than a reference to each per object.
         var scope = scope(of: PlainObject.self, in: first.entity)
-        // The wrapper's type, looked up once: in the closure below, naming it would look its
-        // generic metadata up for every object.
+        // The wrapper's type, looked up once: in the closure below, naming it (or a pointer to
+        // it) would look its generic metadata up for every object.
         let wrapper = ManagedObject<PlainObject>.self
         return [ManagedObject<PlainObject>](unsafeUninitializedCapacity: fetched.count) { buffer, count in
             for object in fetched {
@@ -128,7 +127,11 @@ public final class ManagedObjectContext {
     func scope<PlainObject: ManagedObjectConvertible>(of type: PlainObject.Type, in entity: EntityDescription) -> WrapperScope<
         PlainObject
     > {
-        let scope = WrapperScope<PlainObject>.reusing(lastFetchScope, for: entity, in: instance)
+        if let last = lastFetchScope, last.serves(ObjectIdentifier(PlainObject.self), entity, in: instance) {
+            // It serves `PlainObject`, so it is a `WrapperScope<PlainObject>`.
+            return unsafeDowncast(last, to: WrapperScope<PlainObject>.self)
+        }
+        let scope = WrapperScope<PlainObject>(context: instance, entity: entity)
         lastFetchScope = scope
         return scope
     }
@@ -139,7 +142,7 @@ public final class ManagedObjectContext {
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value>
     ) throws(SkerryError) -> [Value] {
         var values: [Value] = []
-        for object in try fetch(request) { values.append(try object.decode(keyPath)) }
+        try forEachFetched(request) { (layout, object) throws(SkerryError) in values.append(try layout.value(keyPath, of: object)) }
         return values
     }
 
@@ -149,8 +152,22 @@ public final class ManagedObjectContext {
         _ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, Value?>
     ) throws(SkerryError) -> [Value?] {
         var values: [Value?] = []
-        for object in try fetch(request) { values.append(try object.decode(keyPath)) }
+        try forEachFetched(request) { (layout, object) throws(SkerryError) in values.append(try layout.value(keyPath, of: object)) }
         return values
+    }
+
+    /// Calls `body` with each object the request matches and the layout of `PlainObject` in its
+    /// entity: what a fetch of one attribute's values reads, without a wrapper per object.
+    private func forEachFetched<PlainObject: ManagedObjectConvertible>(
+        _ request: Request<PlainObject>, _ body: (TypeLayout<PlainObject>, EntityObject) throws(SkerryError) -> Void
+    ) throws(SkerryError) {
+        let fetched = try instance.fetch(try request.fetchRequest())
+        guard let first = fetched.first else { return }
+        var scope = scope(of: PlainObject.self, in: first.entity)
+        for object in fetched {
+            if object.entity !== scope.anyLayout.entity { scope = self.scope(of: PlainObject.self, in: object.entity) }
+            try body(scope.layout, object)
+        }
     }
 
     /// The object with `objectID`, loaded: the one this context holds, or else read from the
@@ -172,7 +189,7 @@ public final class ManagedObjectContext {
                 entityName: objectID.entityName, objectID: objectID)
         }
         let object = try instance.existingObject(with: objectID)
-        return ManagedObject(instance: object, scope: scope(of: PlainObject.self, in: object.entity))
+        return scope(of: PlainObject.self, in: object.entity).wrap(object)
     }
 
     /// The first object the request matches, or nil.

@@ -24,6 +24,36 @@ extension TypeLayout {
         return i
     }
 
+    /// The value of the attribute declared with `keyPath` in `object`, read alone from its slot
+    /// when the slot holds it as it is, else decoded through the attribute's codec.
+    /// - Throws: `SkerryError.Code.unknownAttribute` for a key path that is not one of the type's
+    ///   declared attributes; `SkerryError.Code.undecodableValue` naming the entity and attribute
+    ///   of a stored value that does not fit its property; the errors of reading the object's values.
+    @inline(__always)
+    func value<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value>, of object: EntityObject) throws(SkerryError)
+        -> Value
+    {
+        let i = try attributeIndex(of: keyPath)
+        // A value its slot holds as it is: read alone (no value: the checked path reports it).
+        if let field = fields[i], field.holds(Value.self), let value = try propertyValue(field, of: object), !value.isNone {
+            return value.payload(as: Value.self)
+        }
+        return try decodeChecked(i, of: object, keyPath)
+    }
+
+    /// The value of the optional attribute declared with `keyPath` in `object`; see
+    /// ``value(_:of:)-(KeyPath<PlainObject,Value>,_)``.
+    @inline(__always)
+    func value<Value: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, Value?>, of object: EntityObject) throws(SkerryError)
+        -> Value?
+    {
+        let i = try attributeIndex(of: keyPath)
+        if let field = fields[i], field.holds(Value.self), let value = try propertyValue(field, of: object) {
+            return value.isNone ? nil : value.payload(as: Value.self)
+        }
+        return try decodeChecked(i, of: object, keyPath)
+    }
+
     /// The value of `field` in `object`'s slot, or nil when it cannot be read that way (for the
     /// checked path to report).
     /// - Throws: the errors of reading the object's values (an invalidated object, a fault whose

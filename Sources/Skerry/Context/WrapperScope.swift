@@ -29,9 +29,20 @@ class AnyWrapperScope {
 
 /// An ``AnyWrapperScope`` of a model type.
 final class WrapperScope<PlainObject: ManagedObjectConvertible>: AnyWrapperScope {
+    /// The wrappers' type, kept: generic code that names `ManagedObject<PlainObject>` looks its
+    /// metadata up at run time (about 300 instructions a time), `wrap(_:)` does not.
+    private let wrapper: ManagedObject<PlainObject>.Type
+
     /// A scope for objects of `entity` in `context`.
     init(context: ObjectContext?, entity: EntityDescription) {
+        wrapper = ManagedObject<PlainObject>.self
         super.init(context: context, layout: AttributeLayout.shared.layout(of: PlainObject.self, in: entity))
+    }
+
+    /// A wrapper of `object`, an object of the scope's entity and context.
+    @inline(__always)
+    func wrap(_ object: EntityObject) -> ManagedObject<PlainObject> {
+        wrapper.init(instance: object, scope: self)
     }
 
     /// The layout of `PlainObject` in the objects' entity.
@@ -40,13 +51,17 @@ final class WrapperScope<PlainObject: ManagedObjectConvertible>: AnyWrapperScope
         // Made in `init` from a `TypeLayout<PlainObject>`.
         unsafeDowncast(anyLayout, to: TypeLayout<PlainObject>.self)
     }
+}
 
-    /// `scope` if it serves objects of `entity` in `context` as `PlainObject`, else a new scope.
-    static func reusing(_ scope: AnyWrapperScope?, for entity: EntityDescription, in context: ObjectContext?) -> WrapperScope {
-        if let scope, scope.serves(ObjectIdentifier(PlainObject.self), entity, in: context) {
-            // It serves `PlainObject`, so it is a `WrapperScope<PlainObject>`.
-            return unsafeDowncast(scope, to: WrapperScope.self)
-        }
-        return WrapperScope(context: context, entity: entity)
+/// `last` if it serves objects of `entity` in `context` as `PlainObject`, else a new scope. (A
+/// function, not a static method of `WrapperScope<PlainObject>`: calling one of those looks the
+/// class's generic metadata up at run time, which a hit here does not need.)
+func wrapperScope<PlainObject: ManagedObjectConvertible>(
+    reusing last: AnyWrapperScope?, for entity: EntityDescription, in context: ObjectContext?
+) -> WrapperScope<PlainObject> {
+    if let last, last.serves(ObjectIdentifier(PlainObject.self), entity, in: context) {
+        // It serves `PlainObject`, so it is a `WrapperScope<PlainObject>`.
+        return unsafeDowncast(last, to: WrapperScope<PlainObject>.self)
     }
+    return WrapperScope(context: context, entity: entity)
 }

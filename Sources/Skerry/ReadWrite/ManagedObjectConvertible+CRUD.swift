@@ -57,6 +57,6 @@ extension ManagedObject {
     /// not exist there.
     public func inContext(_ context: ManagedObjectContext) -> ManagedObject<PlainObject>? {
         guard let object = try? context.instance.existingObject(with: instance.objectID) else { return nil }
-        return ManagedObject(instance: object, scope: context.scope(of: PlainObject.self, in: object.entity))
+        return context.scope(of: PlainObject.self, in: object.entity).wrap(object)
     }
 }

@@ -24,11 +24,13 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
     public func objects() throws(SkerryError) -> [ManagedObject<PlainObject>] {
         var members: [ManagedObject<PlainObject>] = []
         var scope: WrapperScope<PlainObject>?
+        // The members are objects of the owner's context, and share, but for sub-entities, their
+        // layout: one scope.
+        let context = instance.context
         for object in try instance.relatedObjects(forKey: name) {
-            // The members share their context and, but for sub-entities, their layout: one scope.
-            let memberScope = WrapperScope<PlainObject>.reusing(scope, for: object.entity, in: object.context)
+            let memberScope: WrapperScope<PlainObject> = wrapperScope(reusing: scope, for: object.entity, in: context)
             scope = memberScope
-            members.append(ManagedObject(instance: object, scope: memberScope))
+            members.append(memberScope.wrap(object))
         }
         return members
     }
