@@ -57,8 +57,9 @@ extension EntityObject {
         let object = make(
             entity, objectID, context: context, version: version,
             relationships: relationships ?? Array(repeating: .notLoaded, count: entity.relationships.count),
-            isFault: isFault, withRoomForValues: !values.isEmpty)
-        if !values.isEmpty { object.values = values }
+            isFault: isFault, withRoomForValues: !isFault)
+        // A loaded object gets storage even when `values` is empty (an entity without attributes).
+        if !isFault { object.values = values }
         return object
     }
 

@@ -66,6 +66,8 @@ final class FaultBatch {
 public final class EntityObject: Hashable, CustomStringConvertible {
     // The class declares no stored property: an object's state, and its values when it was made
     // loaded, lie in its own memory after its header (see `State`, in EntityObject+Memory.swift).
+    // DO NOT add a stored property: it would overlap `State` (the standard library checks this
+    // only in debug builds).
 
     /// Never called: objects are made by `make`, which allocates them with their state and values.
     private init() { preconditionFailure("EntityObject is made by EntityObject.make") }
@@ -196,8 +198,11 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     }
 
     /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
-    /// Reading builds an array (use ``value(at:)`` for one); setting an empty array frees the
-    /// storage (the object becomes value-less), any other writes every value.
+    /// Reading builds an array (use ``value(at:)`` for one); setting writes every value. For an
+    /// entity with attributes, setting an empty array frees the storage (the object becomes
+    /// value-less); for an entity without attributes an empty array is its whole set of values,
+    /// and the object keeps (or gets) its storage: a loaded object always has storage, whatever
+    /// its entity (turning into a fault calls ``releaseStorage()`` itself).
     var values: [AttributeValue] {
         get {
             guard let storage else { return [] }
@@ -205,11 +210,11 @@ public final class EntityObject: Hashable, CustomStringConvertible {
             return layout.types.indices.map { layout.load(storage, $0) }
         }
         set {
-            guard !newValue.isEmpty else {
+            let layout = entity.valueLayout
+            guard !newValue.isEmpty || layout.types.isEmpty else {
                 releaseStorage()
                 return
             }
-            let layout = entity.valueLayout
             let base = storage ?? emptyStorage()
             for index in newValue.indices { layout.store(base, index, newValue[index]) }
             storage = base
@@ -354,7 +359,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// The address of attribute `index`'s slot (nil when it holds no value) and the attribute's
     /// type, after the checks of ``storedValue(at:)``: for the reads of ``value(at:as:)`` that
-    /// take the value straight from its slot. The address is valid until the object changes.
+    /// take the value straight from its slot. The address is valid until the object changes and
+    /// while the object lives: callers load from it at once, with nothing run in between, and a
+    /// registered object (the checks above make sure it is) is held by its context's identity map,
+    /// so the caller dropping its own reference early (an optimizer may) cannot free the memory.
     @usableFromInline
     func slotForReading(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
         guard UInt(bitPattern: index) < UInt(entity.valueLayout.count) else { throw noAttributeError(at: index) }

@@ -79,9 +79,13 @@ extension ObjectContext {
                     reading = object
                     return base
                 } _: { objectID, version, storage, relationships in
-                    let object = reading!
+                    // The store contract (`ObjectStore.forEachRow`): each row's values are read into
+                    // the storage asked for that row, by the same ID. Two compares per row, kept in
+                    // release builds: a store breaking it would hand one object another's memory.
+                    guard let object = reading, object.storage == storage, object.objectID == objectID else {
+                        preconditionFailure("store contract broken: the values of \(objectID) were not read into the storage made for them")
+                    }
                     reading = nil
-                    assert(object.storage == storage && object.objectID == objectID, "a row's values read into another object")
                     object.version = version
                     object.relationshipValues = relationships
                     object.isFaultFlag = false

@@ -345,7 +345,7 @@ extension ObjectContext {
     private func turnIntoFault(_ object: EntityObject) {
         clearChange(object)
         object.relationshipValues = Array(repeating: .notLoaded, count: object.entity.relationships.count)
-        object.values = []
+        object.releaseStorage()
         object.isFaultFlag = true
         object.faultBatch = nil
     }

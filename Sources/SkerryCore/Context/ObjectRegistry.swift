@@ -39,7 +39,9 @@ struct Registration {
 ///   lists is registered;
 /// - the inserted, changed and deleted tables agree with the objects' flags: an object is
 ///   inserted or deleted (or neither), never both; changed objects are saved, registered objects
-///   with a captured committed state; deleted objects are saved, registered objects.
+///   with a captured committed state; deleted objects are saved, registered objects;
+/// - an object holds values exactly when it is not a fault (whatever its entity, one without
+///   attributes included), and an object with room for its values holds them there.
 ///
 /// Every method runs on the context's queue (the context checks that before calling).
 final class ObjectRegistry {
@@ -298,6 +300,12 @@ final class ObjectRegistry {
             precondition(object.isOwned(by: context), "registry: \(objectID) belongs to another context")
             precondition(seen.insert(ObjectIdentifier(object)).inserted, "registry: \(objectID) is registered twice")
             precondition(!(registration.isInserted && registration.isDeleted), "registry: \(objectID) is both inserted and deleted")
+            precondition(
+                object.isFaultFlag == (object.storage == nil),
+                "registry: \(objectID) is \(object.isFaultFlag ? "a fault holding values" : "loaded without storage")")
+            precondition(
+                !object.state.pointee.hasRoomForValues || object.storage == nil || object.storage == object.inlineStorage,
+                "registry: \(objectID) has room for its values but holds them in a block of their own")
             precondition(
                 (object.committedValues != nil) == changed.contains(object),
                 "registry: \(objectID) has \(object.committedValues == nil ? "no " : "")committed state but is \(changed.contains(object) ? "" : "not ")in the changed table"

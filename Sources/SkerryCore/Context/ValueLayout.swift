@@ -102,6 +102,9 @@ package final class ValueLayout: @unchecked Sendable {
         var offsets: [Int] = []
         offsets.reserveCapacity(types.count)
         for slot in slots {
+            // An object's own room for its values is aligned to 8 bytes only (`EntityObject.Memory`
+            // is a buffer of 8-byte words): a slot form that needed more would be misaligned there.
+            precondition(slot.alignment <= MemoryLayout<UInt64>.alignment, "a value slot needs more than 8-byte alignment")
             offset = (offset + slot.alignment - 1) / slot.alignment * slot.alignment
             offsets.append(offset)
             offset += slot.size
@@ -206,8 +209,10 @@ package final class ValueLayout: @unchecked Sendable {
         free(base)
     }
 
-    /// Destroys every value of `base` that holds references, leaving the bitmap as it is (for
-    /// storage about to be freed or reused whole): the per-object part of a context's teardown.
+    /// Destroys every value of `base` that holds references, leaving the bitmap as it is: the
+    /// per-object part of a context's teardown. Only for storage that is freed, or dropped by its
+    /// object (`storage = nil`), right after: the bitmap still marks the destroyed values, so a
+    /// later `store`, `clear` or destroy of the same storage would destroy them a second time.
     @inline(__always)
     func destroyValues(_ base: UnsafeMutableRawPointer) {
         for position in 0..<referenceCount {
