@@ -11,14 +11,15 @@ extension EntityObject {
     /// that owns the context (every entry point checks it, `checkConfinement`), and no code holds
     /// an `inout` access to one of its fields across a call that could reach the same field again.
     /// Keep it that way: mutate the fields in single statements.
+    @usableFromInline
     struct State {
-        let entity: EntityDescription
+        @usableFromInline let entity: EntityDescription
         /// See ``EntityObject/owner``.
-        let owner: Unmanaged<ObjectContext>
+        @usableFromInline let owner: Unmanaged<ObjectContext>
         /// See ``EntityObject/registration``.
-        var registration: Registration
+        @usableFromInline var registration: Registration
         /// See ``EntityObject/storage``.
-        var storage: UnsafeMutableRawPointer?
+        @usableFromInline var storage: UnsafeMutableRawPointer?
         var relationshipValues: [RelationshipValue]
         var version: Int64
         var side: SideState?
@@ -29,7 +30,7 @@ extension EntityObject {
 
     /// The object's memory as `ManagedBufferPointer` sees it: the state, then room for the values
     /// in 8-byte words (every slot form is aligned to 8 bytes at most).
-    typealias Memory = ManagedBufferPointer<State, UInt64>
+    @usableFromInline typealias Memory = ManagedBufferPointer<State, UInt64>
 
     /// A new object, unregistered, with room for its values in its own memory when
     /// `withRoomForValues` is true (a loaded object: its values go there), else without (a fault,
@@ -64,7 +65,7 @@ extension EntityObject {
     }
 
     /// The object's state, in its own memory (valid while the object lives).
-    @inline(__always)
+    @inlinable @inline(__always)
     var state: UnsafeMutablePointer<State> {
         Memory(unsafeBufferObject: self).withUnsafeMutablePointerToHeader { $0 }
     }

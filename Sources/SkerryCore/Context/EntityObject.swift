@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The value of one relationship of an object: the related objects' IDs, once loaded.
 package enum RelationshipValue: Equatable, Sendable {
@@ -309,27 +310,27 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         // in the caller's specialization (tests of optional types do not: they look metadata up,
         // so optional types take the general path).
         if T.self == Int64.self || (T.self == Int.self && MemoryLayout<Int>.size == 8) {
-            let (slot, attributeType) = try slotForReading(at: index)
+            let (slot, attributeType) = try readingSlot(at: index)
             guard attributeType.isInteger, let slot else { throw unreadableValueError(at: index, as: T.self) }
             return unsafeBitCast(slot.load(as: Int64.self), to: T.self)
         }
         if T.self == Double.self {
-            let (slot, attributeType) = try slotForReading(at: index)
+            let (slot, attributeType) = try readingSlot(at: index)
             guard attributeType == .double || attributeType == .float, let slot else { throw unreadableValueError(at: index, as: T.self) }
             return unsafeBitCast(slot.load(as: Double.self), to: T.self)
         }
         if T.self == Bool.self {
-            let (slot, attributeType) = try slotForReading(at: index)
+            let (slot, attributeType) = try readingSlot(at: index)
             guard attributeType == .boolean, let slot else { throw unreadableValueError(at: index, as: T.self) }
             return unsafeBitCast(slot.load(as: Int64.self) != 0, to: T.self)
         }
         if T.self == Date.self {
-            let (slot, attributeType) = try slotForReading(at: index)
+            let (slot, attributeType) = try readingSlot(at: index)
             guard attributeType == .date, let slot else { throw unreadableValueError(at: index, as: T.self) }
             return unsafeBitCast(Date(timeIntervalSinceReferenceDate: slot.load(as: Double.self)), to: T.self)
         }
         if T.self == String.self {
-            let (slot, attributeType) = try slotForReading(at: index)
+            let (slot, attributeType) = try readingSlot(at: index)
             guard attributeType == .string, let slot else { throw unreadableValueError(at: index, as: T.self) }
             return unsafeBitCast(slot.assumingMemoryBound(to: String.self).pointee, to: T.self)
         }
@@ -355,6 +356,29 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         return Unmanaged.passUnretained(entity.valueLayout)._withUnsafeGuaranteedRef { layout in
             (layout.load(storage!, index), layout.type(at: index))
         }
+    }
+
+    /// ``slotForReading(at:)``, with its common case inlined in the caller: a registered, loaded
+    /// object of a context the calling thread owns (the same checks, in the same order of
+    /// outcome: anything else, and every error, goes through `slotForReading(at:)`).
+    @inlinable @inline(__always)
+    func readingSlot(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
+        let state = self.state
+        // Fields read in place: a copy of the registration would retain its ID.
+        if state.pointee.registration.isRegistered && !state.pointee.registration.isFault,
+            state.pointee.owner._withUnsafeGuaranteedRef({ $0.ownerThread.load(ordering: .relaxed) }) == currentThreadToken()
+        {
+            // Borrowed, as in `storedValue(at:)`: the entity, which the object holds, keeps it alive.
+            let slot: (UnsafeRawPointer?, AttributeType)? = Unmanaged.passUnretained(state.pointee.entity.valueLayout)
+                ._withUnsafeGuaranteedRef { layout in
+                    guard UInt(bitPattern: index) < UInt(layout.count), let base = state.pointee.storage else { return nil }
+                    return (
+                        layout.hasValue(base, index) ? UnsafeRawPointer(base + layout.offsetTable[index]) : nil, layout.typeTable[index]
+                    )
+                }
+            if let slot { return slot }
+        }
+        return try slotForReading(at: index)
     }
 
     /// The address of attribute `index`'s slot (nil when it holds no value) and the attribute's

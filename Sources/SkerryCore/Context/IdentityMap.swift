@@ -436,7 +436,10 @@ struct IdentityMap: ~Copyable {
         for index in 0..<oldCount {
             guard let unmanaged = old[index] else { continue }
             var object = unmanaged.takeRetainedValue()
-            body(object, isKnownUniquelyReferenced(&object))
+            // Asked before `object` is passed on: as the second argument of the call, the check
+            // came after the first argument's copy, and saw two references to every object.
+            let isOnlyReference = isKnownUniquelyReferenced(&object)
+            body(object, isOnlyReference)
         }
         old.deallocate()
     }

@@ -51,7 +51,7 @@ public final class ObjectContext: @unchecked Sendable {
     let hasBeenUsed = Atomic<Bool>(false)
     private let queue: DispatchQueue
     /// The thread running a block of this context, or 0.
-    let ownerThread = Atomic<UInt>(0)
+    @usableFromInline let ownerThread = Atomic<UInt>(0)
     /// Which threads may use the context.
     let confinement: ContextConfinement
 

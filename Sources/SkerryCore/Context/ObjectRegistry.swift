@@ -1,18 +1,19 @@
 /// The part of an object's state that says who it is and where it belongs: its ID, whether a
 /// context holds it, whether it is a pending insert or delete. Only ``ObjectRegistry`` changes it
 /// (its setters are private to this file); anything else can only make an unregistered one.
+@usableFromInline
 struct Registration {
     /// The object's ID: temporary until the object is saved (or its parent saved it).
     fileprivate(set) var objectID: ObjectID
     /// Whether a context's registry holds the object.
-    fileprivate(set) var isRegistered: Bool
+    @usableFromInline fileprivate(set) var isRegistered: Bool
     /// Whether the object is a pending insert of its context.
     fileprivate(set) var isInserted = false
     /// Whether the object is a pending delete of its context.
     fileprivate(set) var isDeleted = false
     /// Whether the object's values are not loaded yet. Not identity: the context writes it; it
     /// lives here, in the bytes the flags above leave free, so that an object is 16 bytes smaller.
-    var isFault = false
+    @usableFromInline var isFault = false
     /// The object's place in its identity map's registration order (see ``IdentityMap``), written
     /// only by the map while the object is registered. In the bytes the flags leave free.
     var mapPosition: UInt32 = 0

@@ -16,6 +16,7 @@ import Foundation
 /// `@unchecked Sendable`: every property is a constant; the blocks of memory it owns
 /// (`defaults` and the per-attribute tables) are written only while `init` runs and only read
 /// afterwards.
+@usableFromInline
 package final class ValueLayout: @unchecked Sendable {
     /// The Swift form of a slot.
     enum Slot: UInt8, Sendable {
@@ -79,11 +80,11 @@ package final class ValueLayout: @unchecked Sendable {
     /// ``initializeDefaults(_:)``). Written only by `init`; freed by `deinit`.
     private let defaults: UnsafeMutableRawPointer
     /// The number of attributes.
-    let count: Int
+    @usableFromInline let count: Int
     /// `types`, `slots` and `offsets` as plain memory, for the per-value paths: no bounds check
     /// (callers check indexes first) and no reference counting of the arrays. (`offsetTable` is
     /// `@usableFromInline` for the initializers that stores in other modules inline.)
-    private let typeTable: UnsafeMutablePointer<AttributeType>
+    @usableFromInline let typeTable: UnsafeMutablePointer<AttributeType>
     private let slotTable: UnsafeMutablePointer<Slot>
     @usableFromInline let offsetTable: UnsafeMutablePointer<Int>
     /// `referenceIndexes` as plain memory (`referenceCount` entries), for the teardown of every
@@ -148,7 +149,7 @@ package final class ValueLayout: @unchecked Sendable {
     }
 
     /// The type of attribute `index` (a valid index).
-    @inline(__always)
+    @inlinable @inline(__always)
     func type(at index: Int) -> AttributeType { typeTable[index] }
 
     /// The slot form of attribute `index` (a valid index).

@@ -42,7 +42,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The indexes of the derived attributes, computed when an object is saved.
     let derivedAttributeIndexes: [Int]
     /// Where each attribute's value lies in an object's storage (see ``ValueLayout``).
-    package let valueLayout: ValueLayout
+    @usableFromInline package let valueLayout: ValueLayout
 
     /// Describes an entity.
     /// - Parameters:
