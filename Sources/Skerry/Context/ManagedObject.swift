@@ -19,24 +19,28 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// A wrapper of `instance`, an object of `scope`'s entity and context (see
     /// `WrapperScope.wrap(_:)`, which makes wrappers without looking their type up).
     init(instance: EntityObject, scope: WrapperScope<PlainObject>) {
-        assert(scope.layout.entity === instance.entity, "a layout for another entity")
+        // Checked in release builds too (one pointer comparison): whole-object copies move the
+        // slots at the layout's positions, which for another entity's layout would be memory
+        // laid out for something else.
+        precondition(scope.anyLayout.entity === instance.entity, "a layout for another entity")
         assert(scope.context == nil || instance.context == nil || instance.context === scope.context, "an object of another context")
         self.instance = instance
         self.scope = scope
     }
 
     /// The context the object belonged to when it was wrapped: where the errors of operations
-    /// that cannot throw are recorded, even after the object left the context.
+    /// that cannot throw are recorded (or, once the object left it, on the context of the running
+    /// perform: see `recordError(_:wrappedIn:of:)`).
     var context: ObjectContext? { scope.context }
 
     /// The layout of `PlainObject` in the object's entity.
     @inline(__always)
     private var layout: TypeLayout<PlainObject> { scope.layout }
 
-    /// Records `error` on the object's context (see `ObjectContext.recordError(_:)`),
-    /// for an operation that cannot throw.
+    /// Records `error` on the object's context, or the running perform's once the object left
+    /// it (see `ObjectContext.recordError(_:)`), for an operation that cannot throw.
     func record(_ error: SkerryError) {
-        context?.recordError(error)
+        recordError(error, wrappedIn: context, of: instance)
     }
 
     /// The object's ID, to find it again from another context.

@@ -117,6 +117,10 @@ public final class PersistentContainer: Sendable {
     /// thrown one: nothing is saved. When the work also threw, the recorded error is logged and
     /// the thrown one rethrown.
     private func execute<T>(_ action: (ManagedObjectContext) throws -> T, on context: ObjectContext) throws -> T {
+        try PerformingContext.$current.withValue(context) { try executeAsCurrent(action, on: context) }
+    }
+
+    private func executeAsCurrent<T>(_ action: (ManagedObjectContext) throws -> T, on context: ObjectContext) throws -> T {
         context.unitOfWorkDepth += 1
         defer { context.unitOfWorkDepth -= 1 }
         guard context.unitOfWorkDepth == 1 else {
@@ -152,5 +156,24 @@ public final class PersistentContainer: Sendable {
     private func log(_ error: any Swift.Error) {
         if error is CancellationError { return }
         logError?(error)
+    }
+}
+
+/// The context of the perform running on this thread, if any: where a wrapper whose object left
+/// the context it was wrapped in records its errors (see `recordError(_:wrappedIn:of:)`).
+enum PerformingContext {
+    @TaskLocal static var current: ObjectContext?
+}
+
+/// Records `error`, met by an operation that cannot throw on `object`, wrapped in `context`: on
+/// that context while the object is still in it; once the object left it (a perform reset it, and
+/// the wrapper was kept), on the context of the perform running now, which then fails with it
+/// (`context` may be another perform's, owned by another queue: recording there would stop the
+/// process). Outside any perform, on `context`, whose confinement check reports the misuse.
+func recordError(_ error: SkerryError, wrappedIn context: ObjectContext?, of object: EntityObject) {
+    if object.context !== context, let performing = PerformingContext.current {
+        performing.recordError(error)
+    } else {
+        context?.recordError(error)
     }
 }

@@ -7,13 +7,19 @@ import SkerryCore
 /// reference counting takes Swift's slow path, as other code holds it weakly) retained once per
 /// scope instead of once per object.
 ///
-/// Like the wrappers, a scope belongs to its context's queue; it is never mutated.
+/// Like the wrappers, a scope belongs to its context's queue; but for `relatedScope` (a cache),
+/// it is never mutated.
 class AnyWrapperScope {
     /// The context the objects belonged to when they were wrapped: where the errors of
-    /// operations that cannot throw are recorded, even after an object left the context.
+    /// operations that cannot throw are recorded while an object is in it.
     let context: ObjectContext?
     /// The layout, of the model type `type`, in the objects' entity.
     let anyLayout: AnyTypeLayout
+    /// The scope that last wrapped the destination of a to-one relation of these objects
+    /// (`object.author`): a loop reading the relation over the objects of a fetch makes one
+    /// scope, not one per read (see `relatedScope(for:)`). Only ever set to a scope made after
+    /// this one, so references between scopes never form a cycle.
+    var relatedScope: AnyWrapperScope?
 
     init(context: ObjectContext?, layout: AnyTypeLayout) {
         self.context = context
@@ -50,6 +56,22 @@ final class WrapperScope<PlainObject: ManagedObjectConvertible>: AnyWrapperScope
     var layout: TypeLayout<PlainObject> {
         // Made in `init` from a `TypeLayout<PlainObject>`.
         unsafeDowncast(anyLayout, to: TypeLayout<PlainObject>.self)
+    }
+
+    /// The scope of `related`, the destination of a to-one relation of an object of this scope:
+    /// this scope itself when it serves it (a relation to the same type), else the one kept in
+    /// `relatedScope` when it serves it, else a new one, then kept there.
+    func relatedScope<Destination: ManagedObjectConvertible>(for related: EntityObject) -> WrapperScope<Destination> {
+        let entity = related.entity
+        let context = related.context
+        if serves(ObjectIdentifier(Destination.self), entity, in: context) {
+            // It serves `Destination`, so it is a `WrapperScope<Destination>`. Not kept in
+            // `relatedScope`: a scope must not hold itself.
+            return unsafeDowncast(self, to: WrapperScope<Destination>.self)
+        }
+        let scope: WrapperScope<Destination> = wrapperScope(reusing: relatedScope, for: entity, in: context)
+        if scope !== relatedScope { relatedScope = scope }
+        return scope
     }
 }
 

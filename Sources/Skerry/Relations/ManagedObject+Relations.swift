@@ -58,7 +58,8 @@ extension ManagedObject {
         _ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<Destination>>
     ) throws(SkerryError) -> ManagedObject<Destination>? {
         guard let related = try instance.relatedObject(forKey: PlainObject.relations[keyPath: keyPath].name) else { return nil }
-        return WrapperScope<Destination>(context: related.context, entity: related.entity).wrap(related)
+        let relatedScope: WrapperScope<Destination> = scope.relatedScope(for: related)
+        return relatedScope.wrap(related)
     }
 
     /// Sets the destination of a to-one relation (nil clears it); the inverse follows.

@@ -74,7 +74,7 @@ public class ManagedObjectSet<PlainObject: ManagedObjectConvertible>: Sequence {
     }
 
     func record(_ error: SkerryError) {
-        context?.recordError(error)
+        recordError(error, wrappedIn: context, of: instance)
     }
 }
 
