@@ -301,7 +301,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// Reads the attribute at `index` of `entity.attributes`; see ``value(forKey:as:)``.
     /// Complexity: O(1) once the object is loaded.
-    @inlinable
+    @inlinable @inline(__always)
     public func value<T: AttributeValueConvertible>(at index: Int, as type: T.Type = T.self) throws(SkerryError) -> T {
         // Inlinable so that the conversion is specialized for `T` in the caller: a generic call
         // would look up `Optional<T>`'s metadata at run time on every read. The Swift types of
