@@ -199,11 +199,10 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     }
 
     /// The current values, indexed like `entity.attributes`; empty while the object is a fault.
-    /// Reading builds an array (use ``value(at:)`` for one); setting writes every value. For an
-    /// entity with attributes, setting an empty array frees the storage (the object becomes
-    /// value-less); for an entity without attributes an empty array is its whole set of values,
-    /// and the object keeps (or gets) its storage: a loaded object always has storage, whatever
-    /// its entity (turning into a fault calls ``releaseStorage()`` itself).
+    /// Reading builds an array (use ``value(at:)`` for one). Setting writes every value (one per
+    /// attribute: an entity without attributes takes the empty array), giving a value-less object
+    /// its storage; an object drops its values only through ``releaseStorage()``, so a loaded
+    /// object always has storage, whatever its entity.
     var values: [AttributeValue] {
         get {
             guard let storage else { return [] }
@@ -212,10 +211,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
         }
         set {
             let layout = entity.valueLayout
-            guard !newValue.isEmpty || layout.types.isEmpty else {
-                releaseStorage()
-                return
-            }
+            assert(newValue.count == layout.count, "\(newValue.count) values for the \(layout.count) attributes of \(entity.name)")
             let base = storage ?? emptyStorage()
             for index in newValue.indices { layout.store(base, index, newValue[index]) }
             storage = base
