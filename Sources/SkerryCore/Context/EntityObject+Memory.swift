@@ -42,7 +42,7 @@ extension EntityObject {
         let words = withRoomForValues ? entity.valueLayout.size / 8 : 0
         var registration = Registration(unregistered: objectID)
         registration.isFault = isFault
-        let memory = Memory(bufferClass: EntityObject.self, minimumCapacity: words) { _, _ in
+        let memory = Memory(bufferClass: entity.objectClass, minimumCapacity: words) { _, _ in
             State(
                 entity: entity, owner: Unmanaged.passUnretained(context), registration: registration, storage: nil,
                 relationshipValues: relationships, version: version, side: nil, hasRoomForValues: withRoomForValues)

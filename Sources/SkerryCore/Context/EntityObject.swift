@@ -64,23 +64,30 @@ final class FaultBatch {
 ///
 /// Two objects are equal only if they are the same instance; a context never holds two objects
 /// for one row.
-public final class EntityObject: Hashable, CustomStringConvertible {
+///
+/// Subclasses (Core Data's `NSManagedObject` subclasses) declare computed properties only, no
+/// stored property, and are registered for their entity; see ``ObjectModel/setManagedObjectClass(_:forEntityName:)``.
+/// The class's own members cannot be overridden.
+open class EntityObject: Hashable, CustomStringConvertible {
     // The class declares no stored property: an object's state, and its values when it was made
     // loaded, lie in its own memory after its header (see `State`, in EntityObject+Memory.swift).
     // DO NOT add a stored property: it would overlap `State` (the standard library checks this
-    // only in debug builds).
+    // only in debug builds). Subclasses may not either: registration checks their instance size
+    // (EntityDescription+Class.swift). Members are `final` (public members of an open class cannot
+    // be overridden outside the module anyway; `final` keeps calls from other modules, and from
+    // the inlined reads, direct).
 
     /// Never called: objects are made by `make`, which allocates them with their state and values.
     private init() { preconditionFailure("EntityObject is made by EntityObject.make") }
 
     /// The object's entity.
-    public var entity: EntityDescription { state.pointee.entity }
+    public final var entity: EntityDescription { state.pointee.entity }
     /// The object's ID: temporary until the object is saved, permanent after.
-    public var objectID: ObjectID { registration.objectID }
+    public final var objectID: ObjectID { registration.objectID }
     /// The context the object is registered in; nil once the object was invalidated by
     /// `reset()`, by a rollback of its insert, by the save of its delete, by a merged delete, or
     /// by the end of its context.
-    public var context: ObjectContext? { registration.isRegistered ? owner.takeUnretainedValue() : nil }
+    public final var context: ObjectContext? { registration.isRegistered ? owner.takeUnretainedValue() : nil }
 
     /// The context that created the object, held without a reference count, so that value access
     /// costs no reference counting (the context's count lives in a side table, because of the weak
@@ -241,18 +248,18 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     func isOwned(by context: ObjectContext) -> Bool { owner.toOpaque() == Unmanaged.passUnretained(context).toOpaque() }
 
     /// Whether the object was inserted and not saved yet.
-    public var isInserted: Bool { isInsertedFlag }
+    public final var isInserted: Bool { isInsertedFlag }
     /// Whether the object is marked for deletion at the next save.
-    public var isDeleted: Bool { isDeletedFlag }
+    public final var isDeleted: Bool { isDeletedFlag }
     /// Whether the object's values have not been loaded from the store yet.
-    public var isFault: Bool { isFaultFlag }
+    public final var isFault: Bool { isFaultFlag }
     /// Whether a saved object has values that differ from the store's.
-    public var isUpdated: Bool {
+    public final var isUpdated: Bool {
         checkConfinementIfRegistered()
         return isUpdatedFlag
     }
     /// Whether the object has unsaved changes: inserted, deleted or updated.
-    public var hasChanges: Bool {
+    public final var hasChanges: Bool {
         checkConfinementIfRegistered()
         return isInsertedFlag || isDeletedFlag || isUpdatedFlag
     }
@@ -264,7 +271,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// The names and new values of the attributes changed since the last save (every attribute
     /// with a value, for an inserted object).
-    public var changedValues: [String: AttributeValue] {
+    public final var changedValues: [String: AttributeValue] {
         checkConfinementIfRegistered()
         var changes: [String: AttributeValue] = [:]
         guard !isFaultFlag else { return changes }
@@ -290,7 +297,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     ///   `type` cannot hold the attribute's values or the attribute has no value and `type` is not
     ///   optional; ``SkerryError/Code/objectNotInContext`` for an invalidated object;
     ///   ``SkerryError/Code/objectNotFound`` when a fault's row no longer exists.
-    public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type = T.self) throws(SkerryError) -> T {
+    public final func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type = T.self) throws(SkerryError) -> T {
         let index = try entity.requireAttributeIndex(key)
         return try value(at: index, as: type)
     }
@@ -298,7 +305,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// Reads the attribute at `index` of `entity.attributes`; see ``value(forKey:as:)``.
     /// Complexity: O(1) once the object is loaded.
     @inlinable @inline(__always)
-    public func value<T: AttributeValueConvertible>(at index: Int, as type: T.Type = T.self) throws(SkerryError) -> T {
+    public final func value<T: AttributeValueConvertible>(at index: Int, as type: T.Type = T.self) throws(SkerryError) -> T {
         // Inlinable so that the conversion is specialized for `T` in the caller: a generic call
         // would look up `Optional<T>`'s metadata at run time on every read. The Swift types of
         // the integer, floating-point, date and string slots are read straight from the slot,
@@ -341,7 +348,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// object's registration and loading a fault: everything of ``value(at:as:)`` but the
     /// conversion.
     @usableFromInline
-    func storedValue(at index: Int) throws(SkerryError) -> (AttributeValue, AttributeType) {
+    final func storedValue(at index: Int) throws(SkerryError) -> (AttributeValue, AttributeType) {
         guard UInt(bitPattern: index) < UInt(entity.valueLayout.count) else { throw noAttributeError(at: index) }
         // The owner is used in place, without a strong reference: this is the hot path of every read.
         try checkRegistered("value(forKey:as:)")
@@ -358,7 +365,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// object of a context the calling thread owns (the same checks, in the same order of
     /// outcome: anything else, and every error, goes through `slotForReading(at:)`).
     @inlinable @inline(__always)
-    func readingSlot(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
+    final func readingSlot(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
         let state = self.state
         // Fields read in place: a copy of the registration would retain its ID.
         if state.pointee.registration.isRegistered && !state.pointee.registration.isFault,
@@ -384,7 +391,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// registered object (the checks above make sure it is) is held by its context's identity map,
     /// so the caller dropping its own reference early (an optimizer may) cannot free the memory.
     @usableFromInline
-    func slotForReading(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
+    final func slotForReading(at index: Int) throws(SkerryError) -> (UnsafeRawPointer?, AttributeType) {
         guard UInt(bitPattern: index) < UInt(entity.valueLayout.count) else { throw noAttributeError(at: index) }
         try checkRegistered("value(forKey:as:)")
         if isFaultFlag { try withOwnerThrowing { context throws(SkerryError) in try context.fulfillFault(self) } }
@@ -403,7 +410,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     /// The error of reading the attribute at `index` (a valid index of a loaded object) as `type`.
     @usableFromInline
-    func unreadableValueError(at index: Int, as type: Any.Type) -> SkerryError {
+    final func unreadableValueError(at index: Int, as type: Any.Type) -> SkerryError {
         let attribute = entity.attributes[index]
         let value = value(at: index)
         let why = value.isNull ? "it has no value; read it as an Optional" : "it is \(attribute.type) and holds \(value)"
@@ -420,13 +427,13 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     ///   value's type does not fit the attribute, an integer is out of the attribute's range, or a
     ///   floating-point value is NaN (SQLite cannot store NaN); ``SkerryError/Code/objectNotInContext``
     ///   for an invalidated object. Required values are checked at save, not here.
-    public func setValue<T: AttributeValueConvertible>(_ value: T, forKey key: String) throws(SkerryError) {
+    public final func setValue<T: AttributeValueConvertible>(_ value: T, forKey key: String) throws(SkerryError) {
         let index = try entity.requireAttributeIndex(key)
         try setValue(value.attributeValue, at: index)
     }
 
     /// Writes the attribute at `index` of `entity.attributes`; see ``setValue(_:forKey:)-(T,_)``.
-    public func setValue(_ newValue: AttributeValue, at index: Int) throws(SkerryError) {
+    public final func setValue(_ newValue: AttributeValue, at index: Int) throws(SkerryError) {
         // The layout is borrowed, not retained, for the checks and the store below: the entity
         // (which the object holds) keeps it alive, and a reference count per write is a good
         // part of this function's cost.
@@ -464,7 +471,7 @@ public final class EntityObject: Hashable, CustomStringConvertible {
     /// The values of the attributes as they are in the store (or were at the last save),
     /// ignoring pending changes. Empty for an object never saved.
     /// - Throws: as ``value(forKey:as:)``.
-    public func committedValues(forKeys keys: [String]? = nil) throws(SkerryError) -> [String: AttributeValue] {
+    public final func committedValues(forKeys keys: [String]? = nil) throws(SkerryError) -> [String: AttributeValue] {
         try loadIfFault()
         guard !isInsertedFlag else { return [:] }
         let source = committedValues ?? values
@@ -516,9 +523,9 @@ public final class EntityObject: Hashable, CustomStringConvertible {
 
     public static func == (lhs: EntityObject, rhs: EntityObject) -> Bool { lhs === rhs }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public final func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
-    public var description: String {
+    public final var description: String {
         if isFaultFlag { return "<\(objectID) fault>" }
         let fields = zip(entity.attributes, values).map { "\($0.name)=\($1)" }.joined(separator: ", ")
         return "<\(objectID)\(isInsertedFlag ? " inserted" : "")\(isDeletedFlag ? " deleted" : "") \(fields)>"

@@ -43,6 +43,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let derivedAttributeIndexes: [Int]
     /// Where each attribute's value lies in an object's storage (see ``ValueLayout``).
     @usableFromInline package let valueLayout: ValueLayout
+    /// The class of the entity's objects (see EntityDescription+Class.swift).
+    package let classBinding = EntityClassBinding()
 
     /// Describes an entity.
     /// - Parameters:

@@ -26,6 +26,8 @@ struct XcodeModelParser {
         let elementID: String?
         let versionHashModifier: String?
         let line: Int
+        /// The class named in the model (`representedClassName`), Core Data's `managedObjectClassName`.
+        var representedClassName: String?
         var attributes: [Attribute] = []
         var relationships: [Relationship] = []
         var constraints: [[String]] = []
@@ -154,6 +156,7 @@ struct XcodeModelParser {
             name: name, parentName: node["parentEntity"].flatMap { $0.isEmpty ? nil : $0 },
             isAbstract: node.flag("isAbstract"), elementID: nonEmpty(node["elementID"]),
             versionHashModifier: nonEmpty(node["versionHashModifier"]), line: node.line)
+        entity.representedClassName = nonEmpty(node["representedClassName"])
         var singleIndexes: [IndexDescription] = []
         for child in node.children {
             switch child.name {
@@ -519,6 +522,13 @@ struct XcodeModelParser {
             return description
         }
         let descriptions = entities.map(make)
+        for (name, description) in made {
+            do {
+                try description.declareManagedObjectClassName(flat[name]?.entity.representedClassName)
+            } catch {
+                throw fail(error.message, line: flat[name]?.entity.line ?? 0, entity: name)
+            }
+        }
         // Core Data's version hash modifiers, gathered into the model's: two versions that differ
         // only in them get different hashes.
         var modifiers: [String] = []
