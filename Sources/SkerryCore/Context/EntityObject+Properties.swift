@@ -22,7 +22,7 @@
 /// ``ObjectContext/recordError(_:)``: its next save refuses with it. A read then returns nil, or,
 /// for a non-optional type, which has no value to return, stops the process with the error's
 /// message, as Core Data raises: read attributes that may be empty as optionals, or with the
-/// throwing ``value(forKey:as:)``.
+/// throwing `value(forKey:as:)`.
 extension EntityObject {
     /// The value of an attribute, typed by the property that reads it; setting it writes the
     /// attribute (nil clears it). See the extension's documentation for errors.

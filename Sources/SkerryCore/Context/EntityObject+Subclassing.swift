@@ -78,12 +78,12 @@ extension EntityObjectSubclassing where Self: EntityObject {
     }
 
     /// The name of the entity this class was last registered for (in any model), else the
-    /// class's name without its module: what ``fetchRequest()`` fetches.
+    /// class's name without its module: what `fetchRequest()` fetches.
     public static var entityName: String {
         EntityDescription.recordedEntityName(for: Self.self) ?? String(describing: Self.self)
     }
 
-    /// A fetch request for the entity this class represents (``entityName``): Core Data's
+    /// A fetch request for the entity this class represents (`entityName`): Core Data's
     /// `Book.fetchRequest()`. Its results are instances of the class: `as! [Book]`.
     public static func fetchRequest() -> FetchRequest {
         FetchRequest(entityName: entityName)
