@@ -114,4 +114,49 @@ import Testing
             #expect(invalid?.code == .objectNotInContext)
         }
     }
+
+    /// `storageForReading(_:)` (the typed layer's whole-object decode) runs the checks of
+    /// `withSlots(reading:_:)`, with the same outcomes: a loaded object's values, a fault loaded
+    /// first, the same error for an invalidated object and for a fault whose row is gone.
+    @Test func storageForReadingChecksAsWithSlotsDoes() throws {
+        let stack = try makeMemoryStack()
+        let writer = stack.newBackgroundContext()
+        let (kept, deleted) = try writer.performAndWait {
+            let book = try writer.insert(entityName: "Book")
+            try book.setValue("Dune", forKey: "title")
+            try book.setValue(Int32(1965), forKey: "year")
+            let other = try writer.insert(entityName: "Book")
+            try other.setValue("Emma", forKey: "title")
+            try writer.save()
+            return (book.objectID, other.objectID)
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let fault = reader.object(with: kept)
+            #expect(fault.isFault)
+            let storage = try fault.storageForReading("test")
+            #expect(!fault.isFault)
+            let layout = fault.entity.valueLayout
+            #expect(storage.load(fromByteOffset: layout.offsets[year], as: Int64.self) == 1965)
+            #expect(try fault.withSlots(reading: "test") { UnsafeRawPointer($0.base) } == storage)
+            #expect(fault.entityIdentity == ObjectIdentifier(fault.entity))
+
+            let gone = reader.object(with: deleted)
+            try writer.performAndWait {
+                try writer.delete(writer.existingObject(with: deleted))
+                try writer.save()
+            }
+            let notFound = #expect(throws: SkerryError.self) { _ = try gone.storageForReading("test") }
+            let notFoundBySlots = #expect(throws: SkerryError.self) { try gone.withSlots(reading: "test") { _ in } }
+            #expect(notFound?.code == .objectNotFound)
+            #expect(notFound?.message == notFoundBySlots?.message)
+
+            reader.reset()
+            let invalid = #expect(throws: SkerryError.self) { _ = try fault.storageForReading("test") }
+            let invalidBySlots = #expect(throws: SkerryError.self) { try fault.withSlots(reading: "test") { _ in } }
+            #expect(invalid?.code == .objectNotInContext)
+            #expect(invalid?.message == invalidBySlots?.message)
+            #expect(fault.entityIdentity == ObjectIdentifier(fault.entity))
+        }
+    }
 }

@@ -119,4 +119,33 @@ private struct Medium: ManagedObjectConvertible {
             _ = context.takeRecordedError()
         }
     }
+
+    /// A wrapper whose scope holds the layout of another entity than its object's stops the
+    /// process, in release builds too: a whole-object copy would move slots laid out for another
+    /// entity. (No fetch or insert makes one: the wrapper is made by hand here.)
+    @Test func aWrapperWithTheLayoutOfAnotherEntityStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let title = AttributeDescription("title", .string)
+            let year = AttributeDescription("year", .integer64)
+            let model = try ObjectModel(entities: [
+                EntityDescription(name: "Media", attributes: [title, year]), EntityDescription(name: "Other", attributes: [year, title]),
+            ])
+            let stack = PersistentStack(name: "Scopes", model: model)
+            stack.persistentStoreDescriptions = [.inMemory()]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                let other = try context.insert(entityName: "Other")
+                let media = try #require(model.entity(named: "Media"))
+                _ = ManagedObject(instance: other, scope: WrapperScope<Medium>(context: context, entity: media))
+            }
+        }
+        // Release builds stop without the message (a `preconditionFailure`).
+        #if DEBUG
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("a ManagedObject<Medium> was made with the layout of another entity than its object's"), "\(message)")
+        #else
+            _ = result
+        #endif
+    }
 }

@@ -72,37 +72,73 @@ struct SlotCopy: Sendable {
     }
 }
 
-/// One property a ``TypeLayout`` copies slot to slot: its copy and the attribute's index in the
-/// entity, whose type is `copy.kind.attributeType`.
+/// One property a ``TypeLayout`` copies slot to slot: its copy, the attribute's index in the
+/// entity, whose type is `copy.kind.attributeType`, and the byte offset of its slot.
 struct SlotField: Sendable {
     let position: Int
     let copy: SlotCopy
+    /// The offset of the attribute's slot in the object's values (`ValueLayout.offsets`): reads
+    /// take the value straight from the values' memory (`EntityObject.storageForReading(_:)`),
+    /// as ``PlainMoves`` does.
+    let slot: Int
 
-    /// Sets this field of the value at `base` (a model value's memory) from `slots`; false when
-    /// it cannot be done this way (a required attribute without a value, an integer out of the
-    /// property's range), for the checked path to report.
+    /// The field of attribute `position` of `entity`, whose type is `copy.kind.attributeType`.
+    init(position: Int, copy: SlotCopy, in entity: EntityDescription) {
+        self.position = position
+        self.copy = copy
+        slot = entity.valueLayout.offsets[position]
+    }
+
+    /// Sets this field of the value at `base` (a model value's memory) from `storage` (the
+    /// object's values); false when it cannot be done this way (a required attribute without a
+    /// value, an integer out of the property's range), for the checked path to report.
     @inline(__always)
-    func read(from slots: ObjectSlots, into base: UnsafeMutableRawPointer) -> Bool {
+    func read(from storage: UnsafeRawPointer, into base: UnsafeMutableRawPointer) -> Bool {
         let field = base + copy.offset
         switch copy.kind {
-        case .int64: return put(slots.integer(at: position), field)
+        case .int64: return put(integer(in: storage), field)
         case .int:
-            guard let value = slots.integer(at: position) else { return put(Int?.none, field) }
+            guard let value = integer(in: storage) else { return put(Int?.none, field) }
             guard let narrow = Int(exactly: value) else { return false } // only on 32-bit platforms
             return put(narrow, field)
         case .int32:
-            guard let value = slots.integer(at: position) else { return put(Int32?.none, field) }
+            guard let value = integer(in: storage) else { return put(Int32?.none, field) }
             guard let narrow = Int32(exactly: value) else { return false }
             return put(narrow, field)
         case .int16:
-            guard let value = slots.integer(at: position) else { return put(Int16?.none, field) }
+            guard let value = integer(in: storage) else { return put(Int16?.none, field) }
             guard let narrow = Int16(exactly: value) else { return false }
             return put(narrow, field)
-        case .bool: return put(slots.integer(at: position).map { $0 != 0 }, field)
-        case .double: return put(slots.double(at: position), field)
-        case .date: return put(slots.double(at: position).map { Date(timeIntervalSinceReferenceDate: $0) }, field)
-        case .string: return put(slots.string(at: position), field)
+        case .bool: return put(integer(in: storage).map { $0 != 0 }, field)
+        case .double: return put(double(in: storage), field)
+        case .date: return put(double(in: storage).map { Date(timeIntervalSinceReferenceDate: $0) }, field)
+        case .string: return put(string(in: storage), field)
         }
+    }
+
+    /// Whether the attribute holds a value in `storage`: its bit in the value bitmap, which
+    /// starts the values (one bit per attribute, in 64-bit words).
+    @inline(__always)
+    private func hasValue(in storage: UnsafeRawPointer) -> Bool {
+        storage.load(fromByteOffset: (position >> 6) << 3, as: UInt64.self) & (1 << UInt64(position & 63)) != 0
+    }
+
+    /// The integer (a Boolean as 0 or 1) in the slot, or nil when it holds no value.
+    @inline(__always)
+    private func integer(in storage: UnsafeRawPointer) -> Int64? {
+        hasValue(in: storage) ? storage.load(fromByteOffset: slot, as: Int64.self) : nil
+    }
+
+    /// The floating-point number (a date as seconds since 2001-01-01) in the slot, or nil.
+    @inline(__always)
+    private func double(in storage: UnsafeRawPointer) -> Double? {
+        hasValue(in: storage) ? storage.load(fromByteOffset: slot, as: Double.self) : nil
+    }
+
+    /// A copy of the string in the slot, or nil.
+    @inline(__always)
+    private func string(in storage: UnsafeRawPointer) -> String? {
+        hasValue(in: storage) ? (storage + slot).assumingMemoryBound(to: String.self).pointee : nil
     }
 
     /// Sets the slot from this field of the value at `base`; false when it cannot be done this
@@ -211,25 +247,25 @@ extension SlotField {
         ObjectIdentifier(Value.self) == ObjectIdentifier(copy.kind.swiftType)
     }
 
-    /// The field's value in `slots`, or nil when it cannot be read this way (a stored integer the
-    /// property cannot hold), for the checked path to report.
+    /// The field's value in `storage` (the object's values), or nil when it cannot be read this
+    /// way (a stored integer the property cannot hold), for the checked path to report.
     @inline(__always)
-    func propertyValue(in slots: ObjectSlots) -> PropertyValue? {
+    func propertyValue(in storage: UnsafeRawPointer) -> PropertyValue? {
         switch copy.kind {
-        case .int64: return slots.integer(at: position).map { .int64($0) } ?? PropertyValue.none
+        case .int64: return integer(in: storage).map { .int64($0) } ?? PropertyValue.none
         case .int:
-            guard let value = slots.integer(at: position) else { return PropertyValue.none }
+            guard let value = integer(in: storage) else { return PropertyValue.none }
             return Int(exactly: value).map { .int($0) } // nil only on 32-bit platforms
         case .int32:
-            guard let value = slots.integer(at: position) else { return PropertyValue.none }
+            guard let value = integer(in: storage) else { return PropertyValue.none }
             return Int32(exactly: value).map { .int32($0) }
         case .int16:
-            guard let value = slots.integer(at: position) else { return PropertyValue.none }
+            guard let value = integer(in: storage) else { return PropertyValue.none }
             return Int16(exactly: value).map { .int16($0) }
-        case .bool: return slots.integer(at: position).map { .bool($0 != 0) } ?? PropertyValue.none
-        case .double: return slots.double(at: position).map { .double($0) } ?? PropertyValue.none
-        case .date: return slots.double(at: position).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? PropertyValue.none
-        case .string: return slots.string(at: position).map { .string($0) } ?? PropertyValue.none
+        case .bool: return integer(in: storage).map { .bool($0 != 0) } ?? PropertyValue.none
+        case .double: return double(in: storage).map { .double($0) } ?? PropertyValue.none
+        case .date: return double(in: storage).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? PropertyValue.none
+        case .string: return string(in: storage).map { .string($0) } ?? PropertyValue.none
         }
     }
 

@@ -42,11 +42,14 @@ final class AttributeLayout: @unchecked Sendable {
 class AnyTypeLayout {
     /// The entity the positions are for (kept alive; see ``AttributeLayout``).
     let entity: EntityDescription
+    /// `entity`'s identity, for the check of every wrapper made (`ManagedObject.init`).
+    let entityIdentity: ObjectIdentifier
     /// The model type.
     let type: ObjectIdentifier
 
     init(entity: EntityDescription, type: ObjectIdentifier) {
         self.entity = entity
+        entityIdentity = ObjectIdentifier(entity)
         self.type = type
     }
 }
@@ -88,7 +91,7 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
         var fields: [SlotField?] = []
         for i in attributes.indices {
             if let copy = attributes[i].slotCopy, positions[i] >= 0, entity.attributes[positions[i]].type == copy.kind.attributeType {
-                slotFields.append(SlotField(position: positions[i], copy: copy))
+                slotFields.append(SlotField(position: positions[i], copy: copy, in: entity))
                 fields.append(slotFields.last)
             } else {
                 codedAttributes.append(i)
@@ -113,25 +116,42 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     ///   lacks; the errors of reading the object's values.
     func decode(_ object: EntityObject) throws(SkerryError) -> PlainObject {
         var value = PlainObject()
-        if !slotFields.isEmpty {
-            // `&value` passes the value's address for the call: one closure level fewer than
-            // `withUnsafeMutableBytes(of:_:)` (generic code, not specialized here).
-            let copied = try object.withSlots(reading: "decode()") { slots throws(SkerryError) in read(slots, into: &value) }
-            // A value the copy could not take: the checked path decodes every attribute and
-            // reports it.
-            if !copied { return try decodeChecked(object) }
-        }
-        for i in codedAttributes { try decode(i, of: object, into: &value) }
+        if let failure = decode(object, into: &value) { throw failure.error }
         return value
     }
 
-    /// Copies every slot field from `slots` into the value at `value`; false when one cannot be
-    /// copied this way (for the checked path to report).
+    /// ``decode(_:)`` into `value`, which holds `PlainObject()`, returning the error rather than
+    /// throwing it: for a caller that borrows the layout in a closure (a typed `throws` does not
+    /// pass through `Unmanaged._withUnsafeGuaranteedRef`). The error comes boxed: a reference is
+    /// returned in a register, where a `SkerryError?` costs copies on the path without an error.
     @inline(__always)
-    private func read(_ slots: ObjectSlots, into value: UnsafeMutablePointer<PlainObject>) -> Bool {
+    func decode(_ object: EntityObject, into value: UnsafeMutablePointer<PlainObject>) -> DecodeFailure? {
+        do throws(SkerryError) {
+            if !slotFields.isEmpty {
+                // The object's values, read in place: no closure (`storageForReading` inlines the
+                // checks' common case here).
+                let storage = try object.storageForReading("decode()")
+                // A value the copy could not take: the checked path decodes every attribute and
+                // reports it.
+                if !read(storage, into: value) {
+                    value.pointee = try decodeChecked(object)
+                    return nil
+                }
+            }
+            for i in codedAttributes { try decode(i, of: object, into: &value.pointee) }
+            return nil
+        } catch {
+            return DecodeFailure(error)
+        }
+    }
+
+    /// Copies every slot field from `storage` (an object's values) into the value at `value`;
+    /// false when one cannot be copied this way (for the checked path to report).
+    @inline(__always)
+    private func read(_ storage: UnsafeRawPointer, into value: UnsafeMutablePointer<PlainObject>) -> Bool {
         let base = UnsafeMutableRawPointer(value)
-        guard plainMoves.read(from: slots.base, into: base) else { return false }
-        for field in otherSlotFields where !field.read(from: slots, into: base) { return false }
+        guard plainMoves.read(from: storage, into: base) else { return false }
+        for field in otherSlotFields where !field.read(from: storage, into: base) { return false }
         return true
     }
 
@@ -181,6 +201,15 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
                 entityName: PlainObject.entityName, key: attributes[i].name)
         }
         return positions[i]
+    }
+}
+
+/// The error of a decode, boxed (see ``TypeLayout/decode(_:into:)``).
+final class DecodeFailure {
+    let error: SkerryError
+
+    init(_ error: SkerryError) {
+        self.error = error
     }
 }
 

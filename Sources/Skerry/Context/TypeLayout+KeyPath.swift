@@ -59,7 +59,7 @@ extension TypeLayout {
     /// - Throws: the errors of reading the object's values (an invalidated object, a fault whose
     ///   row is gone).
     func propertyValue(_ field: SlotField, of object: EntityObject) throws(SkerryError) -> PropertyValue? {
-        try object.withSlots(reading: "decode(_:)") { slots in field.propertyValue(in: slots) }
+        field.propertyValue(in: try object.storageForReading("decode(_:)"))
     }
 
     /// Stores `value` (a value of `field`'s kind that `field.canStore`) in `object`'s slot, as a

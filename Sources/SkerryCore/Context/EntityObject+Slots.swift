@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Direct access to a loaded object's value slots, for code that reads or writes many values of
 /// one object at once (the typed layer decodes and encodes whole objects): the registration,
 /// confinement and fault checks of ``EntityObject/value(at:as:)`` run once per object instead of
@@ -93,6 +95,36 @@ extension EntityObject {
         return try body(ObjectSlots(base: storage!, layout: entity.valueLayout))
     }
 
+    /// The object's values for reading, laid out by `entity.valueLayout` (the value bitmap, then
+    /// the slots at `ValueLayout.offsets`), after the checks of ``withSlots(reading:_:)``, with the
+    /// same errors and the same stop for a caller that does not own the context. For code that
+    /// moves values itself (the typed layer's whole-object decode) without a closure: the common
+    /// case (a registered, loaded object of a context the calling thread owns) is inlined in the
+    /// caller; anything else goes through `withSlots(reading:_:)`.
+    ///
+    /// The address is valid while the object lives and until it changes (a value set, a refault,
+    /// an invalidation): read from it at once, with nothing run in between, while holding a
+    /// reference to the object.
+    /// - Throws: as ``withSlots(reading:_:)``.
+    @inlinable @inline(__always)
+    package func storageForReading(_ function: StaticString) throws(SkerryError) -> UnsafeRawPointer {
+        let state = self.state
+        // Fields read in place, as in `readingSlot(at:)`: a copy of the registration would retain its ID.
+        if state.pointee.registration.isRegistered && !state.pointee.registration.isFault,
+            state.pointee.owner._withUnsafeGuaranteedRef({ $0.ownerThread.load(ordering: .relaxed) }) == currentThreadToken(),
+            let storage = state.pointee.storage
+        {
+            return UnsafeRawPointer(storage)
+        }
+        return try checkedStorageForReading(function)
+    }
+
+    /// ``storageForReading(_:)`` through every check of ``withSlots(reading:_:)``.
+    @usableFromInline
+    func checkedStorageForReading(_ function: StaticString) throws(SkerryError) -> UnsafeRawPointer {
+        try withSlots(reading: function) { slots in UnsafeRawPointer(slots.base) }
+    }
+
     /// Runs `body` with the object's value slots for writing, after the checks of
     /// ``setValue(_:at:)``, and after the context recorded the object's committed state, as before
     /// the first change of a saved object: every value `body` sets is a pending change, as if set
@@ -107,4 +139,13 @@ extension EntityObject {
         if !isInsertedFlag && committedValues == nil { withOwner { $0.willChange(self) } }
         return try body(ObjectSlots(base: storage!, layout: entity.valueLayout))
     }
+}
+
+extension EntityObject {
+    /// The identity of the object's entity, read in place: no call and no reference counting
+    /// (``entity`` returns the entity retained), for code that only compares entities (the typed
+    /// layer checks each wrapper's layout against its object's entity). Valid at any time, from
+    /// any thread that holds the object: an object's entity never changes.
+    @inlinable @inline(__always)
+    package var entityIdentity: ObjectIdentifier { ObjectIdentifier(state.pointee.entity) }
 }
