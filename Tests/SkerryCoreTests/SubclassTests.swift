@@ -129,6 +129,17 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
         }
     }
 
+    @Test func classesFromAnotherModuleOnSQLiteFiles() throws {
+        let directory = TemporaryDirectory()
+        func stack() throws -> PersistentStack {
+            let stack = PersistentStack(name: "Records", model: try SubclassScenarios.model())
+            stack.persistentStoreDescriptions = [StoreDescription(url: directory.file("Records.sqlite"))]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        try SubclassScenarios.roundTrip(stack(), reopened: stack())
+    }
+
     @Test func everyPathMakesObjectsOfTheClass() throws {
         let stack = try libraryStack(.inMemory())
         let context = stack.newBackgroundContext()
