@@ -120,12 +120,17 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
             #expect(herbert.name == "Frank Herbert" && !herbert.isFault)
             #expect(Set(herbert.books.map(\.title)) == ["Dune", "Dune Messiah"])
             #expect(books[0].author == nil)
-            // Set and saved through the properties, read back through key-value coding.
-            books[0].author = herbert
+            // Set and saved through the properties (Xcode's generated addToBooks(_:) and
+            // removeFromBooks(_:) become insert and remove), read back through key-value coding.
+            herbert.books.insert(books[0])
+            herbert.books.remove(books[2])
             books[0].year = 1976
             try reader.save()
+            #expect(reader.recordedError == nil)
             #expect(try books[0].value(forKey: "year", as: Int.self) == 1976)
             #expect(try books[0].relatedObject(forKey: "author") === herbert)
+            #expect(books[2].author == nil)
+            #expect(Set(try herbert.relatedObjects(forKey: "books")) == [books[0], books[1]])
         }
     }
 
