@@ -120,13 +120,29 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
             #expect(herbert.name == "Frank Herbert" && !herbert.isFault)
             #expect(Set(herbert.books.map(\.title)) == ["Dune", "Dune Messiah"])
             #expect(books[0].author == nil)
-            // Set and saved through the properties, read back through key-value coding.
-            books[0].author = herbert
+            // Set and saved through the properties (Xcode's generated addToBooks(_:) and
+            // removeFromBooks(_:) become insert and remove), read back through key-value coding.
+            herbert.books.insert(books[0])
+            herbert.books.remove(books[2])
             books[0].year = 1976
             try reader.save()
+            #expect(reader.recordedError == nil)
             #expect(try books[0].value(forKey: "year", as: Int.self) == 1976)
             #expect(try books[0].relatedObject(forKey: "author") === herbert)
+            #expect(books[2].author == nil)
+            #expect(Set(try herbert.relatedObjects(forKey: "books")) == [books[0], books[1]])
         }
+    }
+
+    @Test func classesFromAnotherModuleOnSQLiteFiles() throws {
+        let directory = TemporaryDirectory()
+        func stack() throws -> PersistentStack {
+            let stack = PersistentStack(name: "Records", model: try SubclassScenarios.model())
+            stack.persistentStoreDescriptions = [StoreDescription(url: directory.file("Records.sqlite"))]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        try SubclassScenarios.roundTrip(stack(), reopened: stack())
     }
 
     @Test func everyPathMakesObjectsOfTheClass() throws {
@@ -273,12 +289,30 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
     }
 
     @Test func xcodeModelsCarryTheirClassNames() throws {
-        let shelf = try XcodeModel.loadModel(contentsOf: FixtureFiles.url("Shelf.xcdatamodeld"))
+        let shelf = try XcodeModel.loadModel(
+            contentsOf: FixtureFiles.url("Shelf.xcdatamodeld").appendingPathComponent("Shelf 1.xcdatamodel"))
         let book = try #require(shelf.entity(named: "Book"))
         // Xcode's unqualified name is kept; the class must be registered on Linux.
         #expect(book.managedObjectClassName == "Book" && book.managedObjectClass == EntityObject.self)
-        try shelf.setManagedObjectClass(Book.self, forEntityName: "Book")
+        // doc: subclass-xcode-names
+        try shelf.setManagedObjectClasses([Author.self, Book.self])
+        // doc: end
         #expect(book.managedObjectClass == Book.self && book.managedObjectClassName == String(reflecting: Book.self))
+        #expect(try #require(shelf.entity(named: "Author")).managedObjectClass == Author.self)
+        expectError(.unknownEntity) { try shelf.setManagedObjectClasses([Media.self]) }
+        let stack = PersistentStack(name: "Shelf", model: shelf)
+        stack.persistentStoreDescriptions = [.inMemory()]
+        try stack.loadPersistentStores()
+        let shelfContext = stack.newBackgroundContext()
+        try shelfContext.performAndWait {
+            let author = try Author(context: shelfContext)
+            author.name = "Lem"
+            let solaris = try Book(context: shelfContext)
+            solaris.title = "Solaris"
+            solaris.author = author
+            try shelfContext.save()
+            #expect(author.books.map(\.title) == ["Solaris"])
+        }
 
         // A module-qualified name is looked up; a class with stored properties fails the load.
         let directory = TemporaryDirectory()
@@ -298,10 +332,10 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
         }
         let model = try XcodeModel.loadModel(contentsOf: try write(String(reflecting: ShelfNote.self)))
         #expect(try #require(model.entity(named: "Note")).managedObjectClass == ShelfNote.self)
-        let stack = PersistentStack(name: "Notes", model: model)
-        stack.persistentStoreDescriptions = [.inMemory()]
-        try stack.loadPersistentStores()
-        let context = stack.newBackgroundContext()
+        let notes = PersistentStack(name: "Notes", model: model)
+        notes.persistentStoreDescriptions = [.inMemory()]
+        try notes.loadPersistentStores()
+        let context = notes.newBackgroundContext()
         try context.performAndWait {
             let note = try ShelfNote(context: context)
             try note.setValue("found by name", forKey: "text")

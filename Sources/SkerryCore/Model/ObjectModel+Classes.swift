@@ -71,6 +71,49 @@ extension ObjectModel {
         EntityDescription.recordEntityName(entityName, for: type)
     }
 
+    /// Registers each class for the entities whose class name in the model
+    /// (``EntityDescription/managedObjectClassName``, Xcode's `representedClassName`) is the
+    /// class's name, with or without its module: one call ports an Xcode model's Class fields.
+    ///
+    /// ```swift
+    /// try model.setManagedObjectClasses([Author.self, Book.self])
+    /// ```
+    /// - Parameter types: ``EntityObject`` subclasses without stored properties.
+    /// - Throws: ``SkerryError/Code/unknownEntity`` when no entity names one of the classes; as
+    ///   ``setManagedObjectClass(_:forEntityName:)`` otherwise. Superentities' classes are
+    ///   registered first, whatever the order of `types`.
+    public func setManagedObjectClasses(_ types: [EntityObject.Type]) throws(SkerryError) {
+        var pairs: [(EntityObject.Type, EntityDescription)] = []
+        for type in types {
+            let qualified = String(reflecting: type)
+            let named = entities.filter { entity in
+                guard let name = entity.classBinding.declaredName else { return false }
+                let unqualified = name.split(separator: ".").last.map(String.init) ?? name
+                return name == qualified || (!name.dropFirst().contains(".") && unqualified == String(describing: type))
+            }
+            guard !named.isEmpty else {
+                throw SkerryError(
+                    .unknownEntity,
+                    "No entity of the model names the class \(qualified) (Xcode's Class field, representedClassName): register it with setManagedObjectClass(_:forEntityName:)."
+                )
+            }
+            pairs += named.map { (type, $0) }
+        }
+        // Superentities first, so that each sub-entity's class is checked against its parent's.
+        func depth(_ entity: EntityDescription) -> Int {
+            var depth = 0
+            var current = entity.superentity
+            while let parent = current {
+                depth += 1
+                current = parent.superentity
+            }
+            return depth
+        }
+        for (type, entity) in pairs.sorted(by: { depth($0.1) < depth($1.1) }) {
+            try setManagedObjectClass(type, forEntityName: entity.name)
+        }
+    }
+
     /// The entities whose own class (not inherited from a superentity) is exactly `type`.
     func entities(representedBy type: EntityObject.Type) -> [EntityDescription] {
         entities.filter { $0.classBinding.explicit == type }
