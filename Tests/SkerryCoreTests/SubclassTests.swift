@@ -258,6 +258,31 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
         }
     }
 
+    @Test func nonOptionalPropertiesReadMissingValuesAsCoreDataDoes() throws {
+        let stack = try libraryStack(.inMemory())
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let book = try Book(context: context)
+            // A missing string or number through a non-optional property: "" and 0, no error.
+            let title: String = book[attribute: "title"]
+            book[attribute: "year"] = Int?.none
+            #expect(title == "" && book.year == 0)
+            #expect(context.recordedError == nil)
+            book.year = 1961
+            // Any other failure reads as an empty value and is recorded: the save refuses.
+            let published: Date = book[attribute: "published"]
+            #expect(published == Date(timeIntervalSinceReferenceDate: 0))
+            #expect((context.recordedError as? SkerryError)?.code == .unknownAttribute)
+            expectError(.unknownAttribute) { try context.save() }
+            context.rollback()
+            let other = try Book(context: context)
+            other.title = "Solaris"
+            let count: Int = other[attribute: "title"]
+            #expect(count == 0)
+            #expect((context.recordedError as? SkerryError)?.code == .wrongValueType)
+        }
+    }
+
     @Test func entityHierarchiesTakeNestedClasses() throws {
         let media = EntityDescription(name: "Media", attributes: [AttributeDescription("title", .string)], isAbstract: true)
         let film = EntityDescription(name: "Film", attributes: [], superentity: media)

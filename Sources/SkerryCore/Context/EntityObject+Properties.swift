@@ -1,3 +1,5 @@
+import Foundation
+
 /// Typed properties for ``EntityObject`` subclasses, where Core Data code declares `@NSManaged`
 /// properties (which need the Objective-C runtime: on Linux, a class declaring one compiles and
 /// fails to link, as Core Data is what supplies the accessors).
@@ -19,10 +21,11 @@
 ///
 /// A property cannot throw, so an error (an unknown key, a value of the wrong type, an object
 /// whose context dropped it or whose row was deleted) is recorded on the object's context with
-/// ``ObjectContext/recordError(_:)``: its next save refuses with it. A read then returns nil, or,
-/// for a non-optional type, which has no value to return, stops the process with the error's
-/// message, as Core Data raises: read attributes that may be empty as optionals, or with the
-/// throwing `value(forKey:as:)`.
+/// ``ObjectContext/recordError(_:)``: its next save refuses with it. A read then returns nil for an
+/// optional type, or an empty value for a non-optional one (0, false, "", empty data, the
+/// reference date, the all-zero UUID, the file URL "/"). A missing number, Boolean or string read
+/// through a non-optional property is not an error: it reads as 0, false or "", as in Core Data.
+/// Read attributes that may be empty as optionals, or with the throwing `value(forKey:as:)`.
 extension EntityObject {
     /// The value of an attribute, typed by the property that reads it; setting it writes the
     /// attribute (nil clears it). See the extension's documentation for errors.
@@ -31,16 +34,57 @@ extension EntityObject {
             do throws(SkerryError) {
                 return try value(forKey: key, as: T.self)
             } catch {
-                record(error)
-                // An optional type reads a missing value as nil: return that.
-                guard let none = T(attributeValue: .null, type: .string) else {
-                    preconditionFailure("\(error)")
+                // An optional type reads a failed read as nil.
+                if let none = T(attributeValue: .null, type: .string) {
+                    record(error)
+                    return none
                 }
-                return none
+                return emptyValue(forKey: key, as: T.self, failure: error)
             }
         }
         set {
             do { try setValue(newValue, forKey: key) } catch { record(error) }
+        }
+    }
+
+    /// What a non-optional property reads when ``subscript(attribute:)`` fails: the type's empty
+    /// value. A missing number or Boolean reads as 0 or false and a missing string as "", as Core
+    /// Data reads a nil scalar or a nil string through a non-optional property, and nothing is
+    /// recorded. Any other failure (a missing date, UUID, URL or data, an unknown key, a value of
+    /// another type, an object gone from its context) is recorded on the context, so that its
+    /// next save refuses with it, and reads as an empty placeholder of the type.
+    private func emptyValue<T: AttributeValueConvertible>(forKey key: String, as type: T.Type, failure: SkerryError) -> T {
+        let silent: [(AttributeValue, AttributeType)] = [
+            (.int(0), .integer64), (.double(0), .double), (.bool(false), .boolean), (.decimal(0), .decimal),
+            (.string(""), .string),
+        ]
+        if isMissingValue(forKey: key) {
+            for (value, attributeType) in silent {
+                if let empty = T(attributeValue: value, type: attributeType) { return empty }
+            }
+        }
+        record(failure)
+        let placeholders: [(AttributeValue, AttributeType)] =
+            silent + [
+                (.data(Data()), .binary), (.date(Date(timeIntervalSinceReferenceDate: 0)), .date),
+                (.uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))), .uuid),
+                (.url(URL(fileURLWithPath: "/")), .url),
+            ]
+        for (value, attributeType) in placeholders {
+            if let empty = T(attributeValue: value, type: attributeType) { return empty }
+        }
+        // A type of the caller's own that none of the storage forms converts to: there is no value
+        // to return. The error is recorded; the message says which property to make optional.
+        preconditionFailure("\(failure) A non-optional property of type \(T.self) has no value to return.")
+    }
+
+    /// Whether the attribute `key` exists and holds no value. A read that fails says false: the
+    /// caller then records the failure of its own read, which is the error to report.
+    private func isMissingValue(forKey key: String) -> Bool {
+        do throws(SkerryError) {
+            return try value(forKey: key, as: AttributeValue.self).isNull
+        } catch {
+            return false
         }
     }
 
