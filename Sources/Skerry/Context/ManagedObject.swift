@@ -18,7 +18,6 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
 
     /// A wrapper of `instance`, an object of `scope`'s entity and context (see
     /// `WrapperScope.wrap(_:)`, which makes wrappers without looking their type up).
-    @inline(__always)
     init(instance: EntityObject, scope: WrapperScope<PlainObject>) {
         // Whole-object copies move the slots at the layout's positions: with another entity's
         // layout they would read and write memory laid out for something else. Every scope a
