@@ -119,6 +119,36 @@ import Testing
             #expect(engine == "Frank HerbertHerbertHerbertHerbert")
         }
     }
+
+    /// A wrapper of a fault (its object refreshed) reads through the checked path: the values
+    /// load, or, when the row is gone, `decode()` and `decode(_:)` throw `.objectNotFound`.
+    @Test func aWrapperOfAFaultLoadsItOrFailsWithTheTypedError() throws {
+        let stack = try stack()
+        let container = PersistentContainer(managedObjectContext: { stack.newBackgroundContext() })
+        try container.perform { context in
+            for title in ["Eden", "Solaris"] { try context.insert(Work(title: title)) }
+        }
+        try container.perform { context in
+            let works = try context.fetch(Work.all.sort(\.title))
+            try context.instance.refresh(works[0].instance, mergeChanges: false)
+            #expect(works[0].instance.isFault)
+            #expect(try works[0].decode().title == "Eden")
+            #expect(!works[0].instance.isFault)
+            try context.instance.refresh(works[0].instance, mergeChanges: false)
+            #expect(try works[0].decode(\.title) == "Eden")
+
+            try context.instance.refresh(works[1].instance, mergeChanges: false)
+            let other = stack.newBackgroundContext()
+            try other.performAndWait {
+                try other.delete(try other.existingObject(with: works[1].objectID))
+                try other.save()
+            }
+            let whole = #expect(throws: SkerryError.self) { try works[1].decode() }
+            #expect(whole?.code == .objectNotFound)
+            let one = #expect(throws: SkerryError.self) { try works[1].decode(\.title) }
+            #expect(one?.code == .objectNotFound)
+        }
+    }
 }
 
 /// A model type related to itself.

@@ -39,6 +39,7 @@ final class AttributeLayout: @unchecked Sendable {
 
 /// What every ``TypeLayout`` is, whatever its model type: for caches that hold layouts of
 /// several types.
+@usableFromInline
 class AnyTypeLayout {
     /// The entity the positions are for (kept alive; see ``AttributeLayout``).
     let entity: EntityDescription
@@ -57,6 +58,7 @@ class AnyTypeLayout {
 /// A model type's declared attributes, in a fixed order, with each one's position in one entity,
 /// and how the typed layer reads and writes a whole object: the properties a ``SlotCopy`` can
 /// move straight between the value and the object's slots, the others through their codecs.
+@usableFromInline
 final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     /// The declared attributes.
     let attributes: [Attribute<PlainObject>]
@@ -124,7 +126,7 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     /// throwing it: for a caller that borrows the layout in a closure (a typed `throws` does not
     /// pass through `Unmanaged._withUnsafeGuaranteedRef`). The error comes boxed: a reference is
     /// returned in a register, where a `SkerryError?` costs copies on the path without an error.
-    @inline(__always)
+    @usableFromInline
     func decode(_ object: EntityObject, into value: UnsafeMutablePointer<PlainObject>) -> DecodeFailure? {
         do throws(SkerryError) {
             if !slotFields.isEmpty {
@@ -205,8 +207,9 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
 }
 
 /// The error of a decode, boxed (see ``TypeLayout/decode(_:into:)``).
+@usableFromInline
 final class DecodeFailure {
-    let error: SkerryError
+    @usableFromInline let error: SkerryError
 
     init(_ error: SkerryError) {
         self.error = error

@@ -9,12 +9,13 @@ import SkerryCore
 ///
 /// Like the wrappers, a scope belongs to its context's queue; but for `relatedScope` (a cache),
 /// it is never mutated.
+@usableFromInline
 class AnyWrapperScope {
     /// The context the objects belonged to when they were wrapped: where the errors of
     /// operations that cannot throw are recorded while an object is in it.
     let context: ObjectContext?
     /// The layout, of the model type `type`, in the objects' entity.
-    let anyLayout: AnyTypeLayout
+    @usableFromInline let anyLayout: AnyTypeLayout
     /// The scope that last wrapped the destination of a to-one relation of these objects
     /// (`object.author`): a loop reading the relation over the objects of a fetch makes one
     /// scope, not one per read (see `relatedScope(for:)`). Only ever set to a scope made after
@@ -34,6 +35,7 @@ class AnyWrapperScope {
 }
 
 /// An ``AnyWrapperScope`` of a model type.
+@usableFromInline
 final class WrapperScope<PlainObject: ManagedObjectConvertible>: AnyWrapperScope {
     /// The wrappers' type, kept: generic code that names `ManagedObject<PlainObject>` looks its
     /// metadata up at run time (about 300 instructions a time), `wrap(_:)` does not.
@@ -52,7 +54,7 @@ final class WrapperScope<PlainObject: ManagedObjectConvertible>: AnyWrapperScope
     }
 
     /// The layout of `PlainObject` in the objects' entity.
-    @inline(__always)
+    @inlinable @inline(__always)
     var layout: TypeLayout<PlainObject> {
         // Made in `init` from a `TypeLayout<PlainObject>`.
         unsafeDowncast(anyLayout, to: TypeLayout<PlainObject>.self)
