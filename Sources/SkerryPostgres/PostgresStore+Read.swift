@@ -23,6 +23,11 @@ extension PostgresStore {
         let foreignKeyEntityColumns: [Int]
         /// The store's layout (made with its identity), for the spaces of entity codes.
         let storeLayout: SQLiteStoreLayout
+        /// Whether the entity has relationships (worked out once per result).
+        let hasRelationships: Bool
+        /// Whether some attribute the store does not keep (a transient one) has a default value,
+        /// which ``read(_:into:)`` sets (worked out once per result).
+        let hasTransientDefaults: Bool
 
         init(
             _ result: PostgresResult, _ entity: EntityDescription, _ entityLayout: SQLiteEntityLayout,
@@ -37,6 +42,8 @@ extension PostgresStore {
             foreignKeySpaces = entityLayout.spaces!.foreignKeyDestinations
             foreignKeyEntityColumns = entityLayout.foreignKeyEntityColumns
             self.storeLayout = storeLayout
+            hasRelationships = !entity.relationships.isEmpty
+            hasTransientDefaults = entity.defaultValues[decoders.count...].contains { !$0.isNull }
         }
 
         @inline(__always)
@@ -46,8 +53,13 @@ extension PostgresStore {
         func version(_ row: Int32) -> Int64 { result.int64(row, 1) }
 
         /// The row's relationships: the to-ones kept in foreign-key columns, after the attributes.
+        /// Inlined for an entity without relationships: no call per row.
+        @inline(__always)
         func relationships(_ row: Int32) -> [RelationshipValue] {
-            guard !entity.relationships.isEmpty else { return [] }
+            hasRelationships ? readRelationships(row) : []
+        }
+
+        private func readRelationships(_ row: Int32) -> [RelationshipValue] {
             var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
             var column = Int32(decoders.count + 2)
             for (position, index) in foreignKeyIndexes.enumerated() {
@@ -91,6 +103,7 @@ extension PostgresStore {
                     result.decode(row, from: 2, decoders, into: base, valueLayout)
                 }
             if let index = failed { throw undecodable(row, at: index) }
+            guard hasTransientDefaults else { return }
             let defaults = entity.defaultValues
             for index in decoders.count..<defaults.count where !defaults[index].isNull { valueLayout.store(base, index, defaults[index]) }
         }

@@ -3,11 +3,10 @@ import Testing
 
 @testable import SkerryCore
 
-/// An object's values lie in the object's own memory when it was made loaded (a fetch into an
-/// empty context, an insert, an insert pushed by a child), or in a block of their own (a fault
-/// loaded later, a row read into a context that already held objects). Every way in and out of
-/// the values keeps them right: faulting and loading again, refreshing, rolling back, resetting,
-/// and a fetch that fails midway.
+/// An object's values lie in the object's own memory when it was made loaded (a fetch, an
+/// insert, an insert pushed by a child), or in a block of their own (a fault loaded later, made
+/// without room for them). Every way in and out of the values keeps them right: faulting and
+/// loading again, refreshing, rolling back, resetting, and a fetch that fails midway.
 @Suite struct ObjectMemoryTests {
     private func insertBooks(_ stack: PersistentStack, count: Int) throws -> [ObjectID] {
         let context = stack.newBackgroundContext()
@@ -73,6 +72,49 @@ import Testing
             // Rows read into a context that already holds objects: new ones and loaded ones.
             let fetched = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("year")]))
             for (index, book) in fetched.enumerated() { try expectBook(book, index) }
+        }
+    }
+
+    /// Whether `object` holds its values in its own memory (not in a block of their own).
+    private func holdsValuesInItsOwnMemory(_ object: EntityObject) -> Bool {
+        object.state.pointee.hasRoomForValues && object.storage != nil && object.storage == object.inlineStorage
+    }
+
+    @Test func aFetchIntoAContextHoldingObjectsReadsNewObjectsIntoTheirOwnMemory() throws {
+        let stack = try makeMemoryStack()
+        let ids = try insertBooks(stack, count: 8)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            // The context holds a fault (made without room for values) and a loaded object.
+            let fault = context.object(with: ids[0])
+            let loaded = try #require(
+                try context.fetch(FetchRequest(entityName: "Book", predicate: .comparison(key: "year", .equal, .int(1901)))).first)
+            let firstFive = try context.fetch(
+                FetchRequest(entityName: "Book", predicate: .comparison(key: "year", .lessThan, .int(1905)), sortKeys: [SortKey("year")]))
+            #expect(firstFive.map(\.objectID) == Array(ids[0..<5]))
+            #expect(firstFive[0] === fault && firstFive[1] === loaded)
+            // The objects the context held keep their rules: the fault loads into a block of its
+            // own; the new ones hold their values in their own memory: one allocation each.
+            #expect(!holdsValuesInItsOwnMemory(fault))
+            #expect(holdsValuesInItsOwnMemory(loaded))
+            for book in firstFive[2...] { #expect(holdsValuesInItsOwnMemory(book)) }
+            // With a pending change, rows are matched with the changes: the same for new objects,
+            // and the change stays.
+            try firstFive[2].setValue("Changed", forKey: "title")
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("year")]))
+            #expect(books.map(\.objectID) == ids)
+            #expect(zip(books, firstFive).allSatisfy { $0 === $1 })
+            #expect(try books[2].value(forKey: "title", as: String.self) == "Changed")
+            for book in books[5...] { #expect(holdsValuesInItsOwnMemory(book)) }
+            for (index, book) in books.enumerated() where index != 2 { try expectBook(book, index) }
+            // They fault and load again, and go with the context's reset, like the others.
+            try context.refresh(books[6], mergeChanges: false)
+            #expect(books[6].isFault)
+            try expectBook(books[6], 6)
+            #expect(holdsValuesInItsOwnMemory(books[6]))
+            context.reset()
+            let allInvalid = books.allSatisfy { $0.context == nil }
+            #expect(allInvalid)
         }
     }
 

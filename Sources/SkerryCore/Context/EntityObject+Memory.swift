@@ -84,7 +84,7 @@ extension EntityObject {
         let layout = entity.valueLayout
         guard state.pointee.hasRoomForValues else { return layout.allocate() }
         let base = inlineStorage
-        base.initializeMemory(as: UInt64.self, repeating: 0, count: layout.bitmapWords)
+        layout.clearBitmap(base)
         return base
     }
 

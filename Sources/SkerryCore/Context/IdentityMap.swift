@@ -1,3 +1,5 @@
+import Foundation
+
 /// A context's identity map: registered objects by ID, in an open-addressing hash table with
 /// linear probing, keyed by the ID's key and space, hashed by one multiplication (IDs are
 /// integers; the standard dictionary would run SipHash per look-up). Removal shifts later
@@ -86,15 +88,18 @@ struct IdentityMap: ~Copyable {
         pending.base?.deallocate()
     }
 
+    /// A table of `size` empty slots: zeroed memory from `calloc` (an empty slot is all zero
+    /// bits: no hash, no object), which a large table gets as fresh pages, zero already, rather
+    /// than a loop storing each slot.
     private static func allocateSlots(_ size: Int) -> UnsafeMutablePointer<Slot> {
-        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: size)
-        slots.initialize(repeating: Slot(hash: 0, object: nil), count: size)
-        return slots
+        guard let memory = calloc(size, MemoryLayout<Slot>.stride) else { fatalError("Skerry: out of memory for an identity map") }
+        return memory.bindMemory(to: Slot.self, capacity: size)
     }
 
-    /// Frees a table (its slots are plain bytes: nothing to deinitialize).
+    /// Frees a table from ``allocateSlots(_:)`` (its slots are plain bytes: nothing to
+    /// deinitialize).
     private static func deallocateSlots(_ slots: UnsafeMutablePointer<Slot>) {
-        slots.deallocate()
+        free(slots)
     }
 
     /// Whether the table holds no object (objects waiting in a bulk registration do not count).
@@ -180,6 +185,7 @@ struct IdentityMap: ~Copyable {
     /// every other object listed this way, at the next ``insertPending()``: until then, no
     /// look-up may happen. Inserting many objects at once, in the order of their slots, touches
     /// the table front to back rather than at random (a bulk fetch into an empty context).
+    @inline(__always)
     mutating func insertLater(_ object: EntityObject, for objectID: ObjectID) {
         let unmanaged = Unmanaged.passRetained(object)
         pending.append(Slot(hash: Self.hash(objectID), object: unmanaged))
@@ -446,10 +452,15 @@ struct IdentityMap: ~Copyable {
 
     /// The registered objects, in registration order (named as a dictionary's).
     var values: [EntityObject] {
-        var result: [EntityObject] = []
-        result.reserveCapacity(count)
-        for index in 0..<listCount { if let object = list[index] { result.append(object.takeUnretainedValue()) } }
-        return result
+        // Written in place: no capacity check or call per object (a bulk fetch returns this).
+        Array(unsafeUninitializedCapacity: count + pending.count) { buffer, initialized in
+            for index in 0..<listCount {
+                guard let object = list[index] else { continue }
+                precondition(initialized < buffer.count, "identity map: more objects listed than counted")
+                (buffer.baseAddress! + initialized).initialize(to: object.takeUnretainedValue())
+                initialized += 1
+            }
+        }
     }
 
     /// Whether some registered object satisfies `predicate`.

@@ -61,52 +61,51 @@ extension ObjectContext {
         assert(parent == nil, "a child context reads through its parent") // no temporary IDs to note below
         let store = try coordinator.store(for: query.entity)
         var objects: [EntityObject] = []
+        // The object made for the row being read (unregistered, a fault until its row is whole),
+        // into whose own memory the row's values go; if reading the row fails, it goes, with the
+        // values read. (Passed `inout` to the helpers below, not captured by local functions:
+        // a captured variable would have its accesses checked at run time.)
+        var reading: EntityObject?
         if registry.isEmpty {
             // A context that holds no object yet (as each perform of a container starts): the rows
             // name distinct objects, none registered, so none is looked up, and they are
             // registered together. Each row's values are read straight into the memory of its new
             // object: one allocation per object.
-            var reading: EntityObject?
             try registry.registerNewInBulk { (register) throws(SkerryError) in
                 try store.forEachRow(query) { objectID in
-                    // Made before its row's values are read into it: a fault, unregistered, until
-                    // the row is whole; if reading the row fails, it goes, with the values read.
-                    let object = EntityObject.make(
-                        objectID.entity, objectID, context: self, version: 0, relationships: [], isFault: true,
-                        withRoomForValues: true)
-                    let base = object.emptyStorage()
-                    object.storage = base
-                    reading = object
-                    return base
+                    makeReading(objectID, &reading)
                 } _: { objectID, version, storage, relationships in
-                    // The store contract (`ObjectStore.forEachRow`): each row's values are read into
-                    // the storage asked for that row, by the same ID. Two compares per row, kept in
-                    // release builds: a store breaking it would hand one object another's memory.
-                    guard let object = reading, object.storage == storage, object.objectID == objectID else {
-                        preconditionFailure("store contract broken: the values of \(objectID) were not read into the storage made for them")
-                    }
-                    reading = nil
-                    object.version = version
-                    object.relationshipValues = relationships
-                    object.isFaultFlag = false
+                    let object = finishReading(&reading, objectID, version, storage, relationships)
                     register(object, objectID)
                     // (No parent here, so no parent's temporary IDs to note.)
-                    counts.objectsMaterialized += 1
-                    objects.append(object)
                 }
             }
+            // The registration order is the rows' order: the identity map lists them (and only
+            // them: the context held no object).
+            objects = registry.objects.values
         } else {
-            // A block of values handed to the store and not handed back yet (freed if reading fails).
+            // A row of an object not registered here is read into a new object's own memory, as
+            // above, and registered when whole; a row of a registered object is read into a block
+            // of its own (the object takes it over, or drops it if it has pending changes). A
+            // block handed to the store and not handed back yet is freed if reading fails.
             var unclaimed: (base: UnsafeMutableRawPointer, layout: ValueLayout)?
             do {
                 try store.forEachRow(query) { objectID in
+                    guard registry[objectID] != nil else { return makeReading(objectID, &reading) }
                     let layout = objectID.entity.valueLayout
                     let base = layout.allocate()
                     unclaimed = (base, layout)
                     return base
                 } _: { objectID, version, storage, relationships in
-                    unclaimed = nil
-                    objects.append(register(objectID, version: version, storage: storage, relationships: relationships))
+                    guard reading != nil else {
+                        unclaimed = nil
+                        objects.append(register(objectID, version: version, storage: storage, relationships: relationships))
+                        return
+                    }
+                    let object = finishReading(&reading, objectID, version, storage, relationships)
+                    registry.register(object)
+                    // (No parent here, so no parent's temporary IDs to note.)
+                    objects.append(object)
                 }
             } catch {
                 if let unclaimed { unclaimed.layout.deallocate(unclaimed.base) }
@@ -116,6 +115,39 @@ extension ObjectContext {
         counts.sourceRequests += 1
         counts.rowsRead += objects.count
         return objects
+    }
+
+    /// A new object for `objectID`, unregistered, a fault until its row is read into its storage
+    /// (empty: the room in its own memory), which it returns; the object goes to `reading`.
+    @inline(__always)
+    private func makeReading(_ objectID: ObjectID, _ reading: inout EntityObject?) -> UnsafeMutableRawPointer {
+        let object = EntityObject.make(
+            objectID.entity, objectID, context: self, version: 0, relationships: [], isFault: true, withRoomForValues: true)
+        let base = object.emptyStorage()
+        object.storage = base
+        reading = object
+        return base
+    }
+
+    /// The object made by ``makeReading(_:_:)`` for the row just read (taken from `reading`),
+    /// finished: loaded, with the row's version and relationships; not registered yet.
+    @inline(__always)
+    private func finishReading(
+        _ reading: inout EntityObject?, _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
+        _ relationships: [RelationshipValue]
+    ) -> EntityObject {
+        // The store contract (`ObjectStore.forEachRow`): each row's values are read into the
+        // storage asked for that row, by the same ID. Two compares per row, kept in release
+        // builds: a store breaking it would hand one object another's memory.
+        guard let object = reading.take(), object.storage == storage, object.objectID == objectID else {
+            preconditionFailure("store contract broken: the values of \(objectID) were not read into the storage made for them")
+        }
+        object.version = version
+        // Made with no relationship: an entity without any (the usual case) keeps that array.
+        if !relationships.isEmpty { object.relationshipValues = relationships }
+        object.isFaultFlag = false
+        counts.objectsMaterialized += 1
+        return object
     }
 
     /// Loads relationship `index` of `objects`, and the related objects, with one query each.
@@ -289,7 +321,14 @@ extension ObjectContext {
     /// The registered object for a row, created if needed. A fault, or an object without pending
     /// changes (also one whose changes were set back), takes the row's values.
     func register(_ row: RowSnapshot) -> EntityObject {
-        register(
+        guard registry[row.objectID] != nil else {
+            // A new object, made loaded: its values go in its own memory (one allocation).
+            let object = EntityObject.make(
+                row.objectID.entity, row.objectID, context: self, values: row.values, version: row.version, isFault: false,
+                relationships: row.relationships)
+            return registerNew(object)
+        }
+        return register(
             row.objectID, version: row.version, storage: row.objectID.entity.valueLayout.allocate(holding: row.values),
             relationships: row.relationships)
     }
@@ -301,7 +340,12 @@ extension ObjectContext {
         relationships: [RelationshipValue]
     ) -> EntityObject {
         guard let object = registry[objectID] else {
-            return registerNew(objectID, version: version, storage: storage, relationships: relationships)
+            // A new object, made loaded, with room for its values: it moves them there.
+            let object = EntityObject.make(
+                objectID.entity, objectID, context: self, version: version, relationships: relationships, isFault: false,
+                withRoomForValues: true)
+            object.adoptStorage(storage)
+            return registerNew(object)
         }
         if object.isFaultFlag { counts.objectsMaterialized += 1 }
         guard object.isFaultFlag || (!object.isUpdatedFlag && !object.isDeletedFlag) else {
@@ -335,15 +379,8 @@ extension ObjectContext {
         }
     }
 
-    /// Registers a new object for a row that has none registered here.
-    private func registerNew(
-        _ objectID: ObjectID, version: Int64, storage: UnsafeMutableRawPointer,
-        relationships: [RelationshipValue]
-    ) -> EntityObject {
-        let object = EntityObject.make(
-            objectID.entity, objectID, context: self, version: version, relationships: relationships, isFault: false,
-            withRoomForValues: false)
-        object.storage = storage
+    /// Registers `object`, new, loaded, for a row that has none registered here.
+    private func registerNew(_ object: EntityObject) -> EntityObject {
         registry.register(object)
         noteTemporaryIDs(of: object)
         counts.objectsMaterialized += 1

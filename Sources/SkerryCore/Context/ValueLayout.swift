@@ -163,8 +163,16 @@ package final class ValueLayout: @unchecked Sendable {
     @inlinable @inline(__always)
     package func allocate() -> UnsafeMutableRawPointer {
         let base = Self.allocateBlock(size)
-        base.initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords)
+        clearBitmap(base)
         return base
+    }
+
+    /// Clears the value bitmap of `base` (uninitialized or holding no value to destroy): one store
+    /// for up to 64 attributes, not a call to `memset`.
+    @inlinable @inline(__always)
+    package func clearBitmap(_ base: UnsafeMutableRawPointer) {
+        base.storeBytes(of: 0, as: UInt64.self) // (every layout has 8 bytes at least)
+        if bitmapWords > 1 { (base + 8).initializeMemory(as: UInt64.self, repeating: 0, count: bitmapWords - 1) }
     }
 
     /// `size` bytes from `malloc`, whose blocks are aligned for every slot form (16 bytes on the
