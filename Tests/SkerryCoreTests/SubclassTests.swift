@@ -258,6 +258,27 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
         }
     }
 
+    @Test func theResultTypeMakesAFetchTyped() throws {
+        let stack = try libraryStack(.inMemory())
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let book = try Book(context: context)
+            book.title = "Dune"
+            try context.save()
+            // doc: subclass-typed-fetch
+            let books: [Book] = try context.fetch(Book.fetchRequest())
+            // doc: end
+            #expect(books.map(\.title) == ["Dune"])
+            // Without a result type, the fetch is the engine's: [EntityObject].
+            let objects = try context.fetch(Book.fetchRequest())
+            #expect(objects.count == 1 && objects[0] === books[0])
+            // A class the entity's objects are not: a typed error, nothing returned.
+            expectError(.invalidArgument) {
+                let _: [Author] = try context.fetch(Book.fetchRequest())
+            }
+        }
+    }
+
     @Test func nonOptionalPropertiesReadMissingValuesAsCoreDataDoes() throws {
         let stack = try libraryStack(.inMemory())
         let context = stack.newBackgroundContext()
