@@ -168,12 +168,14 @@ extension PostgresStore {
     }
 
     func forEachRow(
-        _ query: StoreQuery, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
+        _ query: StoreQuery, reserve: (Int) -> Void, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
         _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
     ) throws(SkerryError) {
         if layout.readsFamily(query) {
             // Each row decoded as its own entity, read by key after the family's IDs.
-            for row in try fetchFamilyRows(query) {
+            let rows = try fetchFamilyRows(query)
+            reserve(rows.count)
+            for row in rows {
                 let storage = makeStorage(row.objectID)
                 row.objectID.entity.valueLayout.store(row.values, into: storage)
                 body(row.objectID, row.version, storage, row.relationships)
@@ -187,6 +189,7 @@ extension PostgresStore {
         try read(query.entity, predicate: query.predicate) { connection in
             let result = try connection.query(sql.text, sql.bindings)
             let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout, reading: reading)
+            reserve(Int(result.rowCount))
             for row in 0..<result.rowCount {
                 let objectID = decoder.objectID(row)
                 let storage = makeStorage(objectID)

@@ -37,8 +37,17 @@ struct IdentityMap: ~Copyable {
             count += 1
         }
 
+        /// Makes room for `minimumCapacity` slots in all.
+        mutating func reserve(_ minimumCapacity: Int) {
+            if minimumCapacity > capacity { resize(to: minimumCapacity) }
+        }
+
         private mutating func grow() {
-            capacity = max(64, capacity * 2)
+            resize(to: max(64, capacity * 2))
+        }
+
+        private mutating func resize(to newCapacity: Int) {
+            capacity = newCapacity
             let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
             if let base {
                 grown.moveInitialize(from: base, count: count)
@@ -190,6 +199,19 @@ struct IdentityMap: ~Copyable {
         let unmanaged = Unmanaged.passRetained(object)
         pending.append(Slot(hash: Self.hash(objectID), object: unmanaged))
         append(unmanaged)
+    }
+
+    /// Makes room for `additional` more objects listed by ``insertLater(_:for:)``: neither the
+    /// list nor the objects waiting for the table grow on the way.
+    mutating func reserveLater(_ additional: Int) {
+        pending.reserve(pending.count + additional)
+        let needed = listCount + additional
+        guard needed > listCapacity else { return }
+        let grown = UnsafeMutablePointer<Unmanaged<EntityObject>?>.allocate(capacity: needed)
+        grown.moveInitialize(from: list, count: listCount)
+        list.deallocate()
+        list = grown
+        listCapacity = needed
     }
 
     /// Puts the objects listed by ``insertLater(_:for:)`` in the table: grows it once for all of

@@ -72,7 +72,9 @@ extension ObjectContext {
             // registered together. Each row's values are read straight into the memory of its new
             // object: one allocation per object.
             try registry.registerNewInBulk { (register) throws(SkerryError) in
-                try store.forEachRow(query) { objectID in
+                try store.forEachRow(query) { rowCount in
+                    registry.reserveInBulk(rowCount)
+                } _: { objectID in
                     makeReading(objectID, &reading)
                 } _: { objectID, version, storage, relationships in
                     let object = finishReading(&reading, objectID, version, storage, relationships)
@@ -90,7 +92,10 @@ extension ObjectContext {
             // block handed to the store and not handed back yet is freed if reading fails.
             var unclaimed: (base: UnsafeMutableRawPointer, layout: ValueLayout)?
             do {
-                try store.forEachRow(query) { objectID in
+                try store.forEachRow(query) { rowCount in
+                    objects.reserveCapacity(rowCount)
+                    registry.reserveCapacity(rowCount)
+                } _: { objectID in
                     guard registry[objectID] != nil else { return makeReading(objectID, &reading) }
                     let layout = objectID.entity.valueLayout
                     let base = layout.allocate()

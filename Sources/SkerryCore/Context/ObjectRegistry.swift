@@ -119,6 +119,12 @@ final class ObjectRegistry {
         }
     }
 
+    /// Makes room for `additional` more objects in the bulk registration under way (see
+    /// ``registerNewInBulk(_:)``), so that registering them grows nothing on the way.
+    func reserveInBulk(_ additional: Int) {
+        objects.reserveLater(additional)
+    }
+
     /// Registers `object` as a pending insert.
     func registerInserted(_ object: EntityObject) {
         register(object)

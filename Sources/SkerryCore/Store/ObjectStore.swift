@@ -151,9 +151,12 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// values first, and lets the caller read them straight into its object; a store may rely on
     /// the default, which reads ``fetchRows(_:)-(StoreQuery)``. If reading fails midway, the rows
     /// handed over stay handed over, and the storage of the row being read (holding the values
-    /// read so far, each with its bit set) is not handed over: the caller releases it.
+    /// read so far, each with its bit set) is not handed over: the caller releases it. A store
+    /// that knows how many rows follow before it reads the first (a PostgreSQL result) passes
+    /// that number to `reserve`, once, first, so that the caller makes room for them at once.
     func forEachRow(
         _ query: StoreQuery,
+        reserve: (_ rowCount: Int) -> Void,
         _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
         _ body: (
             _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
@@ -256,13 +259,16 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
 extension ObjectStore {
     package func forEachRow(
         _ query: StoreQuery,
+        reserve: (_ rowCount: Int) -> Void,
         _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
         _ body: (
             _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
             _ relationships: [RelationshipValue]
         ) -> Void
     ) throws(SkerryError) {
-        for row in try fetchRows(query) {
+        let rows = try fetchRows(query)
+        reserve(rows.count)
+        for row in rows {
             let base = makeStorage(row.objectID)
             row.objectID.entity.valueLayout.store(row.values, into: base)
             body(row.objectID, row.version, base, row.relationships)

@@ -229,12 +229,15 @@ final class SQLiteStore: ObjectStore {
     }
 
     func forEachRow(
-        _ query: StoreQuery, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
+        _ query: StoreQuery, reserve: (Int) -> Void, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
         _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
     ) throws(SkerryError) {
+        // (A statement's rows are counted only by stepping through them: no `reserve` below.)
         if query.includesSubentities, layout.family(query.entity) != nil {
             // Each row decoded as its own entity, read by key after the family's IDs.
-            for row in try fetchFamilyRows(query) {
+            let rows = try fetchFamilyRows(query)
+            reserve(rows.count)
+            for row in rows {
                 let base = makeStorage(row.objectID)
                 row.objectID.entity.valueLayout.store(row.values, into: base)
                 body(row.objectID, row.version, base, row.relationships)
