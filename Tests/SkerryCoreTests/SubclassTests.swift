@@ -1,5 +1,6 @@
 import Foundation
 import SkerryCore // not @testable: subclassing EntityObject must work from another module
+import Synchronization
 import Testing
 
 // Core Data code with NSManagedObject subclasses, ported: the classes declare computed
@@ -34,6 +35,54 @@ final class Book: EntityObject {
     }
 }
 // doc: end
+
+/// A playlist with an ordered to-many relationship (Core Data's `NSOrderedSet`).
+final class Playlist: EntityObject {
+    var tracks: [Track] {
+        get { self[orderedToMany: "tracks"] }
+        set { self[orderedToMany: "tracks"] = newValue }
+    }
+}
+
+final class Track: EntityObject {
+    var name: String? {
+        get { self[attribute: "name"] }
+        set { self[attribute: "name"] = newValue }
+    }
+}
+
+/// A class whose `deinit` runs user code on its object: it records whether it still had a context.
+/// Used by one test only (the record is shared).
+final class Sketch: EntityObject {
+    static let deinitSawContext = Mutex<[Bool]>([])
+    var name: String? {
+        get { self[attribute: "name"] }
+        set { self[attribute: "name"] = newValue }
+    }
+    deinit {
+        name = nil // a property set as the object goes: must not reach the context
+        let hadContext = managedObjectContext != nil
+        Self.deinitSawContext.withLock { $0.append(hadContext) }
+    }
+}
+
+/// The playlist model: playlists of tracks, in order.
+private func playlistStack() throws -> PersistentStack {
+    let model = try ObjectModel(entities: [
+        EntityDescription(
+            name: "Playlist", attributes: [],
+            relationships: [RelationshipDescription("tracks", destination: "Track", inverse: "playlists", toMany: true, ordered: true)]),
+        EntityDescription(
+            name: "Track", attributes: [AttributeDescription("name", .string, isOptional: true)],
+            relationships: [RelationshipDescription("playlists", destination: "Playlist", inverse: "tracks", toMany: true)]),
+    ])
+    try model.setManagedObjectClass(Playlist.self, forEntityName: "Playlist")
+    try model.setManagedObjectClass(Track.self, forEntityName: "Track")
+    let stack = PersistentStack(name: "Playlists", model: model)
+    stack.persistentStoreDescriptions = [.inMemory()]
+    try stack.loadPersistentStores()
+    return stack
+}
 
 /// A class with a stored property: it cannot represent an entity.
 final class CachingBook: EntityObject {
@@ -279,6 +328,54 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
         }
     }
 
+    @Test func anOrderedRelationshipKeepsTheArraysOrder() throws {
+        let stack = try playlistStack()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let playlist = try Playlist(context: context)
+            let names = (0..<8).map { "track \($0)" }
+            var tracks: [Track] = []
+            for name in names.reversed() {
+                let track = try Track(context: context)
+                track.name = name
+                tracks.append(track)
+            }
+            playlist.tracks = tracks
+            try context.save()
+            #expect(playlist.tracks.map(\.name) == names.reversed().map { $0 })
+            // A set has no order to keep: setting an ordered relationship through one is an error.
+            playlist[toMany: "tracks"] = Set(tracks.prefix(2))
+            #expect((context.recordedError as? SkerryError)?.code == .invalidArgument)
+            #expect(playlist.tracks.count == 8)
+        }
+    }
+
+    @Test func aSubclassDeinitFindsItsObjectOutOfItsContext() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "Sketch", attributes: [AttributeDescription("name", .string, isOptional: true)])
+        ])
+        try model.setManagedObjectClass(Sketch.self, forEntityName: "Sketch")
+        let stack = PersistentStack(name: "Sketches", model: model)
+        stack.persistentStoreDescriptions = [.inMemory()]
+        try stack.loadPersistentStores()
+        Sketch.deinitSawContext.withLock { $0 = [] }
+        do {
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                for i in 0..<3 {
+                    let sketch = try Sketch(context: context)
+                    sketch.name = "sketch \(i)"
+                }
+                try context.save()
+                // The sketches are held by the context alone: reset frees them.
+                context.reset()
+            }
+        }
+        // Each deinit ran with its object out of the context, and setting a property there did not
+        // stop the process.
+        #expect(Sketch.deinitSawContext.withLock { $0 } == [false, false, false])
+    }
+
     @Test func nonOptionalPropertiesReadMissingValuesAsCoreDataDoes() throws {
         let stack = try libraryStack(.inMemory())
         let context = stack.newBackgroundContext()
@@ -300,6 +397,12 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
             other.title = "Solaris"
             let count: Int = other[attribute: "title"]
             #expect(count == 0)
+            #expect((context.recordedError as? SkerryError)?.code == .wrongValueType)
+            context.rollback()
+            // A type the attribute cannot hold is an error even while the attribute is empty.
+            let empty = try Book(context: context)
+            let number: Int = empty[attribute: "title"]
+            #expect(number == 0)
             #expect((context.recordedError as? SkerryError)?.code == .wrongValueType)
         }
     }

@@ -58,7 +58,7 @@ extension EntityObject {
             (.int(0), .integer64), (.double(0), .double), (.bool(false), .boolean), (.decimal(0), .decimal),
             (.string(""), .string),
         ]
-        if isMissingValue(forKey: key) {
+        if isMissingValue(forKey: key, readableAs: T.self) {
             for (value, attributeType) in silent {
                 if let empty = T(attributeValue: value, type: attributeType) { return empty }
             }
@@ -78,9 +78,11 @@ extension EntityObject {
         preconditionFailure("\(failure) A non-optional property of type \(T.self) has no value to return.")
     }
 
-    /// Whether the attribute `key` exists and holds no value. A read that fails says false: the
-    /// caller then records the failure of its own read, which is the error to report.
-    private func isMissingValue(forKey key: String) -> Bool {
+    /// Whether the attribute `key` exists, has values `type` can read, and holds no value. A read
+    /// that fails says false: the caller then records the failure of its own read, which is the
+    /// error to report.
+    private func isMissingValue<T: AttributeValueConvertible>(forKey key: String, readableAs type: T.Type) -> Bool {
+        guard let index = entity.attributeIndex(named: key), T.canRead(entity.attributes[index].type) else { return false }
         do throws(SkerryError) {
             return try value(forKey: key, as: AttributeValue.self).isNull
         } catch {
@@ -107,8 +109,9 @@ extension EntityObject {
     }
 
     /// The members of a to-many relationship, as the class of its entity (Core Data's `NSSet`);
-    /// setting it replaces them. See the extension's documentation for errors; a read that
-    /// fails returns no members.
+    /// setting it replaces them. An ordered relationship is set through
+    /// ``subscript(orderedToMany:)`` (a set has no order to keep): setting it here is an error.
+    /// See the extension's documentation for errors; a read that fails returns no members.
     public subscript<T: EntityObject>(toMany key: String) -> Set<T> {
         get {
             do throws(SkerryError) {
@@ -124,7 +127,39 @@ extension EntityObject {
             }
         }
         set {
-            do { try setRelatedObjects(Array(newValue), forKey: key) } catch { record(error) }
+            do throws(SkerryError) {
+                if let relationship = entity.relationship(named: key), relationship.isOrdered {
+                    throw SkerryError(
+                        .invalidArgument,
+                        "'\(entity.name).\(key)' is ordered: set it through self[orderedToMany:] (an array), not a set.",
+                        entityName: entity.name, key: key, objectID: objectID)
+                }
+                try setRelatedObjects(Array(newValue), forKey: key)
+            } catch {
+                record(error)
+            }
+        }
+    }
+
+    /// The members of an ordered to-many relationship, in their order, as the class of their
+    /// entity (Core Data's `NSOrderedSet`); setting it replaces them, in the array's order. See
+    /// the extension's documentation for errors; a read that fails returns no members.
+    public subscript<T: EntityObject>(orderedToMany key: String) -> [T] {
+        get {
+            do throws(SkerryError) {
+                var members: [T] = []
+                for object in try relatedObjects(forKey: key) {
+                    guard let typed = object as? T else { throw classError(object, T.self, key) }
+                    members.append(typed)
+                }
+                return members
+            } catch {
+                record(error)
+                return []
+            }
+        }
+        set {
+            do { try setRelatedObjects(newValue, forKey: key) } catch { record(error) }
         }
     }
 

@@ -161,9 +161,12 @@ final class ObjectRegistry {
         holdingTemporaryIDs = []
         // Last, so that the map's reference is the only one the registry held: an object nobody
         // else holds goes with the table as it is (no one can see it again); the others are
-        // invalidated first.
+        // invalidated first. So is an object of a subclass: its `deinit` is the user's code, which
+        // must find the object out of its context (not registered in a registry being cleared).
         objects.removeAll { object, isOnlyReference in
-            if !isOnlyReference { object.invalidate() }
+            if !isOnlyReference || ObjectIdentifier(type(of: object)) != ObjectIdentifier(EntityObject.self) {
+                object.invalidate()
+            }
         }
     }
 
