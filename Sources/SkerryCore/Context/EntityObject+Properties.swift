@@ -115,12 +115,7 @@ extension EntityObject {
     public subscript<T: EntityObject>(toMany key: String) -> Set<T> {
         get {
             do throws(SkerryError) {
-                var members = Set<T>()
-                for object in try relatedObjects(forKey: key) {
-                    guard let typed = object as? T else { throw classError(object, T.self, key) }
-                    members.insert(typed)
-                }
-                return members
+                return Set(try members(forKey: key, as: T.self))
             } catch {
                 record(error)
                 return []
@@ -147,12 +142,7 @@ extension EntityObject {
     public subscript<T: EntityObject>(orderedToMany key: String) -> [T] {
         get {
             do throws(SkerryError) {
-                var members: [T] = []
-                for object in try relatedObjects(forKey: key) {
-                    guard let typed = object as? T else { throw classError(object, T.self, key) }
-                    members.append(typed)
-                }
-                return members
+                return try members(forKey: key, as: T.self)
             } catch {
                 record(error)
                 return []
@@ -161,6 +151,18 @@ extension EntityObject {
         set {
             do { try setRelatedObjects(newValue, forKey: key) } catch { record(error) }
         }
+    }
+
+    /// The members of the to-many relationship `key`, in order for an ordered one, as `type`.
+    /// - Throws: the errors of `relatedObjects(forKey:)`; `.wrongValueType` for a member of
+    ///   another class.
+    private func members<T: EntityObject>(forKey key: String, as type: T.Type) throws(SkerryError) -> [T] {
+        var members: [T] = []
+        for object in try relatedObjects(forKey: key) {
+            guard let typed = object as? T else { throw classError(object, T.self, key) }
+            members.append(typed)
+        }
+        return members
     }
 
     /// Records an error of a property on the object's context, if it still has one (an object
