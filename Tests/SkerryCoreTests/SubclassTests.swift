@@ -463,6 +463,18 @@ private func libraryStack(_ store: StoreDescription) throws -> PersistentStack {
             #expect(author.books.map(\.title) == ["Solaris"])
         }
 
+        // All or nothing: once Book's objects are made as EntityObject, registering Author and
+        // Book together fails and leaves Author without a class too.
+        let unregistered = try XcodeModel.loadModel(
+            contentsOf: FixtureFiles.url("Shelf.xcdatamodeld").appendingPathComponent("Shelf 1.xcdatamodel"))
+        let early = PersistentStack(name: "Early", model: unregistered)
+        early.persistentStoreDescriptions = [.inMemory()]
+        try early.loadPersistentStores()
+        let earlyContext = early.newBackgroundContext()
+        try earlyContext.performAndWait { _ = try earlyContext.insert(entityName: "Book") }
+        expectError(.invalidArgument) { try unregistered.setManagedObjectClasses([Author.self, Book.self]) }
+        #expect(try #require(unregistered.entity(named: "Author")).managedObjectClass == EntityObject.self)
+
         // A module-qualified name is looked up; a class with stored properties fails the load.
         let directory = TemporaryDirectory()
         func write(_ className: String) throws -> URL {

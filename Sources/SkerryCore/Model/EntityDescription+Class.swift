@@ -30,7 +30,7 @@ package final class EntityClassBinding: Sendable {
     /// The class name an Xcode model gives the entity, if any.
     var declaredName: String? { state.withLock { $0.declaredName } }
 
-    func setExplicit(_ type: EntityObject.Type) { state.withLock { $0.explicit = type } }
+    func setExplicit(_ type: EntityObject.Type?) { state.withLock { $0.explicit = type } }
     func setDeclaredName(_ name: String?) { state.withLock { $0.declaredName = name } }
 
     /// Fixes the class to `type` unless it was fixed already; returns the class fixed.

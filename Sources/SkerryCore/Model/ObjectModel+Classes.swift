@@ -81,7 +81,8 @@ extension ObjectModel {
     /// - Parameter types: ``EntityObject`` subclasses without stored properties.
     /// - Throws: ``SkerryError/Code/unknownEntity`` when no entity names one of the classes; as
     ///   ``setManagedObjectClass(_:forEntityName:)`` otherwise. Superentities' classes are
-    ///   registered first, whatever the order of `types`.
+    ///   registered first, whatever the order of `types`. When one fails, none is registered:
+    ///   the entities keep the classes they had.
     public func setManagedObjectClasses(_ types: [EntityObject.Type]) throws(SkerryError) {
         var pairs: [(EntityObject.Type, EntityDescription)] = []
         for type in types {
@@ -109,8 +110,14 @@ extension ObjectModel {
             }
             return depth
         }
-        for (type, entity) in pairs.sorted(by: { depth($0.1) < depth($1.1) }) {
-            try setManagedObjectClass(type, forEntityName: entity.name)
+        let before = entities.map { ($0, $0.classBinding.explicit) }
+        do throws(SkerryError) {
+            for (type, entity) in pairs.sorted(by: { depth($0.1) < depth($1.1) }) {
+                try setManagedObjectClass(type, forEntityName: entity.name)
+            }
+        } catch {
+            for (entity, type) in before { entity.classBinding.setExplicit(type) }
+            throw error
         }
     }
 
