@@ -173,13 +173,7 @@ extension PostgresStore {
     ) throws(SkerryError) {
         if layout.readsFamily(query) {
             // Each row decoded as its own entity, read by key after the family's IDs.
-            let rows = try fetchFamilyRows(query)
-            reserve(rows.count)
-            for row in rows {
-                let storage = makeStorage(row.objectID)
-                row.objectID.entity.valueLayout.store(row.values, into: storage)
-                body(row.objectID, row.version, storage, row.relationships)
-            }
+            forEachRow(of: try fetchFamilyRows(query), reserve: reserve, makeStorage, body)
             return
         }
         let entityLayout = try layout.of(query.entity)

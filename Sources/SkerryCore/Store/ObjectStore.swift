@@ -266,12 +266,27 @@ extension ObjectStore {
             _ relationships: [RelationshipValue]
         ) -> Void
     ) throws(SkerryError) {
-        let rows = try fetchRows(query)
+        forEachRow(of: try fetchRows(query), reserve: reserve, makeStorage, body)
+    }
+
+    /// Hands `rows` (already read, each decoded as its own entity) to a `forEachRow` caller: the
+    /// count first, then each row's values stored into the storage made for its ID. For stores
+    /// whose rows of a query come as snapshots (the default above, the family reads of the
+    /// SQLite and PostgreSQL stores).
+    package func forEachRow(
+        of rows: [RowSnapshot],
+        reserve: (_ rowCount: Int) -> Void,
+        _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (
+            _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
+            _ relationships: [RelationshipValue]
+        ) -> Void
+    ) {
         reserve(rows.count)
         for row in rows {
-            let base = makeStorage(row.objectID)
-            row.objectID.entity.valueLayout.store(row.values, into: base)
-            body(row.objectID, row.version, base, row.relationships)
+            let storage = makeStorage(row.objectID)
+            row.objectID.entity.valueLayout.store(row.values, into: storage)
+            body(row.objectID, row.version, storage, row.relationships)
         }
     }
 }

@@ -235,13 +235,7 @@ final class SQLiteStore: ObjectStore {
         // (A statement's rows are counted only by stepping through them: no `reserve` below.)
         if query.includesSubentities, layout.family(query.entity) != nil {
             // Each row decoded as its own entity, read by key after the family's IDs.
-            let rows = try fetchFamilyRows(query)
-            reserve(rows.count)
-            for row in rows {
-                let base = makeStorage(row.objectID)
-                row.objectID.entity.valueLayout.store(row.values, into: base)
-                body(row.objectID, row.version, base, row.relationships)
-            }
+            forEachRow(of: try fetchFamilyRows(query), reserve: reserve, makeStorage, body)
             return
         }
         let entityLayout = try layout.of(query.entity)
