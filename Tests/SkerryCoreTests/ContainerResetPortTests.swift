@@ -76,8 +76,7 @@ final class ChatmailCoreDataStack: @unchecked Sendable {
         container.persistentStoreDescriptions[0].shouldInferMappingModelAutomatically = true
 
         // Set up options for better error recovery
-        // Port: `NSPersistentHistoryTrackingKey` is left out: Skerry keeps no persistent history,
-        // and a store asked for it fails to load (`.invalidArgument`).
+        container.persistentStoreDescriptions[0].setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
         container.persistentStoreDescriptions[0].setOption(true as NSNumber, forKey: PersistentStoreRemoteChangeNotificationPostOptionKey)
 
         loadPersistentStores(for: container)

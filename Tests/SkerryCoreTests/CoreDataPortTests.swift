@@ -187,11 +187,11 @@ private final class ThreeLayerStack: @unchecked Sendable {
         let directory = TemporaryDirectory()
         let url = directory.file("Books.sqlite")
         let coordinator = StoreCoordinator(managedObjectModel: try portModel())
-        let history = expectError(.invalidArgument) {
+        let ubiquitous = expectError(.invalidArgument) {
             try coordinator.addPersistentStore(
-                ofType: SQLiteStoreType, configurationName: nil, at: url, options: ["NSPersistentHistoryTrackingKey": true])
+                ofType: SQLiteStoreType, configurationName: nil, at: url, options: ["NSPersistentStoreUbiquitousContentNameKey": "Books"])
         }
-        #expect(history?.message.contains("NSPersistentHistoryTrackingKey") == true)
+        #expect(ubiquitous?.message.contains("NSPersistentStoreUbiquitousContentNameKey") == true)
         let pragma = expectError(.invalidArgument) {
             try coordinator.addPersistentStore(
                 ofType: SQLiteStoreType, configurationName: nil, at: url, options: [SQLitePragmasOption: ["cache_size": 1000]])
@@ -229,10 +229,10 @@ private final class ThreeLayerStack: @unchecked Sendable {
         }
         expectError(.modelMismatch) { _ = try load { $0.shouldMigrateStoreAutomatically = false } }
         expectError(.modelMismatch) { _ = try load { $0.shouldInferMappingModelAutomatically = false } }
-        let history = expectError(.invalidArgument) {
-            _ = try load { $0.setOption(true as NSNumber, forKey: "NSPersistentHistoryTrackingKey") }
+        let ubiquitous = expectError(.invalidArgument) {
+            _ = try load { $0.setOption("Books" as NSString, forKey: "NSPersistentStoreUbiquitousContentNameKey") }
         }
-        #expect(history?.message.contains("NSPersistentHistoryTrackingKey") == true)
+        #expect(ubiquitous?.message.contains("NSPersistentStoreUbiquitousContentNameKey") == true)
         expectError(.invalidArgument) { _ = try load { $0.setValue("2000" as NSString, forPragmaNamed: "cache_size") } }
         expectError(.invalidArgument) { _ = try load { $0.type = "Binary" } }
 

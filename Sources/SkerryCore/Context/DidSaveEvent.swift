@@ -22,6 +22,14 @@ public struct DidSaveEvent: Sendable {
     /// they hold again (objects with pending changes keep them on top); other contexts should
     /// refetch, or ``ObjectContext/reset()``. Set only on events with ``isFromOtherProcess``.
     public var missedSavesOfOthers = false
+
+    /// The changed objects' IDs as Core Data's did-save notification carries them in its
+    /// `userInfo`: sets of ``ObjectID`` under ``InsertedObjectsKey``, ``UpdatedObjectsKey`` and
+    /// ``DeletedObjectsKey``, for ``ObjectContext/mergeChanges(fromRemoteContextSave:into:)``.
+    /// Never nil (optional as Core Data's is, so that `guard let userInfo = … else` ports as written).
+    public var userInfo: [AnyHashable: Any]? {
+        [InsertedObjectsKey: changes.inserted, UpdatedObjectsKey: changes.updated, DeletedObjectsKey: changes.deleted]
+    }
 }
 
 /// A registration of a did-save observer; the observer is called until ``cancel()``.

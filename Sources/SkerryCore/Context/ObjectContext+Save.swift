@@ -38,7 +38,7 @@ extension ObjectContext {
         for attempt in 1...Self.maximumSaveAttempts {
             let parts = try plan.parts(storeOrder: stores)
             do {
-                let keys = try Self.write(parts, from: 0)
+                let keys = try withHistoryAuthor(of: parts.lazy.map(\.store)) { () throws -> [[Int64]] in try Self.write(parts, from: 0) }
                 return apply(plan, parts: parts, insertedKeys: keys)
             } catch let found as StoreWriteConflicts {
                 guard let part = parts.first(where: { $0.store.identity === found.store }) else {
@@ -436,12 +436,14 @@ extension ObjectContext {
         if let objectIDs = request.objectIDs { try checkBatchDeleteIDs(objectIDs, of: entity, in: store) }
         let predicate = try request.predicate?.resolved(for: entity, in: coordinator.model)
         if request.resultType != .objectIDs {
-            return BatchDeleteResult(
-                deletedObjectIDs: [],
-                count: try store.batchDeleteCount(entity, predicate: predicate, includesSubentities: request.includesSubentities),
-                resultType: request.resultType)
+            let count = try withHistoryAuthor(of: CollectionOfOne(store)) { () throws(SkerryError) in
+                try store.batchDeleteCount(entity, predicate: predicate, includesSubentities: request.includesSubentities)
+            }
+            return BatchDeleteResult(deletedObjectIDs: [], count: count, resultType: request.resultType)
         }
-        let objectIDs = try store.batchDelete(entity, predicate: predicate, includesSubentities: request.includesSubentities)
+        let objectIDs = try withHistoryAuthor(of: CollectionOfOne(store)) { () throws(SkerryError) in
+            try store.batchDelete(entity, predicate: predicate, includesSubentities: request.includesSubentities)
+        }
         return BatchDeleteResult(deletedObjectIDs: objectIDs, count: objectIDs.count)
     }
 }

@@ -76,6 +76,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// Whether a delete or a relationship change is running, during which a fault whose row is
     /// gone becomes a deleted object (ObjectContext+InaccessibleFaults.swift). Queue-confined.
     @exclusivity(unchecked) var isChangingTheGraph = false
+    /// See ``transactionAuthor`` (ObjectContext+History.swift).
+    let transactionAuthorStorage = Mutex<String?>(nil)
     /// The observation that merges other contexts' saves, while `automaticallyMergesChangesFromParent` is on.
     let automaticMerge = Mutex<DidSaveObservation?>(nil)
 

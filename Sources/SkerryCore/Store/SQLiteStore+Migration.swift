@@ -102,6 +102,9 @@ extension SQLiteStore {
                         try runMigrationStep(step, connection)
                     }
                 }
+                // The steps rebuilt the tables (new keys, new entity names): the history recorded
+                // before names rows that are gone. It is cleared, and tokens taken before expire.
+                if try historyTablesExist(connection) { try connection.writeTransaction { try expireAllHistory(connection) } }
             } // the copy's connection closes here
             for suffix in ["-wal", "-shm"] {
                 // Only the original's own side files: stale after the checkpoint above; a missing

@@ -55,6 +55,7 @@ extension SQLiteStore {
 
     /// Throws unless the store may be written.
     func checkWritable() throws(SkerryError) {
+        if let historyReadOnlyReason { throw SkerryError(.storeIsReadOnly, historyReadOnlyReason + " Nothing was written.") }
         guard storeDescription.isReadOnly else { return }
         throw SkerryError(.storeIsReadOnly, "\(storeDescription) was opened read-only; nothing was written.")
     }

@@ -22,7 +22,9 @@ extension SQLiteStore {
             let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
             var conflicts = StoreWriteConflicts()
             var members: [MembersWrite] = []
-            try writeDeletes(changes.deletes, connection, &conflicts)
+            // The rows the deletes removed, for the history (nil: not recorded).
+            var deleted: [ObjectID]? = tracksPersistentHistory ? [] : nil
+            try writeDeletes(changes.deletes, connection, &conflicts, &deleted)
             try writeUpdates(changes.updates, resolve, connection, &conflicts, &members)
             try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts, &members)
             try writeMembers(members, resolve, connection)
@@ -30,6 +32,7 @@ extension SQLiteStore {
                 conflicts.store = identity
                 throw conflicts
             }
+            if let deleted { try recordHistory(Self.historyEntries(changes, keys: keys, deleted: deleted), connection) }
             return (keys, try next())
         }
     }
@@ -84,7 +87,7 @@ extension SQLiteStore {
     /// since the context read it is a conflict (a row already gone is not: the delete's aim is met).
     private func writeDeletes(
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts
+        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts, _ deleted: inout [ObjectID]?
     ) throws {
         /// What determines a delete's SQL: the entity, and whether the version is checked.
         struct Shape: Equatable {
@@ -102,7 +105,9 @@ extension SQLiteStore {
                 try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil))
             }
             try statement.run([.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []))
-            if expectedVersion != nil && connection.changes == 0 {
+            if connection.changes > 0 {
+                deleted?.append(objectID)
+            } else if expectedVersion != nil {
                 if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
                 continue
             }
@@ -305,7 +310,7 @@ extension SQLiteStore {
         let q = SQLBuilder.quote
         let members = planner.batchDeleteTables(entity, includesSubentities: includesSubentities)
         let cleanup = BatchDeleteCleanup(deleting: members, among: entities, layout: layout)
-        let selectsKeys = returningIDs || !cleanup.isEmpty
+        let selectsKeys = returningIDs || !cleanup.isEmpty || tracksPersistentHistory
         let statements = members.map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
             return (
@@ -322,6 +327,7 @@ extension SQLiteStore {
                 var count = 0
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []
+                var history: [HistoryEntry] = []
                 for (member, select, delete) in statements {
                     if selectsKeys {
                         let statement = try connection.cachedStatement(select.text)
@@ -329,6 +335,7 @@ extension SQLiteStore {
                         while try statement.step() {
                             let key = statement.int64(at: 0)
                             keys.append(key)
+                            if tracksPersistentHistory { history.append(HistoryEntry(type: .delete, entity: member, key: key)) }
                             if returningIDs { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: key)) }
                         }
                     }
@@ -336,6 +343,7 @@ extension SQLiteStore {
                     count += connection.changes
                 }
                 if !keys.isEmpty { try Self.clearReferences(to: keys, cleanup, deleting: entity, connection) }
+                try recordHistory(history, connection)
                 return (count, objectIDs)
             }
         }

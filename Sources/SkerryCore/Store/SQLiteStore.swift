@@ -18,6 +18,12 @@ final class SQLiteStore: ObjectStore {
     /// The statements of a save, in SQLite's dialect.
     let planner: StoreWritePlanner
     let pool: ConnectionPool
+    /// Whether saves and batch deletes are recorded in the store's persistent history
+    /// (SQLiteStore+History.swift).
+    let tracksPersistentHistory: Bool
+    /// Why a store opened for writing refuses writes: it holds persistent history and was opened
+    /// without the option (``checkWritable()``); nil otherwise.
+    let historyReadOnlyReason: String?
 
     /// Opens (creating if needed) the store, creates or migrates its schema, and returns it.
     /// - Parameters:
@@ -79,6 +85,7 @@ final class SQLiteStore: ObjectStore {
             ? try Self.checkSchema(pool: pool, description: description, model: model, entities: entities)
             : try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
         let identifier = prepared.identifier
+        (tracksPersistentHistory, historyReadOnlyReason) = try Self.prepareHistory(pool: pool, description: description)
         if prepared.outcome == .migrated, let events, events.isObserved {
             events.emit(
                 .migrationStep(

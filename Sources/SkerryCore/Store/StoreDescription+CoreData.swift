@@ -82,10 +82,11 @@ extension StoreDescription {
     /// Sets a store option by Core Data's key, as `NSPersistentStoreDescription.setOption(_:forKey:)`
     /// does. The keys Skerry honours set the matching property: ``ReadOnlyPersistentStoreOption``,
     /// ``MigratePersistentStoresAutomaticallyOption``, ``InferMappingModelAutomaticallyOption``,
-    /// ``PersistentStoreTimeoutOption``, ``SQLitePragmasOption``. The platform hints
+    /// ``PersistentStoreTimeoutOption``, ``SQLitePragmasOption``, ``PersistentHistoryTrackingKey``
+    /// (SQLite and in-memory stores; a PostgreSQL store fails to load with it). The platform hints
     /// ``PersistentStoreFileProtectionKey``, ``PersistentStoreRemoteChangeNotificationPostOptionKey``,
     /// ``SQLiteManualVacuumOption`` and ``SQLiteAnalyzeOption`` are accepted without effect. Any
-    /// other key (persistent history tracking, for one), or a value of the wrong kind, makes the
+    /// other key (`NSPersistentStoreUbiquitousContentNameKey`, for one), or a value of the wrong kind, makes the
     /// store fail to load with ``SkerryError/Code/invalidArgument`` naming it: Skerry does not
     /// pretend to honour an option it ignores.
     /// - Parameters:
@@ -125,6 +126,8 @@ extension StoreDescription {
             shouldMigrateStoreAutomatically = try Self.bool(option, key, default: true)
         case InferMappingModelAutomaticallyOption:
             shouldInferMappingModelAutomatically = try Self.bool(option, key, default: true)
+        case PersistentHistoryTrackingKey:
+            tracksPersistentHistory = try Self.bool(option, key, default: false)
         case PersistentStoreTimeoutOption:
             busyTimeout = try Self.seconds(option, key, default: 5)
         case SQLitePragmasOption:
@@ -143,7 +146,7 @@ extension StoreDescription {
         default:
             throw SkerryError(
                 .invalidArgument,
-                "Store option '\(key)' is not one Skerry honours. It honours ReadOnlyPersistentStoreOption, MigratePersistentStoresAutomaticallyOption, InferMappingModelAutomaticallyOption, PersistentStoreTimeoutOption and SQLitePragmasOption (journal_mode, synchronous)."
+                "Store option '\(key)' is not one Skerry honours. It honours ReadOnlyPersistentStoreOption, MigratePersistentStoresAutomaticallyOption, InferMappingModelAutomaticallyOption, PersistentStoreTimeoutOption, PersistentHistoryTrackingKey and SQLitePragmasOption (journal_mode, synchronous)."
             )
         }
     }

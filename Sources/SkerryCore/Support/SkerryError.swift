@@ -65,6 +65,11 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
         /// An object URI or ID string that names no object of this stack: malformed, or naming a
         /// store the stack has not loaded, an entity that store does not hold, or a temporary ID.
         public static let unknownObjectURI = Code(rawValue: 22)
+        /// A persistent history token older than the history the store still holds (deleted
+        /// since, or cleared by a migration), or naming none of the stack's stores that record
+        /// history: Core Data's `NSPersistentHistoryTokenExpiredError`. Fetch all history again
+        /// and take a new token.
+        public static let persistentHistoryTokenExpired = Code(rawValue: 23)
 
         public var description: String {
             switch self {
@@ -90,6 +95,7 @@ public struct SkerryError: Error, Sendable, CustomStringConvertible {
             case .storeIsReadOnly: return "storeIsReadOnly"
             case .database: return "database"
             case .unknownObjectURI: return "unknownObjectURI"
+            case .persistentHistoryTokenExpired: return "persistentHistoryTokenExpired"
             default: return "code \(rawValue)"
             }
         }

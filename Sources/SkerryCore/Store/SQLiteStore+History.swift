@@ -1,0 +1,270 @@
+import Foundation
+
+/// Persistent history in a SQLite store (``PersistentHistoryTrackingKey``): two tables of
+/// Skerry's own beside the entities' tables, written in the transaction of each save or batch
+/// delete. Transactions and changes are numbered by `AUTOINCREMENT`, so that a number is never
+/// given twice, even after the history was deleted (tokens keep meaning the same point).
+///
+/// The metadata records whether history is tracked (`historyTracking`: `on`, `off`) and below
+/// which number it was deleted (`historyExpiredBefore`): a token older than that lost some of
+/// the transactions after it, and fails with ``SkerryError/Code/persistentHistoryTokenExpired``.
+extension SQLiteStore {
+    static let historyTransactionsTable = "_skerry_history_transactions"
+    static let historyChangesTable = "_skerry_history_changes"
+    private static let trackingKey = "historyTracking"
+    private static let expiredBeforeKey = "historyExpiredBefore"
+
+    /// What loading `description` means for its history: creates the tables when it asks for
+    /// history; without the option, a store holding history opens read-only (as Core Data
+    /// forces such a store into read-only mode), and one whose history was all deleted stops
+    /// tracking. Returns whether the store tracks history, and why it is read-only, if it is.
+    static func prepareHistory(pool: ConnectionPool, description: StoreDescription) throws(SkerryError)
+        -> (tracks: Bool, readOnlyReason: String?)
+    {
+        do {
+            let exists = try pool.read { connection in try historyTablesExist(connection) }
+            if description.tracksPersistentHistory {
+                if description.isReadOnly {
+                    guard exists else {
+                        throw SkerryError(
+                            .invalidArgument,
+                            "\(description) asks for persistent history but is read-only and has none: open it once read-write with PersistentHistoryTrackingKey to start recording."
+                        )
+                    }
+                    return (true, nil)
+                }
+                try pool.write { connection in
+                    try connection.writeTransaction {
+                        if !exists { try createHistoryTables(connection) }
+                        let metadata = try readMetadata(connection)
+                        if metadata[trackingKey] == "off" {
+                            // Saves made while history was off are not in it: older tokens expire.
+                            try expireAllHistory(connection)
+                        }
+                        if metadata[trackingKey] != "on" { try schema.writeMetadata([trackingKey: "on"], connection) }
+                    }
+                }
+                return (true, nil)
+            }
+            guard exists, !description.isReadOnly else { return (false, nil) }
+            return try pool.write { connection in
+                try connection.writeTransaction {
+                    let held = try connection.scalarInt64("SELECT count(*) FROM \(SQLBuilder.quote(historyTransactionsTable))") ?? 0
+                    if held > 0 {
+                        return (
+                            false,
+                            "\(description) holds persistent history and was opened without PersistentHistoryTrackingKey, so it is read-only (as Core Data forces such a store into read-only mode): a save not recorded would leave a gap in the history. Open it with the option, or delete its history (PersistentHistoryChangeRequest.deleteHistory(before: .distantFuture)) to stop tracking."
+                        )
+                    }
+                    try schema.writeMetadata([trackingKey: "off"], connection)
+                    return (false, nil)
+                }
+            }
+        } catch {
+            let reason = SkerryError.converting(error)
+            if reason.code == .invalidArgument { throw reason }
+            throw SkerryError(
+                .storeLoadFailed, "Cannot prepare the persistent history of \(description): \(reason.message)", sqlite: reason.sqlite)
+        }
+    }
+
+    static func historyTablesExist(_ connection: SQLiteConnection) throws -> Bool {
+        try connection.scalarInt64(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(historyTransactionsTable)]) ?? 0 > 0
+    }
+
+    private static func createHistoryTables(_ connection: SQLiteConnection) throws {
+        let q = SQLBuilder.quote
+        try connection.execute(
+            """
+            CREATE TABLE \(q(historyTransactionsTable)) ("number" INTEGER PRIMARY KEY AUTOINCREMENT, \
+            "timestamp" REAL NOT NULL, "author" TEXT, "contextName" TEXT, "bundleID" TEXT NOT NULL, "processID" TEXT NOT NULL)
+            """)
+        try connection.execute(
+            """
+            CREATE TABLE \(q(historyChangesTable)) ("id" INTEGER PRIMARY KEY AUTOINCREMENT, \
+            "transactionNumber" INTEGER NOT NULL, "changeType" INTEGER NOT NULL, "entity" TEXT NOT NULL, \
+            "objectKey" INTEGER NOT NULL, "updatedProperties" TEXT)
+            """)
+        try connection.execute(
+            "CREATE INDEX \(q(historyChangesTable + "_transaction")) ON \(q(historyChangesTable)) (\"transactionNumber\")")
+    }
+
+    /// Deletes every transaction and makes every token taken so far expire: for history that no
+    /// longer describes the store (saves made while it was off, tables rebuilt by a migration).
+    /// The transaction numbers go on from two past the last, so that a token taken just before
+    /// (it names the last) is older than the expiry, and the current token after it is not.
+    static func expireAllHistory(_ connection: SQLiteConnection) throws {
+        let q = SQLBuilder.quote
+        try connection.execute("DELETE FROM \(q(historyChangesTable))")
+        try connection.execute("DELETE FROM \(q(historyTransactionsTable))")
+        let next = try lastHistoryNumber(connection) + 1
+        // Moves the AUTOINCREMENT sequence past `next` (its row exists once a transaction was recorded).
+        try connection.cachedStatement("DELETE FROM sqlite_sequence WHERE name = ?").run([.string(historyTransactionsTable)])
+        try connection.cachedStatement("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)").run([
+            .string(historyTransactionsTable), .int(next),
+        ])
+        // A token names the last transaction it saw: every one taken before this, up to `next - 1`, expires.
+        try schema.writeMetadata([expiredBeforeKey: String(next + 1)], connection)
+    }
+
+    /// The number of the last transaction ever recorded (0 before the first).
+    private static func lastHistoryNumber(_ connection: SQLiteConnection) throws -> Int64 {
+        guard try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") ?? 0 > 0 else { return 0 }
+        return try connection.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(historyTransactionsTable)]) ?? 0
+    }
+
+    // MARK: Recording
+
+    /// One change to record: its kind, the object's entity and key, and for an update the
+    /// properties it changed.
+    struct HistoryEntry {
+        var type: PersistentHistoryChangeType
+        var entity: EntityDescription
+        var key: Int64
+        var properties: [String]? = nil
+    }
+
+    /// Records one transaction with `entries`, inside the write transaction of `connection`.
+    /// Records nothing without entries.
+    func recordHistory(_ entries: [HistoryEntry], _ connection: SQLiteConnection) throws {
+        guard !entries.isEmpty else { return }
+        let q = SQLBuilder.quote
+        let author = HistoryAuthor.current
+        try connection.cachedStatement(
+            "INSERT INTO \(q(Self.historyTransactionsTable)) (\"timestamp\", \"author\", \"contextName\", \"bundleID\", \"processID\") VALUES (?, ?, ?, ?, ?)"
+        ).run([
+            .double(Date().timeIntervalSinceReferenceDate), author?.author.map(AttributeValue.string) ?? .null,
+            author?.contextName.map(AttributeValue.string) ?? .null, .string(HistoryProcess.bundleID),
+            .string(HistoryProcess.processID),
+        ])
+        let number = connection.lastInsertRowID
+        let insert = try connection.cachedStatement(
+            "INSERT INTO \(q(Self.historyChangesTable)) (\"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\") VALUES (?, ?, ?, ?, ?)"
+        )
+        for entry in entries {
+            try insert.run([
+                .int(number), .int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key),
+                entry.properties.map { .string($0.joined(separator: ",")) } ?? .null,
+            ])
+        }
+    }
+
+    /// The entries of a save's write: `keys` are the inserts' keys, `deleted` the rows its
+    /// deletes removed (a row already gone was deleted, and recorded, by someone else).
+    static func historyEntries(_ changes: StoreWrite, keys: [Int64], deleted: [ObjectID]) -> [HistoryEntry] {
+        var entries: [HistoryEntry] = []
+        entries.reserveCapacity(changes.inserts.count + changes.updates.count + deleted.count)
+        for (insert, key) in zip(changes.inserts, keys) {
+            entries.append(HistoryEntry(type: .insert, entity: insert.objectID.entity, key: key))
+        }
+        for update in changes.updates {
+            let entity = update.objectID.entity
+            let names =
+                update.changes.map { entity.attributes[$0.index].name }
+                + update.relationshipChanges.map { entity.relationships[$0.index].name }
+            entries.append(HistoryEntry(type: .update, entity: entity, key: update.objectID.key, properties: names))
+        }
+        for objectID in deleted {
+            entries.append(HistoryEntry(type: .delete, entity: objectID.entity, key: objectID.key))
+        }
+        return entries
+    }
+}
+
+extension SQLiteStore: PersistentHistoryStore {
+    func fetchHistory(after bound: HistoryBound) throws(SkerryError) -> [HistoryTransactionRecord] {
+        let q = SQLBuilder.quote
+        let condition: (sql: String, value: AttributeValue)
+        switch bound {
+        case .number(let number): condition = ("t.\"number\" > ?", .int(number ?? 0))
+        case .date(let date): condition = ("t.\"timestamp\" > ?", .double(date.timeIntervalSinceReferenceDate))
+        }
+        let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let identity = identity
+        return try read(nil) { connection in
+            try connection.readTransaction {
+                if case .number(let number?) = bound,
+                    let expired = try Self.readMetadata(connection)[Self.expiredBeforeKey].flatMap(Int64.init),
+                    number < expired - 1
+                {
+                    throw SkerryError(
+                        .persistentHistoryTokenExpired,
+                        "The persistent history of \(storeDescription) after transaction \(number) was deleted (it now starts after \(expired - 1)): fetch all history again (after nil) and take a new token."
+                    )
+                }
+                let statement = try connection.cachedStatement(
+                    """
+                    SELECT t."number", t."timestamp", t."author", t."contextName", t."bundleID", t."processID", \
+                    c."id", c."changeType", c."entity", c."objectKey", c."updatedProperties" \
+                    FROM \(q(Self.historyTransactionsTable)) t LEFT JOIN \(q(Self.historyChangesTable)) c \
+                    ON c."transactionNumber" = t."number" WHERE \(condition.sql) ORDER BY t."number", c."id"
+                    """)
+                defer { statement.reset() }
+                try statement.bind([condition.value])
+                var records: [HistoryTransactionRecord] = []
+                while try statement.step() {
+                    let number = statement.int64(at: 0)
+                    if records.last?.number != number {
+                        let timestamp: Double
+                        if case .double(let seconds)? = statement.value(at: 1, as: .double) { timestamp = seconds } else { timestamp = 0 }
+                        records.append(
+                            HistoryTransactionRecord(
+                                number: number, timestamp: Date(timeIntervalSinceReferenceDate: timestamp),
+                                author: statement.isNull(at: 2) ? nil : statement.text(at: 2),
+                                contextName: statement.isNull(at: 3) ? nil : statement.text(at: 3),
+                                bundleID: statement.text(at: 4), processID: statement.text(at: 5), changes: []))
+                    }
+                    guard !statement.isNull(at: 6) else { continue }
+                    let name = statement.text(at: 8)
+                    guard let entity = byName[name], let type = PersistentHistoryChangeType(rawValue: Int(statement.int64(at: 7))) else {
+                        throw SkerryError(
+                            .undecodableValue,
+                            "The persistent history of \(storeDescription) names a change of '\(name)' that this store cannot read (transaction \(number)).",
+                            entityName: name)
+                    }
+                    let properties = statement.isNull(at: 10) ? nil : Set(statement.text(at: 10).split(separator: ",").map(String.init))
+                    records[records.count - 1].changes.append(
+                        PersistentHistoryChange(
+                            changeID: statement.int64(at: 6),
+                            changedObjectID: ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 9)),
+                            changeType: type, updatedProperties: properties))
+                }
+                return records
+            }
+        }
+    }
+
+    func deleteHistory(before bound: HistoryBound) throws(SkerryError) -> Int {
+        try checkWritable()
+        let q = SQLBuilder.quote
+        let condition: (sql: String, value: AttributeValue)
+        switch bound {
+        case .number(nil): return 0
+        case .number(let number?): condition = ("\"number\" < ?", .int(number))
+        case .date(let date): condition = ("\"timestamp\" < ?", .double(date.timeIntervalSinceReferenceDate))
+        }
+        return try writeConnection(nil) { connection in
+            try connection.writeTransaction {
+                guard
+                    let last = try connection.scalarInt64(
+                        "SELECT max(\"number\") FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql)", [condition.value])
+                else { return 0 }
+                try connection.cachedStatement(
+                    "DELETE FROM \(q(Self.historyChangesTable)) WHERE \"transactionNumber\" IN (SELECT \"number\" FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql))"
+                ).run([condition.value])
+                try connection.cachedStatement("DELETE FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql)").run([
+                    condition.value
+                ])
+                let count = connection.changes
+                let expired = try Self.readMetadata(connection)[Self.expiredBeforeKey].flatMap(Int64.init) ?? 0
+                if last + 1 > expired { try Self.schema.writeMetadata([Self.expiredBeforeKey: String(last + 1)], connection) }
+                return count
+            }
+        }
+    }
+
+    func lastHistoryNumber() throws(SkerryError) -> Int64 {
+        try read(nil) { connection in try Self.lastHistoryNumber(connection) }
+    }
+}
