@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+@testable import SkerryCore
+
+/// What the store's schema handling does with persistent history: migrations in place keep it,
+/// migrations that rebuild the tables clear it (and expire older tokens), copies carry it, and
+/// the tools that read a store file without a model are not confused by its tables.
+@Suite struct PersistentHistoryStoreTests {
+    /// Version 2: Book gains an optional attribute (a migration in place).
+    static func version2() throws -> ObjectModel {
+        try ObjectModel(entities: [
+            Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string, isOptional: true)]),
+            Fixtures.authorEntity(),
+        ])
+    }
+
+    /// Version 3: Author is gone (a migration that rebuilds the tables).
+    static func version3() throws -> ObjectModel {
+        try ObjectModel(entities: [Fixtures.bookEntity(extraAttributes: [AttributeDescription("subtitle", .string, isOptional: true)])])
+    }
+
+    /// Saves one book per title, each in its own save; returns the history token after them.
+    static func saveBooks(_ stack: PersistentStack, _ titles: [String]) throws -> PersistentHistoryToken? {
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for title in titles {
+                _ = try context.insertBook(title)
+                try context.save()
+            }
+        }
+        return stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+    }
+
+    @Test func aMigrationInPlaceKeepsTheHistoryAndItsTokens() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        let (first, second): (PersistentHistoryToken?, PersistentHistoryToken?)
+        do {
+            let stack = try makeHistoryStack(url)
+            first = try Self.saveBooks(stack, ["Dune"])
+            second = try Self.saveBooks(stack, ["Emma"])
+        }
+        let stack = try makeHistoryStack(url, model: try Self.version2())
+        let all = try stack.viewContext.history(.fetchHistory(after: .distantPast))
+        #expect(all.count == 2)
+        #expect(try stack.viewContext.history(.fetchHistory(after: first)).count == 1)
+        _ = try Self.saveBooks(stack, ["Solaris"])
+        let since = try stack.viewContext.history(.fetchHistory(after: second))
+        #expect(since.count == 1)
+        // The objects named by the history are the stack's own: they read as saved.
+        let id = try #require(since.first?.changes?.first?.changedObjectID)
+        #expect(
+            try stack.viewContext.performAndWait { try stack.viewContext.existingObject(with: id).value(forKey: "title") as? String }
+                == "Solaris")
+    }
+
+    @Test func aMigrationThatRebuildsTheTablesClearsTheHistoryAndExpiresOlderTokens() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        let token: PersistentHistoryToken?
+        do {
+            let stack = try makeHistoryStack(url)
+            token = try Self.saveBooks(stack, ["Dune", "Emma"])
+        }
+        let stack = try makeHistoryStack(url, model: try Self.version3())
+        try stack.viewContext.performAndWait { () throws in
+            #expect(try stack.viewContext.count(for: FetchRequest(entityName: "Book")) == 2)
+            // The history named rows of tables that are gone: cleared, and the token of before expired.
+            #expect(try stack.viewContext.execute(.fetchHistory(after: .distantPast)).transactions.isEmpty)
+            let error = expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: token)) }
+            #expect(error?.message.contains("was deleted") == true)
+        }
+        let now = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        _ = try Self.saveBooks(stack, ["Solaris"])
+        let since = try stack.viewContext.history(.fetchHistory(after: now))
+        #expect(since.count == 1)
+        #expect(since.first?.changes?.first?.changeType == .insert)
+    }
+
+    @Test func aReplacedStoreCarriesItsHistoryAndTokensOfTheOldStoreExpire() throws {
+        let directory = TemporaryDirectory()
+        let backup = directory.file("Backup/History.sqlite")
+        let backupToken: PersistentHistoryToken?
+        do {
+            let stack = try makeHistoryStack(backup)
+            _ = try Self.saveBooks(stack, ["Dune"])
+            backupToken = try Self.saveBooks(stack, ["Emma"])
+        }
+        let url = directory.file("History.sqlite")
+        let stack = try makeHistoryStack(url)
+        let oldToken = try Self.saveBooks(stack, ["Persuasion"])
+        let coordinator = stack.persistentStoreCoordinator
+        try coordinator.replacePersistentStore(
+            at: url, destinationOptions: nil, withPersistentStoreFrom: backup, sourceOptions: nil, ofType: SQLiteStoreType)
+        try stack.loadPersistentStores()
+        let history = try stack.viewContext.history(.fetchHistory(after: .distantPast))
+        #expect(history.count == 2)
+        #expect(try stack.viewContext.history(.fetchHistory(after: backupToken)).isEmpty)
+        stack.viewContext.performAndWait {
+            expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: oldToken)) }
+        }
+    }
+
+    @Test func storeSummaryAndAReadOnlyOpeningSeeTheStoreAsBefore() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        do {
+            let stack = try makeHistoryStack(url)
+            _ = try Self.saveBooks(stack, ["Dune", "Emma"])
+        }
+        let summary = try StoreSummary(contentsOf: url)
+        #expect(summary.entities.map(\.name).sorted() == ["Author", "Book"])
+        #expect(summary.entities.first { $0.name == "Book" }?.rowCount == 2)
+
+        // Read-only with the option: the history reads; deleting it is a write, refused.
+        let stack = PersistentStack(name: "ReadOnly", model: Fixtures.model())
+        var description = StoreDescription(url: url)
+        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        description.setOption(true as NSNumber, forKey: ReadOnlyPersistentStoreOption)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        #expect(try stack.viewContext.history(.fetchHistory(after: .distantPast)).count == 2)
+        stack.viewContext.performAndWait {
+            expectError(.storeIsReadOnly) { _ = try stack.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+        }
+        // A read-only store that never recorded history cannot start.
+        let plain = directory.file("Plain.sqlite")
+        _ = try makeFileStack(directory, name: "Plain")
+        let refused = PersistentStack(name: "Refused", model: Fixtures.model())
+        var plainDescription = StoreDescription(url: plain)
+        plainDescription.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        plainDescription.isReadOnly = true
+        refused.persistentStoreDescriptions = [plainDescription]
+        expectError(.invalidArgument) { try refused.loadPersistentStores() }
+    }
+}
