@@ -56,6 +56,31 @@ private struct Medium: ManagedObjectConvertible {
         }
     }
 
+    /// A fetch into a perform's context, which holds no object yet, wraps the objects the
+    /// context registered (borrowed from its own list), in the request's order; a fetch in a
+    /// context holding objects, or with pending changes, wraps the same objects.
+    @Test func aFetchWrapsTheContextsOwnObjectsInTheRequestsOrder() throws {
+        let (container, _) = try container(try ObjectModel(types: [Book.self]))
+        // Inserted in another order than the titles' (7 and 40 are coprime: each title once).
+        let titles = (0..<40).map { "Book \(($0 * 7) % 40 + 100)" }
+        try container.perform { context in for title in titles { try context.insert(Book(title: title)) } }
+        try container.perform { context in
+            let fetched = try context.fetch(Book.all.sort(\.title))
+            #expect(try fetched.map { try $0.decode().title } == titles.sorted())
+            #expect(fetched.allSatisfy { context.instance.registeredObject(for: $0.objectID) === $0.instance })
+            #expect(Set(fetched.map { ObjectIdentifier($0.instance) }).count == 40)
+            let engine = try context.instance.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")]))
+            #expect(engine.count == 40 && zip(fetched, engine).allSatisfy { $0.instance === $1 })
+            // With a pending insert: the same objects, and the new one.
+            let new = try context.insert(Book(title: "Book 000"))
+            let again = try context.fetch(Book.all.sort(\.title))
+            #expect(again.count == 41 && again.first?.instance === new.instance)
+            #expect(zip(again.dropFirst(), fetched).allSatisfy { $0.instance === $1.instance })
+            #expect(again.allSatisfy { $0.scope.context === context.instance && $0.scope.layout.entity === $0.instance.entity })
+        }
+        #expect(try container.perform { try $0.count(of: Book.all) } == 41)
+    }
+
     @Test func aFetchOfAnEntityWithSubentitiesWrapsEachObjectWithItsOwnEntitysLayout() throws {
         let (container, _) = try container(try mediaModel())
         try container.perform { context in

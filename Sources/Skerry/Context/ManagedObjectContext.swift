@@ -105,19 +105,25 @@ public final class ManagedObjectContext {
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws(SkerryError) -> [ManagedObject<
         PlainObject
     >] {
-        let fetched = try instance.fetch(try request.fetchRequest())
-        guard let first = fetched.first else { return [] }
-        // The objects share this context and, but for sub-entities, their layout: one scope
-        // holds both for every wrapper, rather than a reference to each per object.
-        var scope = scope(of: PlainObject.self, in: first.entity)
-        // The wrapper's type, looked up once: in the closure below, naming it (or a pointer to
-        // it) would look its generic metadata up for every object.
-        let wrapper = ManagedObject<PlainObject>.self
-        return [ManagedObject<PlainObject>](unsafeUninitializedCapacity: fetched.count) { buffer, count in
-            for object in fetched {
-                if object.entity !== scope.anyLayout.entity { scope = self.scope(of: PlainObject.self, in: object.entity) }
-                (buffer.baseAddress! + count).initialize(to: wrapper.init(instance: object, scope: scope))
-                count += 1
+        try instance.withFetched(try request.fetchRequest()) { objects in
+            guard let first = objects.first else { return [] }
+            // The objects share this context and, but for sub-entities, their layout: one scope
+            // holds both for every wrapper, rather than a reference to each per object.
+            var scope = scope(of: PlainObject.self, in: first.entity)
+            // The wrapper's type, looked up once: in the closure below, naming it (or a pointer to
+            // it) would look its generic metadata up for every object.
+            let wrapper = ManagedObject<PlainObject>.self
+            // The objects borrowed from the engine (no array of its own to fill, retaining each
+            // object, and to release): each wrapper retains its object.
+            return [ManagedObject<PlainObject>](unsafeUninitializedCapacity: objects.count) { buffer, count in
+                for object in objects {
+                    // The entities compared by identity, read in place (no reference counting).
+                    if object.entityIdentity != scope.anyLayout.entityIdentity {
+                        scope = self.scope(of: PlainObject.self, in: object.entity)
+                    }
+                    (buffer.baseAddress! + count).initialize(to: wrapper.init(fetched: object, scope: scope))
+                    count += 1
+                }
             }
         }
     }

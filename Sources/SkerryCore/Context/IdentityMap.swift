@@ -485,6 +485,17 @@ struct IdentityMap: ~Copyable {
         }
     }
 
+    /// Calls `body` with the registered objects, in registration order, borrowed: the list itself
+    /// when it has no hole (no object was removed since the map was last emptied, as after a bulk
+    /// fetch into an empty context), else a copy (``values``). `body` must not change the map.
+    func withObjects<R>(_ body: (UnsafeBufferPointer<EntityObject>) -> R) -> R {
+        guard listCount == count, pending.count == 0 else { return values.withUnsafeBufferPointer(body) }
+        // No hole: the first `count` entries are the objects, each a reference the map holds, as
+        // plain pointers (an `Unmanaged<EntityObject>?` that is not nil is laid out as the
+        // reference it holds).
+        return list.withMemoryRebound(to: EntityObject.self, capacity: count) { body(UnsafeBufferPointer(start: $0, count: count)) }
+    }
+
     /// Whether some registered object satisfies `predicate`.
     func contains(where predicate: (EntityObject) throws -> Bool) rethrows -> Bool {
         for index in 0..<listCount { if let object = list[index], try predicate(object.takeUnretainedValue()) { return true } }

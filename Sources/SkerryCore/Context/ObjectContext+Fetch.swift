@@ -31,7 +31,37 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(SkerryError) -> [EntityObject] {
         checkConfinement()
         defer { checkRegistryInvariants() }
+        return try objects(matching: request, try prepare(request))
+    }
+
+    /// Calls `body` with what ``fetch(_:)`` returns, borrowed, without an array: for a layer
+    /// that makes its own collection of the objects (the typed layer's wrappers), no array to
+    /// fill, retaining each object, and to release afterwards. When a context that holds no
+    /// object yet (as each perform of a container starts) fetches from its store, without batches
+    /// or prefetching, `body` reads the context's own list of the objects it registered; any other
+    /// fetch makes its array first.
+    ///
+    /// The objects are valid while `body` runs (the context holds them): `body` may retain them,
+    /// but must not call into the context (which could register or forget objects meanwhile).
+    package func withFetched<R>(_ request: FetchRequest, _ body: (UnsafeBufferPointer<EntityObject>) -> R) throws(SkerryError) -> R {
+        checkConfinement()
+        defer { checkRegistryInvariants() }
         let query = try prepare(request)
+        guard parent == nil, registry.isEmpty, request.fetchBatchSize == 0, request.relationshipKeyPathsForPrefetching.isEmpty,
+            !(request.includesPendingChanges && hasPendingChanges(of: query.entity))
+        else {
+            return try objects(matching: request, query).withUnsafeBufferPointer(body)
+        }
+        try readIntoEmptyContext(query, from: try coordinator.store(for: query.entity))
+        return registry.objects.withObjects { objects in
+            counts.sourceRequests += 1
+            counts.rowsRead += objects.count
+            return body(objects)
+        }
+    }
+
+    /// The objects matching `request`, whose query is `query` (see ``fetch(_:)``).
+    private func objects(matching request: FetchRequest, _ query: StoreQuery) throws(SkerryError) -> [EntityObject] {
         var prefetched: [Int] = []
         for name in request.relationshipKeyPathsForPrefetching {
             prefetched.append(try query.entity.requireRelationshipIndex(name))
@@ -61,35 +91,18 @@ extension ObjectContext {
         assert(parent == nil, "a child context reads through its parent") // no temporary IDs to note below
         let store = try coordinator.store(for: query.entity)
         var objects: [EntityObject] = []
-        // The object made for the row being read (unregistered, a fault until its row is whole),
-        // into whose own memory the row's values go; if reading the row fails, it goes, with the
-        // values read. (Passed `inout` to the helpers below, not captured by local functions:
-        // a captured variable would have its accesses checked at run time.)
-        var reading: EntityObject?
         if registry.isEmpty {
-            // A context that holds no object yet (as each perform of a container starts): the rows
-            // name distinct objects, none registered, so none is looked up, and they are
-            // registered together. Each row's values are read straight into the memory of its new
-            // object: one allocation per object.
-            try registry.registerNewInBulk { (register) throws(SkerryError) in
-                try store.forEachRow(query) { rowCount in
-                    registry.reserveInBulk(rowCount)
-                } _: { objectID in
-                    makeReading(objectID, &reading)
-                } _: { objectID, version, storage, relationships in
-                    let object = finishReading(&reading, objectID, version, storage, relationships)
-                    register(object, objectID)
-                    // (No parent here, so no parent's temporary IDs to note.)
-                }
-            }
+            try readIntoEmptyContext(query, from: store)
             // The registration order is the rows' order: the identity map lists them (and only
             // them: the context held no object).
             objects = registry.objects.values
         } else {
+            // The object made for the row being read (see `readIntoEmptyContext`).
+            var reading: EntityObject?
             // A row of an object not registered here is read into a new object's own memory, as
-            // above, and registered when whole; a row of a registered object is read into a block
-            // of its own (the object takes it over, or drops it if it has pending changes). A
-            // block handed to the store and not handed back yet is freed if reading fails.
+            // in `readIntoEmptyContext`, and registered when whole; a row of a registered object is
+            // read into a block of its own (the object takes it over, or drops it if it has pending
+            // changes). A block handed to the store and not handed back yet is freed if reading fails.
             var unclaimed: (base: UnsafeMutableRawPointer, layout: ValueLayout)?
             do {
                 try store.forEachRow(query) { rowCount in
@@ -120,6 +133,32 @@ extension ObjectContext {
         counts.sourceRequests += 1
         counts.rowsRead += objects.count
         return objects
+    }
+
+    /// Reads the rows of `query` from `store` into new objects of this context, which holds no
+    /// object yet (as each perform of a container starts): the rows name distinct objects, none
+    /// registered, so none is looked up, and they are registered together, in the rows' order.
+    /// Each row's values are read straight into the memory of its new object: one allocation per
+    /// object.
+    @inline(never)
+    private func readIntoEmptyContext(_ query: StoreQuery, from store: any ObjectStore) throws(SkerryError) {
+        assert(parent == nil && registry.isEmpty, "a bulk read into a context holding objects, or through a parent")
+        // The object made for the row being read (unregistered, a fault until its row is whole),
+        // into whose own memory the row's values go; if reading the row fails, it goes, with the
+        // values read. (Passed `inout` to the helpers below, not captured by local functions:
+        // a captured variable would have its accesses checked at run time.)
+        var reading: EntityObject?
+        try registry.registerNewInBulk { (register) throws(SkerryError) in
+            try store.forEachRow(query) { rowCount in
+                registry.reserveInBulk(rowCount)
+            } _: { objectID in
+                makeReading(objectID, &reading)
+            } _: { objectID, version, storage, relationships in
+                let object = finishReading(&reading, objectID, version, storage, relationships)
+                register(object, objectID)
+                // (No parent here, so no parent's temporary IDs to note.)
+            }
+        }
     }
 
     /// A new object for `objectID`, unregistered, a fault until its row is read into its storage
