@@ -63,6 +63,20 @@ final class HistoryProcessor: @unchecked Sendable {
     }
     // doc: end
 
+    /// The transactions of other authors since the last token, filtered by the request as in
+    /// Apple's sample ("Consuming relevant store changes").
+    func otherAuthorsTransactions() throws -> [PersistentHistoryTransaction] {
+        try context.performAndWait {
+            // Port: requests are values: `var`, and `try` for the predicate.
+            var historyFetchRequest = PersistentHistoryTransaction.fetchRequest!
+            historyFetchRequest.predicate = try FetchPredicate(format: "author != %@", author)
+            var request = PersistentHistoryChangeRequest.fetchHistory(after: lastToken)
+            request.fetchRequest = historyFetchRequest
+            let result = try context.execute(request)
+            return result.result as? [PersistentHistoryTransaction] ?? []
+        }
+    }
+
     /// Deletes the history this process has merged (ProtonDrive's cleaner deletes before the
     /// oldest timestamp every target merged; with one reader, that is its last token).
     func purgeMergedHistory() throws {
@@ -136,6 +150,7 @@ extension Collection where Element == PersistentHistoryTransaction {
         #expect(try Self.title(view, dune) == "Dune") // not merged yet: another stack saved it
 
         let processor = HistoryProcessor(container: app, author: "app", tokenFile: tokenFile)
+        #expect(try processor.otherAuthorsTransactions().map(\.author) == ["extension", "extension", "extension"])
         try processor.processPersistentHistory()
         #expect(processor.mergedTransactions == ["extension", "extension", "extension"])
         #expect(try Self.title(view, dune) == "Dune Messiah")

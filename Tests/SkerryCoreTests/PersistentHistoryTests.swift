@@ -280,6 +280,43 @@ extension ObjectContext {
         #expect(try stack.viewContext.history(.fetchHistory(after: now[0].token)).isEmpty)
     }
 
+    @Test func aFetchRequestFiltersTheTransactionsByTheirPredicate() throws {
+        let stack = try makeHistoryStack(nil)
+        for author in ["app", "extension", nil] {
+            let context = stack.newBackgroundContext()
+            context.transactionAuthor = author
+            try context.performAndWait {
+                _ = try context.insertBook("Dune")
+                try context.save()
+            }
+        }
+        let view = stack.viewContext
+        func authors(_ format: String, _ arguments: Any...) throws -> [String?] {
+            var filter = try #require(PersistentHistoryTransaction.fetchRequest)
+            filter.predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            var request = PersistentHistoryChangeRequest.fetchHistory(after: .distantPast)
+            request.fetchRequest = filter
+            return try view.history(request).map(\.author)
+        }
+        #expect(try authors("author == %@", "extension") == ["extension"])
+        #expect(try authors("author != %@", "app") == ["extension", nil])
+        #expect(try authors("author == nil") == [nil])
+        #expect(try authors("contextName == %@ AND transactionNumber > 1", "background") == ["extension", nil])
+        #expect(try authors("timestamp > %@", Date.distantFuture).isEmpty)
+
+        try view.performAndWait {
+            var request = PersistentHistoryChangeRequest.fetchHistory(after: .distantPast)
+            request.fetchRequest = FetchRequest(entityName: "Book")
+            expectError(.invalidArgument) { _ = try view.execute(request) }
+            request.fetchRequest = PersistentHistoryTransaction.fetchRequest
+            request.fetchRequest?.sortKeys = [SortKey("timestamp")]
+            expectError(.invalidArgument) { _ = try view.execute(request) }
+            request.fetchRequest?.sortKeys = []
+            request.fetchRequest?.predicate = try FetchPredicate(format: "title == %@", "Dune")
+            expectError(.unknownAttribute) { _ = try view.execute(request) }
+        }
+    }
+
     @Test func aPostgresStoreRefusesTheOptionSayingHistoryIsSQLiteOnly() throws {
         let stack = PersistentStack(name: "Postgres", model: Fixtures.model())
         var description = StoreDescription.postgres("postgresql://nobody@127.0.0.1:1/none")

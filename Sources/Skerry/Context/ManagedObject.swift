@@ -24,20 +24,21 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         self.scope = scope
     }
 
-    /// The same, inlined: for a fetch's loop, which makes many (16 instructions per object, PostgreSQL
-    /// typed fetch 10k int10, callgrind). Not for the other callers: inlined where the generic
-    /// wrapper type is not at hand as a value (`WrapperScope.wrap(_:)`), the allocation looks the
-    /// type's metadata up at run time (+323 instructions per typed insert).
+    /// The same, inlined and without the check, for a fetch's loop, which makes many and checks
+    /// each object's entity itself (`ManagedObjectContext.fetch`: an object of another entity than
+    /// the scope's gets the scope of its own, checked with ``check(_:_:)``): 16 + 5 instructions
+    /// per object (PostgreSQL typed fetch 10k int10, callgrind). Not for the other callers:
+    /// inlined where the generic wrapper type is not at hand as a value (`WrapperScope.wrap(_:)`),
+    /// the allocation looks the type's metadata up at run time (+323 instructions per typed insert).
     @inline(__always)
-    init(fetched instance: EntityObject, scope: WrapperScope<PlainObject>) {
-        Self.check(instance, scope)
+    init(fetched instance: EntityObject, checkedScope scope: WrapperScope<PlainObject>) {
         self.instance = instance
         self.scope = scope
     }
 
-    /// Checks that `scope` serves `instance`'s entity.
+    /// Checks that `scope` serves `instance`'s entity, stopping the process otherwise.
     @inline(__always)
-    private static func check(_ instance: EntityObject, _ scope: WrapperScope<PlainObject>) {
+    static func check(_ instance: EntityObject, _ scope: WrapperScope<PlainObject>) {
         // Whole-object copies move the slots at the layout's positions: with another entity's
         // layout they would read and write memory laid out for something else. Every scope a
         // wrapper is made with is chosen for `instance.entity`, and an object's entity never

@@ -113,15 +113,26 @@ public final class ManagedObjectContext {
             // The wrapper's type, looked up once: in the closure below, naming it (or a pointer to
             // it) would look its generic metadata up for every object.
             let wrapper = ManagedObject<PlainObject>.self
+            // The entity `scope` serves, kept at hand: each wrapper is made only for an object of
+            // it (the check `ManagedObject.init(instance:scope:)` makes, once per object here).
+            var entity = scope.anyLayout.entityIdentity
             // The objects borrowed from the engine (no array of its own to fill, retaining each
             // object, and to release): each wrapper retains its object.
             return [ManagedObject<PlainObject>](unsafeUninitializedCapacity: objects.count) { buffer, count in
+                // Each wrapper stored as the reference it is (through `initialize(to:)`, a call
+                // to the type's value witness per object): its +1 handed to the array.
+                let base = UnsafeMutableRawPointer(buffer.baseAddress!)
                 for object in objects {
                     // The entities compared by identity, read in place (no reference counting).
-                    if object.entityIdentity != scope.anyLayout.entityIdentity {
+                    if object.entityIdentity != entity {
                         scope = self.scope(of: PlainObject.self, in: object.entity)
+                        wrapper.check(object, scope)
+                        entity = scope.anyLayout.entityIdentity
                     }
-                    (buffer.baseAddress! + count).initialize(to: wrapper.init(fetched: object, scope: scope))
+                    let made = Unmanaged.passRetained(wrapper.init(fetched: object, checkedScope: scope))
+                    base.storeBytes(
+                        of: made.toOpaque(), toByteOffset: count &* MemoryLayout<UnsafeMutableRawPointer>.stride,
+                        as: UnsafeMutableRawPointer.self)
                     count += 1
                 }
             }

@@ -14,7 +14,7 @@ extension ObjectContext {
     /// Runs `body` (writes to `stores`) with this context named as the author of the history
     /// they record, when one of them records history; otherwise runs it as it is.
     func withHistoryAuthor<T, E: Error>(of stores: some Sequence<any ObjectStore>, _ body: () throws(E) -> T) throws(E) -> T {
-        guard stores.contains(where: { $0.historyStore != nil }) else { return try body() }
+        guard stores.contains(where: \.tracksPersistentHistory) else { return try body() }
         let author = HistoryAuthor(author: transactionAuthor, contextName: name)
         // `withValue` rethrows untyped: the result carries the typed error through it.
         let result = HistoryAuthor.$current.withValue(author) { Result { () throws(E) -> T in try body() } }
@@ -52,10 +52,10 @@ extension ObjectContext {
             let records = try stores.map { store throws(SkerryError) in
                 try store.fetchHistory(after: .number(token?.storeTokens[store.identity.identifier]))
             }
-            return historyResult(request, records, stores: stores, startingAt: token)
+            return try historyResult(request, records, stores: stores, startingAt: token)
         case .fetchAfterDate(let date):
             let records = try stores.map { store throws(SkerryError) in try store.fetchHistory(after: .date(date)) }
-            return historyResult(request, records, stores: stores, startingAt: nil)
+            return try historyResult(request, records, stores: stores, startingAt: nil)
         case .deleteBeforeToken(let token):
             guard let token else {
                 return PersistentHistoryResult(resultType: request.resultType, transactions: [], count: 0, isDelete: true)
@@ -89,7 +89,7 @@ extension ObjectContext {
     private func historyResult(
         _ request: PersistentHistoryChangeRequest, _ records: [[HistoryTransactionRecord]],
         stores: [any PersistentHistoryStore], startingAt start: PersistentHistoryToken?
-    ) -> PersistentHistoryResult {
+    ) throws(SkerryError) -> PersistentHistoryResult {
         let eventContext = ObjectContext(coordinator: coordinator, name: "persistentHistory")
         var running = start?.storeTokens ?? [:]
         var next = Array(repeating: 0, count: records.count)
@@ -115,6 +115,7 @@ extension ObjectContext {
                     changes: request.resultType == .transactionsOnly ? nil : record.changes, allChanges: record.changes,
                     eventContext: eventContext))
         }
+        if let fetchRequest = request.fetchRequest { transactions = try HistoryFilter.filter(transactions, by: fetchRequest) }
         return PersistentHistoryResult(
             resultType: request.resultType, transactions: transactions, count: transactions.count, isDelete: false)
     }

@@ -31,11 +31,9 @@ package struct HistoryTransactionRecord: Sendable {
     package var changes: [PersistentHistoryChange]
 }
 
-/// What a store offers for persistent history. The defaults say the store keeps none (a
-/// PostgreSQL store); the SQLite store implements them when its description asks for history.
+/// What a store that can keep persistent history offers (the SQLite store, when its description
+/// asks for history: ``ObjectStore/tracksPersistentHistory``). A PostgreSQL store keeps none.
 package protocol PersistentHistoryStore: ObjectStore {
-    /// Whether the store records persistent history.
-    var tracksPersistentHistory: Bool { get }
     /// The transactions after `bound`, in commit order.
     /// - Throws: ``SkerryError/Code/persistentHistoryTokenExpired`` when transactions after
     ///   `bound` were deleted.
@@ -47,10 +45,10 @@ package protocol PersistentHistoryStore: ObjectStore {
 }
 
 extension ObjectStore {
-    /// The store as a history store, when it records history.
+    /// The store as a history store, when it records history (no cast for the others).
     var historyStore: (any PersistentHistoryStore)? {
-        guard let store = self as? any PersistentHistoryStore, store.tracksPersistentHistory else { return nil }
-        return store
+        guard tracksPersistentHistory else { return nil }
+        return self as? any PersistentHistoryStore
     }
 }
 

@@ -139,6 +139,10 @@ public struct PersistentHistoryChangeRequest: Sendable {
     let operation: Operation
     /// What the result reports; ``PersistentHistoryResultType/transactionsAndChanges`` by default.
     public var resultType: PersistentHistoryResultType = .transactionsAndChanges
+    /// For a fetch, a filter of the transactions: ``PersistentHistoryTransaction/fetchRequest``
+    /// with a predicate (Core Data's `fetchRequest`); nil for every transaction. Each transaction
+    /// kept has its own token, so that the last one's token is where the next fetch starts.
+    public var fetchRequest: FetchRequest?
 
     /// The token the request starts after (a fetch) or ends before (a delete), when it was made
     /// with one.

@@ -139,6 +139,9 @@ package protocol ObjectStore: AnyObject, Sendable {
     var storeDescription: StoreDescription { get }
     /// What the store executed since it was loaded.
     var statistics: StoreStatistics { get }
+    /// Whether the store records persistent history (``PersistentHistoryStore``). The default:
+    /// false.
+    var tracksPersistentHistory: Bool { get }
 
     /// The rows matching `query`, in its order.
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]
@@ -225,6 +228,8 @@ package enum SavesOfOthers: Sendable {
 
 extension ObjectStore {
     package func close() {}
+
+    package var tracksPersistentHistory: Bool { false }
 
     package func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64] {
         throw SkerryError(
