@@ -96,8 +96,7 @@ public struct PersistentHistoryTransaction: Sendable {
             case .delete: changes.deleted.insert(change.changedObjectID)
             }
         }
-        // An object inserted and changed again in one transaction is not possible, but one
-        // deleted after a batch of others' changes may be named twice: the delete wins.
+        // A transaction names each object once; were one named twice, its delete would win.
         changes.inserted.subtract(changes.deleted)
         changes.updated.subtract(changes.deleted)
         return DidSaveEvent(context: eventContext, changes: changes)
