@@ -102,6 +102,24 @@ import Testing
         }
     }
 
+    @Test func storeStatisticsCountTheHistoryRowsAsSkerrysOwnBookkeeping() throws {
+        let directory = TemporaryDirectory()
+        func rowsWrittenBySavingTwoBooks(_ stack: PersistentStack) throws -> Int {
+            let before = stack.statistics
+            _ = try Self.saveBooks(stack, [])
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                _ = try context.insertBook("Dune")
+                _ = try context.insertBook("Emma")
+                try context.save()
+            }
+            return stack.statistics.since(before).rowsWritten
+        }
+        let plain = try rowsWrittenBySavingTwoBooks(try makeFileStack(directory, name: "Plain"))
+        let tracked = try rowsWrittenBySavingTwoBooks(try makeHistoryStack(directory.file("History.sqlite")))
+        #expect(tracked == plain + 3) // one transaction, two changes
+    }
+
     @Test func storeSummaryAndAReadOnlyOpeningSeeTheStoreAsBefore() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("History.sqlite")
