@@ -311,7 +311,8 @@ struct XcodeModelParser {
                 defaultValue: defaultValue.isNull ? nil : defaultValue,
                 renamingIdentifier: nonEmpty(node["elementID"]),
                 valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil,
-                isTransient: node.flag("transient"), derivation: derivation),
+                isTransient: node.flag("transient"), derivation: derivation,
+                preservesValueInHistoryOnDeletion: node.flag("preserveAfterDeletion")),
             elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
             line: node.line)
     }
