@@ -246,11 +246,13 @@ struct CorpusHarness {
     }
 
     /// How many objects of each entity to make: 4, more where a to-many relationship needs a
-    /// minimum of members that each hold it through a to-one inverse.
+    /// minimum of members that each hold it through a to-one inverse: enough for the objects of
+    /// every entity that has the relationship (its declaring entity's sub-entities inherit it).
     static func objectCounts(_ model: ObjectModel) -> [String: Int] {
         var counts = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, 4) })
         for _ in 0..<5 {
-            for entity in model.entities {
+            var needed: [String: Int] = [:]
+            for entity in model.entities where isInstantiable(entity, in: model) {
                 for relationship in entity.relationships where relationship.isToMany {
                     guard
                         let inverse = relationship.inverseName.flatMap({
@@ -260,9 +262,14 @@ struct CorpusHarness {
                     else { continue }
                     let need = max(relationship.minCount, relationship.isOptional ? 0 : 1)
                     guard need > 0 else { continue }
-                    counts[relationship.destinationEntityName] = min(
-                        64, max(counts[relationship.destinationEntityName] ?? 4, need * (counts[entity.name] ?? 4)))
+                    // Summed over the entities that have this relationship (a declaring entity
+                    // and its sub-entities), the most over the relationships to the entity.
+                    needed["\(relationship.destinationEntityName).\(inverse.name)", default: 0] += need * (counts[entity.name] ?? 4)
                 }
+            }
+            for (key, total) in needed {
+                let name = String(key[..<key.lastIndex(of: ".")!])
+                counts[name] = min(64, max(counts[name] ?? 4, total))
             }
         }
         return counts
@@ -297,21 +304,30 @@ struct CorpusHarness {
                 }
             }
             for entity in model.entities {
-                for (r, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
+                // Objects are numbered across their hierarchy, in the order candidates lists them,
+                // so that the objects of sub-entities link to other objects than their parent's.
+                let start = model.entityAndSubentities(of: entity.rootEntity).prefix { $0 !== entity }
+                    .reduce(0) { $0 + (objects[$1.name]?.count ?? 0) }
+                // Transient relationships too: a required one must hold an object for the save
+                // to pass, as in Core Data (Xcode 3's templates mark back-references transient).
+                for (r, relationship) in entity.relationships.enumerated() {
                     let inverse = relationship.inverseName.flatMap {
                         model.entity(named: relationship.destinationEntityName)?.relationship(named: $0)
                     }
                     if let inverse {
                         if relationship.isToMany && !inverse.isToMany { continue }
+                        // One side of the pair, the same for the sub-entities that inherit it.
+                        let destinationRoot = model.entity(named: relationship.destinationEntityName)?.rootEntity.name ?? ""
                         if relationship.isToMany == inverse.isToMany
-                            && "\(entity.name).\(relationship.name)" > "\(relationship.destinationEntityName).\(inverse.name)"
+                            && "\(entity.rootEntity.name).\(relationship.name)" > "\(destinationRoot).\(inverse.name)"
                         {
                             continue
                         }
                     }
                     let candidates = Self.candidates(for: relationship, in: model, objects: objects)
                     guard !candidates.isEmpty else { continue }
-                    for (n, object) in (objects[entity.name] ?? []).enumerated() {
+                    for (index, object) in (objects[entity.name] ?? []).enumerated() {
+                        let n = start + index
                         if relationship.isToMany {
                             var count = max(relationship.minCount, 2)
                             if relationship.maxCount > 0 { count = min(count, relationship.maxCount) }

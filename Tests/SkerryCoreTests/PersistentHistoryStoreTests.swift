@@ -102,6 +102,82 @@ import Testing
         }
     }
 
+    /// People whose `id` and `age` are kept after deletion, as Xcode's "Preserve After Deletion"
+    /// writes it (CoreDataPlus's SampleModel marks its `id` so).
+    static func peopleModel(_ directory: TemporaryDirectory) throws -> ObjectModel {
+        let folder = directory.file("People.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="21754" systemVersion="22G120" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Person" syncable="YES">
+                <attribute name="id" attributeType="UUID" usesScalarValueType="NO" preserveAfterDeletion="YES"/>
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <attribute name="age" optional="YES" attributeType="Integer 32" usesScalarValueType="YES" preserveAfterDeletion="YES"/>
+                <attribute name="nickname" optional="YES" attributeType="String" preserveAfterDeletion="YES"/>
+            </entity>
+        </model>
+        """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        return try XcodeModel.loadModel(contentsOf: folder)
+    }
+
+    @Test func aDeleteKeepsThePreservedValuesOfItsObjectAsItsTombstone() throws {
+        let directory = TemporaryDirectory()
+        let model = try Self.peopleModel(directory)
+        let person = try #require(model.entity(named: "Person"))
+        #expect(person.attributes.filter(\.preservesValueInHistoryOnDeletion).map(\.name) == ["id", "age", "nickname"])
+        let url = directory.file("People.sqlite")
+        let stack = try makeHistoryStack(url, model: model)
+        let annID = UUID(), bobID = UUID()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let ann = try context.insert(entityName: "Person")
+            try ann.setValue(annID, forKey: "id")
+            try ann.setValue("Ann", forKey: "name")
+            try ann.setValue(Int32(41), forKey: "age")
+            let bob = try context.insert(entityName: "Person")
+            try bob.setValue(bobID, forKey: "id")
+            try bob.setValue("Bob", forKey: "name")
+            try context.save()
+            try context.delete(ann)
+            try context.save()
+            try context.execute(BatchDeleteRequest(entityName: "Person"))
+        }
+        let transactions = try stack.viewContext.history(.fetchHistory(after: .distantPast))
+        try #require(transactions.count == 3)
+        #expect(transactions[0].changes?.allSatisfy { $0.tombstone == nil } == true) // inserts
+        let ann = try #require(transactions[1].changes?.first?.tombstone)
+        #expect(ann["id"] as? UUID == annID)
+        #expect((ann["age"] as? NSNumber)?.intValue == 41)
+        #expect(ann["name"] == nil) // not preserved
+        #expect(ann.keys.sorted() == ["age", "id"]) // a nil value is left out
+        let bob = try #require(transactions[2].changes?.first?.tombstone) // the batch delete's
+        #expect(bob["id"] as? UUID == bobID)
+        #expect(bob["age"] == nil)
+
+        // Deleting the history deletes what it kept.
+        try stack.viewContext.performAndWait { _ = try stack.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+        #expect(try rawSQL(url, "SELECT count(*) FROM \"_skerry_history_tombstones\"") == [["0"]])
+    }
+
+    @Test func storeStatisticsCountTheHistoryRowsAsSkerrysOwnBookkeeping() throws {
+        let directory = TemporaryDirectory()
+        func rowsWrittenBySavingTwoBooks(_ stack: PersistentStack) throws -> Int {
+            let before = stack.statistics
+            _ = try Self.saveBooks(stack, [])
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                _ = try context.insertBook("Dune")
+                _ = try context.insertBook("Emma")
+                try context.save()
+            }
+            return stack.statistics.since(before).rowsWritten
+        }
+        let plain = try rowsWrittenBySavingTwoBooks(try makeFileStack(directory, name: "Plain"))
+        let tracked = try rowsWrittenBySavingTwoBooks(try makeHistoryStack(directory.file("History.sqlite")))
+        #expect(tracked == plain + 3) // one transaction, two changes
+    }
+
     @Test func storeSummaryAndAReadOnlyOpeningSeeTheStoreAsBefore() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("History.sqlite")

@@ -280,6 +280,46 @@ extension ObjectContext {
         #expect(try stack.viewContext.history(.fetchHistory(after: now[0].token)).isEmpty)
     }
 
+    @Test func aSaveToTwoStoresRecordsATransactionInEachAndTheirTokensCoverBoth() throws {
+        let directory = TemporaryDirectory()
+        let stack = PersistentStack(name: "Two", model: Fixtures.model())
+        var books = StoreDescription(url: directory.file("Books.sqlite"))
+        books.entityNames = ["Book"]
+        var authors = StoreDescription(url: directory.file("Authors.sqlite"))
+        authors.entityNames = ["Author"]
+        for index in 0..<2 {
+            var description = [books, authors][index]
+            description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+            if index == 0 { books = description } else { authors = description }
+        }
+        stack.persistentStoreDescriptions = [books, authors]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            _ = try context.insertBook("Dune")
+            try context.insert(entityName: "Author").setValue("Frank Herbert", forKey: "name")
+            try context.save()
+        }
+        let both = try stack.viewContext.history(.fetchHistory(after: .distantPast))
+        try #require(both.count == 2)
+        #expect(Set(both.map(\.storeID)).count == 2)
+        #expect(Set(both.compactMap(\.changes?.first?.changedObjectID.entityName)) == ["Book", "Author"])
+        // The last transaction's token covers both stores: nothing after it.
+        #expect(try stack.viewContext.history(.fetchHistory(after: both[1].token)).isEmpty)
+        #expect(both[1].token == stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+
+        try context.performAndWait {
+            try context.insert(entityName: "Author").setValue("Ursula K. Le Guin", forKey: "name")
+            try context.save()
+        }
+        let later = try stack.viewContext.history(.fetchHistory(after: both[1].token))
+        #expect(later.map { $0.changes?.first?.changedObjectID.entityName } == ["Author"])
+        let bookStore = try #require(stack.persistentStoreCoordinator.persistentStores.first { $0.entityNames == ["Book"] })
+        let bookToken = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: [bookStore]))
+        // A token of the book store alone: every transaction of the author store comes again.
+        #expect(try stack.viewContext.history(.fetchHistory(after: bookToken)).count == 2)
+    }
+
     @Test func aFetchRequestFiltersTheTransactionsByTheirPredicate() throws {
         let stack = try makeHistoryStack(nil)
         for author in ["app", "extension", nil] {

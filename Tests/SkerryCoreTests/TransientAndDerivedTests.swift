@@ -149,3 +149,59 @@ extension TransientAndDerivedTests {
         }
     }
 }
+
+extension TransientAndDerivedTests {
+    /// A version of `Scratch.xcdatamodel` whose `Entry` entity has the attributes `body`.
+    static func scratchModel(_ directory: TemporaryDirectory, _ body: String) throws -> XcodeModel {
+        let folder = directory.file("Scratch.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Entry" representedClassName="Entry" syncable="YES">
+                \(body)
+                <attribute name="text" optional="YES" attributeType="String"/>
+            </entity>
+        </model>
+        """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        return try XcodeModel(contentsOf: folder)
+    }
+
+    /// Xcode lets `now()` derive a Double attribute (SwiftGen's test model has one): it holds the
+    /// time of the save as seconds since 2001, as Core Data's SQLite store keeps a date. Every
+    /// save used to fail with `.wrongValueType` ("computed 2026-..., which is not a double").
+    @Test func nowDerivesANumberAttributeAsSecondsSince2001() throws {
+        let directory = TemporaryDirectory()
+        let model = try Self.scratchModel(
+            directory,
+            """
+            <attribute name="savedAt" attributeType="Double" derived="YES" derivationExpression="now()" usesScalarValueType="YES"/>
+            """
+        ).loadCurrentVersion().model
+        let stack = try makeFileStack(directory, model: model, name: "Entries")
+        let before = Date().timeIntervalSinceReferenceDate
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let entry = try context.insert(entityName: "Entry")
+            try entry.setValue("one", forKey: "text")
+            try context.save()
+            let savedAt = try entry.value(forKey: "savedAt", as: Double.self)
+            #expect(savedAt >= before - 1 && savedAt <= Date().timeIntervalSinceReferenceDate + 1)
+        }
+    }
+
+    /// A type that cannot hold a time is refused when the model loads, naming the attribute,
+    /// rather than failing every save.
+    @Test func nowOnAnAttributeThatCannotHoldATimeIsAnInvalidModel() throws {
+        let directory = TemporaryDirectory()
+        let model = try Self.scratchModel(
+            directory,
+            """
+            <attribute name="savedAt" optional="YES" attributeType="String" derived="YES" derivationExpression="now()"/>
+            """)
+        let error = expectError(.invalidModel) { _ = try model.loadCurrentVersion() }
+        #expect(error?.message.contains("'Entry.savedAt' (now()) is a string attribute") == true, "\(error?.message ?? "-")")
+        #expect(error?.entityName == "Entry")
+        #expect(error?.key == "savedAt")
+    }
+}

@@ -537,7 +537,10 @@ import Testing
     }
 
     @Test func missingContentsFileIsAnError() throws {
-        expectInvalid(fixture("BadOldFormat.xcdatamodel"), ["BadOldFormat.xcdatamodel/contents", "no 'contents' file", "Xcode 3"])
+        // An `elements` file that is no archive of Xcode 3's (see XcodeLegacyModelTests).
+        expectInvalid(
+            fixture("BadOldFormat.xcdatamodel"),
+            ["BadOldFormat.xcdatamodel/elements", "not a model saved by Xcode 3 that Skerry can read", "not a binary property list"])
         let directory = TemporaryDirectory()
         let empty = directory.file("Empty.xcdatamodel")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

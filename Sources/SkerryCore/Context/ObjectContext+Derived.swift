@@ -10,7 +10,11 @@ extension ObjectContext {
             for index in object.entity.derivedAttributeIndexes {
                 let attribute = object.entity.attributes[index]
                 guard let derivation = attribute.derivation else { continue }
-                let computed = try Self.derivedValue(derivation, of: object, now: now)
+                var computed = try Self.derivedValue(derivation, of: object, now: now)
+                if derivation == .now, attribute.type != .date {
+                    // A number attribute holds the date as Core Data's SQLite store keeps one.
+                    computed = .double(now.timeIntervalSinceReferenceDate)
+                }
                 guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
                     throw SkerryError(
                         .wrongValueType,

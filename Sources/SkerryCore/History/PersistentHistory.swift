@@ -53,6 +53,25 @@ public struct PersistentHistoryChange: Sendable, Hashable {
     /// their property descriptions: `updatedProperties?.map(\.name)` becomes `updatedProperties`);
     /// nil for an insert or a delete.
     public let updatedProperties: Set<String>?
+    /// For a delete, the deleted object's values of the attributes marked
+    /// ``AttributeDescription/preservesValueInHistoryOnDeletion``, by name, as
+    /// `EntityObject.value(forKey:)` gives them (`String`, `NSNumber`, `Date`, `UUID`, `Data`,
+    /// `URL`, `NSDecimalNumber`; a nil value is left out): Core Data's `tombstone`. Nil for an
+    /// insert or an update, and for a delete of an entity that preserves nothing.
+    public var tombstone: [String: Any]? {
+        guard let tombstoneValues else { return nil }
+        let entity = changedObjectID.entity
+        var values: [String: Any] = [:]
+        for (name, value) in tombstoneValues {
+            guard let index = entity.attributeIndex(named: name),
+                let boxed = EntityObject.boxed(value, type: entity.attributes[index].type)
+            else { continue }
+            values[name] = boxed
+        }
+        return values
+    }
+    /// The preserved values as the store keeps them.
+    var tombstoneValues: [String: AttributeValue]? = nil
 }
 
 /// One save (or batch delete) recorded in a store's persistent history: Core Data's
@@ -96,8 +115,7 @@ public struct PersistentHistoryTransaction: Sendable {
             case .delete: changes.deleted.insert(change.changedObjectID)
             }
         }
-        // An object inserted and changed again in one transaction is not possible, but one
-        // deleted after a batch of others' changes may be named twice: the delete wins.
+        // A transaction names each object once; were one named twice, its delete would win.
         changes.inserted.subtract(changes.deleted)
         changes.updated.subtract(changes.deleted)
         return DidSaveEvent(context: eventContext, changes: changes)

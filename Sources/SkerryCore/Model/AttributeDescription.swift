@@ -22,6 +22,10 @@ public struct AttributeDescription: Sendable, Hashable {
     /// How a derived attribute's value is computed when its object is saved (Core Data's
     /// derived attributes), or nil for an ordinary attribute. A derived attribute is stored.
     public let derivation: AttributeDerivation?
+    /// Whether a store that records persistent history keeps the attribute's value when its
+    /// object is deleted, in the delete's ``PersistentHistoryChange/tombstone`` (Core Data's
+    /// `preservesValueInHistoryOnDeletion`, Xcode's "Preserve After Deletion"). Default false.
+    public let preservesValueInHistoryOnDeletion: Bool
 
     /// Describes an attribute.
     /// - Parameters:
@@ -36,10 +40,13 @@ public struct AttributeDescription: Sendable, Hashable {
     ///   - valueTransformerName: the value transformer an Xcode model names, if any.
     ///   - isTransient: whether the attribute lives in memory only, never stored.
     ///   - derivation: for a derived attribute, how its value is computed at save.
+    ///   - preservesValueInHistoryOnDeletion: whether the persistent history keeps the value of a
+    ///     deleted object (its tombstone).
     public init(
         _ name: String, _ type: AttributeType, isOptional: Bool = false,
         defaultValue: (any AttributeValueConvertible)? = nil, renamingIdentifier: String? = nil,
-        valueTransformerName: String? = nil, isTransient: Bool = false, derivation: AttributeDerivation? = nil
+        valueTransformerName: String? = nil, isTransient: Bool = false, derivation: AttributeDerivation? = nil,
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -49,6 +56,7 @@ public struct AttributeDescription: Sendable, Hashable {
         self.valueTransformerName = valueTransformerName
         self.isTransient = isTransient
         self.derivation = derivation
+        self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
     }
 
     /// The name migrations match the attribute by: its renaming identifier, or its name.

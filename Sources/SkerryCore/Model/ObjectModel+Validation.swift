@@ -105,6 +105,13 @@ extension ObjectModel {
                     first = relationship
                     wantsToMany = true
                 case .now:
+                    // Core Data's SQLite store keeps a date as its seconds since 2001: a number
+                    // attribute gets that number. Any other type cannot hold the time.
+                    guard [.date, .double, .float].contains(attribute.type) else {
+                        throw fail(
+                            "The derived attribute \(here) (now()) is a \(attribute.type) attribute: now() gives the time of the save, which a Date, Double or Float attribute holds.",
+                            entity.name, attribute.name)
+                    }
                     continue
                 }
                 guard let relationship = entity.relationship(named: first), relationship.isToMany == wantsToMany else {

@@ -11,6 +11,9 @@ import Foundation
 extension SQLiteStore {
     static let historyTransactionsTable = "_skerry_history_transactions"
     static let historyChangesTable = "_skerry_history_changes"
+    /// The values kept of deleted objects (tombstones): one row per preserved attribute, its
+    /// value stored as the attribute's column stores it.
+    static let historyTombstonesTable = "_skerry_history_tombstones"
     private static let trackingKey = "historyTracking"
     private static let expiredBeforeKey = "historyExpiredBefore"
 
@@ -35,7 +38,7 @@ extension SQLiteStore {
                 }
                 try pool.write { connection in
                     try connection.writeTransaction {
-                        if !exists { try createHistoryTables(connection) }
+                        try createHistoryTables(connection)
                         let metadata = try readMetadata(connection)
                         if metadata[trackingKey] == "off" {
                             // Saves made while history was off are not in it: older tokens expire.
@@ -73,21 +76,26 @@ extension SQLiteStore {
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(historyTransactionsTable)]) ?? 0 > 0
     }
 
+    /// Creates the history's tables that are missing.
     private static func createHistoryTables(_ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
         try connection.execute(
             """
-            CREATE TABLE \(q(historyTransactionsTable)) ("number" INTEGER PRIMARY KEY AUTOINCREMENT, \
+            CREATE TABLE IF NOT EXISTS \(q(historyTransactionsTable)) ("number" INTEGER PRIMARY KEY AUTOINCREMENT, \
             "timestamp" REAL NOT NULL, "author" TEXT, "contextName" TEXT, "bundleID" TEXT NOT NULL, "processID" TEXT NOT NULL)
             """)
         try connection.execute(
             """
-            CREATE TABLE \(q(historyChangesTable)) ("id" INTEGER PRIMARY KEY AUTOINCREMENT, \
+            CREATE TABLE IF NOT EXISTS \(q(historyChangesTable)) ("id" INTEGER PRIMARY KEY AUTOINCREMENT, \
             "transactionNumber" INTEGER NOT NULL, "changeType" INTEGER NOT NULL, "entity" TEXT NOT NULL, \
             "objectKey" INTEGER NOT NULL, "updatedProperties" TEXT)
             """)
         try connection.execute(
-            "CREATE INDEX \(q(historyChangesTable + "_transaction")) ON \(q(historyChangesTable)) (\"transactionNumber\")")
+            "CREATE INDEX IF NOT EXISTS \(q(historyChangesTable + "_transaction")) ON \(q(historyChangesTable)) (\"transactionNumber\")")
+        try connection.execute(
+            "CREATE TABLE IF NOT EXISTS \(q(historyTombstonesTable)) (\"changeID\" INTEGER NOT NULL, \"name\" TEXT NOT NULL, \"value\")")
+        try connection.execute(
+            "CREATE INDEX IF NOT EXISTS \(q(historyTombstonesTable + "_change")) ON \(q(historyTombstonesTable)) (\"changeID\")")
     }
 
     /// Deletes every transaction and makes every token taken so far expire: for history that no
@@ -96,6 +104,7 @@ extension SQLiteStore {
     /// (it names the last) is older than the expiry, and the current token after it is not.
     static func expireAllHistory(_ connection: SQLiteConnection) throws {
         let q = SQLBuilder.quote
+        try connection.execute("DELETE FROM \(q(historyTombstonesTable))")
         try connection.execute("DELETE FROM \(q(historyChangesTable))")
         try connection.execute("DELETE FROM \(q(historyTransactionsTable))")
         let next = try lastHistoryNumber(connection) + 1
@@ -123,6 +132,8 @@ extension SQLiteStore {
         var entity: EntityDescription
         var key: Int64
         var properties: [String]? = nil
+        /// For a delete, the preserved attributes' values (``AttributeDescription/preservesValueInHistoryOnDeletion``).
+        var tombstone: [(name: String, value: AttributeValue)]? = nil
     }
 
     /// Records one transaction with `entries`, inside the write transaction of `connection`.
@@ -147,12 +158,17 @@ extension SQLiteStore {
                 .int(number), .int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key),
                 entry.properties.map { .string($0.joined(separator: ",")) } ?? .null,
             ])
+            guard let tombstone = entry.tombstone, !tombstone.isEmpty else { continue }
+            let changeID = connection.lastInsertRowID
+            let keep = try connection.cachedStatement(
+                "INSERT INTO \(q(Self.historyTombstonesTable)) (\"changeID\", \"name\", \"value\") VALUES (?, ?, ?)")
+            for (name, value) in tombstone { try keep.run([.int(changeID), .string(name), value]) }
         }
     }
 
-    /// The entries of a save's write: `keys` are the inserts' keys, `deleted` the rows its
-    /// deletes removed (a row already gone was deleted, and recorded, by someone else).
-    static func historyEntries(_ changes: StoreWrite, keys: [Int64], deleted: [ObjectID]) -> [HistoryEntry] {
+    /// The entries of a save's write: `keys` are the inserts' keys, `deleted` the entries of the
+    /// rows its deletes removed (a row already gone was deleted, and recorded, by someone else).
+    static func historyEntries(_ changes: StoreWrite, keys: [Int64], deleted: [HistoryEntry]) -> [HistoryEntry] {
         var entries: [HistoryEntry] = []
         entries.reserveCapacity(changes.inserts.count + changes.updates.count + deleted.count)
         for (insert, key) in zip(changes.inserts, keys) {
@@ -165,10 +181,38 @@ extension SQLiteStore {
                 + update.relationshipChanges.map { entity.relationships[$0.index].name }
             entries.append(HistoryEntry(type: .update, entity: entity, key: update.objectID.key, properties: names))
         }
-        for objectID in deleted {
-            entries.append(HistoryEntry(type: .delete, entity: objectID.entity, key: objectID.key))
-        }
+        entries += deleted
         return entries
+    }
+
+    /// The columns of `entity`'s preserved attributes, in the order ``tombstone(_:_:from:)`` reads
+    /// them; empty for most entities.
+    static func preservedAttributes(_ entity: EntityDescription) -> [AttributeDescription] {
+        entity.storedAttributes.filter(\.preservesValueInHistoryOnDeletion)
+    }
+
+    /// The tombstone of the current row of `statement`, whose columns from `column` on are
+    /// `attributes` (``preservedAttributes(_:)``); nil when the entity preserves nothing.
+    static func tombstone(_ statement: SQLiteStatement, _ attributes: [AttributeDescription], from column: Int32) -> [(
+        name: String, value: AttributeValue
+    )]? {
+        guard !attributes.isEmpty else { return nil }
+        return attributes.enumerated().map { offset, attribute in
+            (attribute.name, statement.value(at: column + Int32(offset), as: attribute.type) ?? .null)
+        }
+    }
+
+    /// The tombstone of the row `objectID` is about to delete, read in the write transaction.
+    func tombstone(of objectID: ObjectID, _ connection: SQLiteConnection) throws -> [(name: String, value: AttributeValue)]? {
+        let attributes = Self.preservedAttributes(objectID.entity)
+        guard !attributes.isEmpty else { return nil }
+        let q = SQLBuilder.quote
+        let statement = try connection.cachedStatement(
+            "SELECT \(attributes.map { q($0.name) }.joined(separator: ", ")) FROM \(q(objectID.entityName)) WHERE \(q(SQLBuilder.primaryKeyColumn)) = ?"
+        )
+        defer { statement.reset() }
+        try statement.bind([.int(objectID.key)])
+        return try statement.step() ? Self.tombstone(statement, attributes, from: 0) : nil
     }
 }
 
@@ -230,8 +274,51 @@ extension SQLiteStore: PersistentHistoryStore {
                             changedObjectID: ObjectID(store: identity, entity: entity, primaryKey: statement.int64(at: 9)),
                             changeType: type, updatedProperties: properties))
                 }
-                return records
+                return try readTombstones(into: records, condition, connection)
             }
+        }
+    }
+
+    /// Gives the delete changes of `records` the tombstones kept for them (read in the same
+    /// transaction as the records, with the same condition on their transactions).
+    private func readTombstones(
+        into records: [HistoryTransactionRecord], _ condition: (sql: String, value: AttributeValue), _ connection: SQLiteConnection
+    ) throws -> [HistoryTransactionRecord] {
+        let q = SQLBuilder.quote
+        let statement = try connection.cachedStatement(
+            """
+            SELECT b."changeID", b."name", b."value" FROM \(q(Self.historyTombstonesTable)) b \
+            JOIN \(q(Self.historyChangesTable)) c ON c."id" = b."changeID" \
+            JOIN \(q(Self.historyTransactionsTable)) t ON t."number" = c."transactionNumber" WHERE \(condition.sql)
+            """)
+        defer { statement.reset() }
+        try statement.bind([condition.value])
+        var pending: [Int64: [String: AttributeValue]] = [:]
+        // Each value is decoded as its attribute's type, found through the change's entity.
+        var entityOfChange: [Int64: EntityDescription] = [:]
+        for record in records { for change in record.changes { entityOfChange[change.changeID] = change.changedObjectID.entity } }
+        while try statement.step() {
+            let changeID = statement.int64(at: 0), name = statement.text(at: 1)
+            guard let entity = entityOfChange[changeID], let index = entity.attributeIndex(named: name),
+                let value = statement.value(at: 2, as: entity.attributes[index].type)
+            else {
+                throw SkerryError(
+                    .undecodableValue,
+                    "The persistent history of \(storeDescription) keeps a value of '\(name)' for change \(changeID) that this store cannot read.",
+                    key: name)
+            }
+            pending[changeID, default: [:]][name] = value
+        }
+        guard !pending.isEmpty else { return records }
+        return records.map { record in
+            var record = record
+            record.changes = record.changes.map { change in
+                guard let values = pending[change.changeID] else { return change }
+                var change = change
+                change.tombstoneValues = values
+                return change
+            }
+            return record
         }
     }
 
@@ -250,6 +337,9 @@ extension SQLiteStore: PersistentHistoryStore {
                     let last = try connection.scalarInt64(
                         "SELECT max(\"number\") FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql)", [condition.value])
                 else { return 0 }
+                try connection.cachedStatement(
+                    "DELETE FROM \(q(Self.historyTombstonesTable)) WHERE \"changeID\" IN (SELECT \"id\" FROM \(q(Self.historyChangesTable)) WHERE \"transactionNumber\" IN (SELECT \"number\" FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql)))"
+                ).run([condition.value])
                 try connection.cachedStatement(
                     "DELETE FROM \(q(Self.historyChangesTable)) WHERE \"transactionNumber\" IN (SELECT \"number\" FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql))"
                 ).run([condition.value])

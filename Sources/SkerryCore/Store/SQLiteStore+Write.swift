@@ -23,7 +23,7 @@ extension SQLiteStore {
             var conflicts = StoreWriteConflicts()
             var members: [MembersWrite] = []
             // The rows the deletes removed, for the history (nil: not recorded).
-            var deleted: [ObjectID]? = tracksPersistentHistory ? [] : nil
+            var deleted: [HistoryEntry]? = tracksPersistentHistory ? [] : nil
             try writeDeletes(changes.deletes, connection, &conflicts, &deleted)
             try writeUpdates(changes.updates, resolve, connection, &conflicts, &members)
             try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts, &members)
@@ -87,7 +87,7 @@ extension SQLiteStore {
     /// since the context read it is a conflict (a row already gone is not: the delete's aim is met).
     private func writeDeletes(
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts, _ deleted: inout [ObjectID]?
+        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts, _ deleted: inout [HistoryEntry]?
     ) throws {
         /// What determines a delete's SQL: the entity, and whether the version is checked.
         struct Shape: Equatable {
@@ -104,9 +104,11 @@ extension SQLiteStore {
             ) { () throws(SQLiteError) in
                 try connection.cachedStatement(SQLBuilder.deleteRow(entity, checkingVersion: expectedVersion != nil))
             }
+            // The values the history keeps of the row are read before it goes.
+            let tombstone = deleted != nil ? try tombstone(of: objectID, connection) : nil
             try statement.run([.int(objectID.key)] + (expectedVersion.map { [.int($0)] } ?? []))
             if connection.changes > 0 {
-                deleted?.append(objectID)
+                deleted?.append(HistoryEntry(type: .delete, entity: entity, key: objectID.key, tombstone: tombstone))
             } else if expectedVersion != nil {
                 if let stored = try currentRow(objectID, connection) { conflicts.versionConflicts.append((objectID, stored)) }
                 continue
@@ -313,10 +315,13 @@ extension SQLiteStore {
         let selectsKeys = returningIDs || !cleanup.isEmpty || tracksPersistentHistory
         let statements = members.map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
+            // With history, the values it keeps of the deleted rows come with their keys.
+            let preserved = tracksPersistentHistory ? Self.preservedAttributes(member) : []
+            let columns = ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q)
             return (
                 entity: member,
                 select: SQLBuilder.query(
-                    "SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(member.name))", query, layout: layout, ordered: false),
+                    "SELECT \(columns.joined(separator: ", ")) FROM \(q(member.name))", query, layout: layout, ordered: false),
                 delete: SQLBuilder.query("DELETE FROM \(q(member.name))", query, layout: layout, ordered: false)
             )
         }
@@ -335,7 +340,10 @@ extension SQLiteStore {
                         while try statement.step() {
                             let key = statement.int64(at: 0)
                             keys.append(key)
-                            if tracksPersistentHistory { history.append(HistoryEntry(type: .delete, entity: member, key: key)) }
+                            if tracksPersistentHistory {
+                                let tombstone = Self.tombstone(statement, Self.preservedAttributes(member), from: 1)
+                                history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
+                            }
                             if returningIDs { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: key)) }
                         }
                     }

@@ -31,10 +31,11 @@ struct BinaryPropertyList {
     /// Counts the objects read, so that a list whose objects share children cannot make the
     /// reader build an exponential tree.
     private final class Budget {
-        var remaining = 100_000
+        var remaining: Int
+        init(_ remaining: Int) { self.remaining = remaining }
     }
 
-    private let budget = Budget()
+    private let budget: Budget
     private let bytes: [UInt8]
     private let offsets: [Int]
     private let referenceSize: Int
@@ -45,7 +46,8 @@ struct BinaryPropertyList {
     }
 
     /// Parses `data`; returns its top object.
-    static func parse(_ data: Data) throws(Failure) -> PropertyListValue {
+    /// - Parameter budget: the most objects read (shared ones count each time they are reached).
+    static func parse(_ data: Data, budget: Int = 100_000) throws(Failure) -> PropertyListValue {
         let bytes = [UInt8](data)
         guard bytes.count >= 40, Array(bytes.prefix(8)) == Array("bplist00".utf8) else {
             throw Failure(reason: "not a binary property list")
@@ -58,7 +60,7 @@ struct BinaryPropertyList {
             tableStart >= 8, tableStart <= trailer, count * offsetSize <= trailer - tableStart
         else { throw Failure(reason: "a damaged trailer") }
         let offsets = (0..<count).map { Self.integer(bytes, tableStart + $0 * offsetSize, offsetSize) }
-        let list = BinaryPropertyList(bytes: bytes, offsets: offsets, referenceSize: referenceSize)
+        let list = BinaryPropertyList(budget: Budget(budget), bytes: bytes, offsets: offsets, referenceSize: referenceSize)
         return try list.object(top, depth: 0)
     }
 

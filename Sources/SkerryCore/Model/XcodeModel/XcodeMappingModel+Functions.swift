@@ -64,6 +64,64 @@ enum MappingValue {
         }
     }
 
+    /// The predefined `NSExpression` functions ``predefined(_:_:)`` carries out, with their
+    /// number of arguments.
+    static let predefinedFunctions: [String: Int] = [
+        "now": 0, "uppercase:": 1, "lowercase:": 1, "abs:": 1, "add:to:": 2, "from:subtract:": 2, "multiply:by:": 2,
+        "divide:by:": 2, "modulus:by:": 2,
+    ]
+
+    /// The predefined function `name` of `arguments`, as `NSExpression` computes it: `now` is
+    /// the current time; the text functions answer nil for anything but a text; arithmetic on
+    /// integers stays integral (a division too when exact), on other numbers is a double, and
+    /// answers nil when an argument is no number or for a division by zero.
+    static func predefined(_ name: String, _ arguments: [AttributeValue]) -> AttributeValue {
+        switch (name, arguments.first) {
+        case ("now", _): return .date(Date())
+        case ("uppercase:", .string(let text)?): return .string(text.uppercased())
+        case ("lowercase:", .string(let text)?): return .string(text.lowercased())
+        case ("abs:", .int(let number)?): return number == .min ? .double(-Double(number)) : .int(abs(number))
+        case ("abs:", let value?): return number(value).map { .double(abs($0)) } ?? .null
+        default: break
+        }
+        guard arguments.count == 2 else { return .null }
+        if case .int(let a) = arguments[0], case .int(let b) = arguments[1] {
+            switch name {
+            case "add:to:": return a.addingReportingOverflow(b).overflow ? .double(Double(a) + Double(b)) : .int(a + b)
+            case "from:subtract:": return a.subtractingReportingOverflow(b).overflow ? .double(Double(a) - Double(b)) : .int(a - b)
+            case "multiply:by:": return a.multipliedReportingOverflow(by: b).overflow ? .double(Double(a) * Double(b)) : .int(a * b)
+            case "divide:by:":
+                guard b != 0 else { return .null }
+                return a.remainderReportingOverflow(dividingBy: b).partialValue == 0 && !(a == .min && b == -1)
+                    ? .int(a / b) : .double(Double(a) / Double(b))
+            case "modulus:by:":
+                guard b != 0, !(a == .min && b == -1) else { return .null }
+                return .int(a % b)
+            default: return .null
+            }
+        }
+        guard let a = number(arguments[0]), let b = number(arguments[1]) else { return .null }
+        switch name {
+        case "add:to:": return .double(a + b)
+        case "from:subtract:": return .double(a - b)
+        case "multiply:by:": return .double(a * b)
+        case "divide:by:": return b == 0 ? .null : .double(a / b)
+        case "modulus:by:": return b == 0 ? .null : .double(a.truncatingRemainder(dividingBy: b))
+        default: return .null
+        }
+    }
+
+    /// A number value as a double, or nil.
+    private static func number(_ value: AttributeValue) -> Double? {
+        switch value {
+        case .int(let number): return Double(number)
+        case .double(let number): return number
+        case .decimal(let number): return NSDecimalNumber(decimal: number).doubleValue
+        case .bool(let flag): return flag ? 1 : 0
+        default: return nil
+        }
+    }
+
     /// `value` as a value of an attribute of `type`, as Core Data would store it: the value when
     /// it is one already, a number converted exactly (``SchemaMapping/convert(_:to:)``), a text
     /// that is a URL or UUID for those types; nil when it does not fit.

@@ -283,6 +283,13 @@ private struct StepBuilder {
             var values: [Evaluable] = []
             for argument in arguments { values.append(try evaluable(argument, of: entityMapping, source: sourceEntity, what: what)) }
             return .function(try evaluable(receiver, of: entityMapping, source: sourceEntity, what: what), selector, values)
+        case .predefinedFunction(let name, let arguments):
+            guard MappingValue.predefinedFunctions[name] == arguments.count else {
+                throw failure(entityMapping, what + " (Skerry knows no function '\(name)' of \(arguments.count) argument(s))")
+            }
+            var values: [Evaluable] = []
+            for argument in arguments { values.append(try evaluable(argument, of: entityMapping, source: sourceEntity, what: what)) }
+            return .predefined(name, values)
         case .destinationInstances, .unsupported:
             throw failure(entityMapping, what)
         }
@@ -353,6 +360,7 @@ private indirect enum Evaluable: Sendable {
     /// A property of the source row, or of the row reached through to-one relationships.
     case keyPath(hops: [Hop], last: String)
     case function(Evaluable, String, [Evaluable])
+    case predefined(String, [Evaluable])
 
     func evaluate(_ source: MigrationRow, _ lookup: [String: [Int64: MigrationRow]]) -> AttributeValue {
         switch self {
@@ -367,6 +375,8 @@ private indirect enum Evaluable: Sendable {
             return row[last]
         case .function(let receiver, let selector, let arguments):
             return MappingValue.apply(selector, to: receiver.evaluate(source, lookup), arguments.map { $0.evaluate(source, lookup) })
+        case .predefined(let name, let arguments):
+            return MappingValue.predefined(name, arguments.map { $0.evaluate(source, lookup) })
         }
     }
 }

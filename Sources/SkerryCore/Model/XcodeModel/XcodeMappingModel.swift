@@ -39,6 +39,12 @@ public struct XcodeMappingModel: Sendable {
         /// `timeIntervalSinceReferenceDate`, `timeIntervalSince1970`, `absoluteString`,
         /// `UUIDString`); another selector makes the step an error naming it.
         indirect case function(receiver: ValueExpression, selector: String, arguments: [ValueExpression])
+        /// One of `NSExpression`'s predefined functions, as Xcode writes `now()` or
+        /// `uppercase:($source.name)`. The ones a step carries out are `now` (the time of the
+        /// migration), `uppercase:`, `lowercase:`, `abs:`, `add:to:`, `from:subtract:`,
+        /// `multiply:by:`, `divide:by:` and `modulus:by:`; another one makes the step an error
+        /// naming it.
+        indirect case predefinedFunction(name: String, arguments: [ValueExpression])
         /// An expression Skerry does not carry out, as text.
         case unsupported(String)
 
@@ -49,6 +55,8 @@ public struct XcodeMappingModel: Sendable {
             case .destinationInstances(let path): return "the destination objects of $source.\(path)"
             case .function(let receiver, let selector, let arguments):
                 return "FUNCTION(\(receiver), \"\(selector)\"\(arguments.map { ", \($0)" }.joined()))"
+            case .predefinedFunction(let name, let arguments):
+                return "\(name)(\(arguments.map(\.description).joined(separator: ", ")))"
             case .unsupported(let text): return text
             }
         }
@@ -248,6 +256,24 @@ enum ArchivedExpression {
                     arguments.count == 2, let path = sourceKeyPath(arguments[1])
                 {
                     return .destinationInstances(sourceKeyPath: path)
+                }
+                if let utilities = object(node["NSOperand"]), className(utilities) == "NSConstantValueExpression",
+                    object(utilities["NSConstantValueClassName"])?.string == "_NSPredicateUtilities"
+                {
+                    // NSExpression(forFunction:arguments:): the receiver is Foundation's class of
+                    // predefined functions.
+                    var values: [XcodeMappingModel.ValueExpression] = []
+                    for argument in self.arguments(node) {
+                        guard case .uid(let index) = argument else {
+                            return .unsupported("\(selector)() with an argument that cannot be read")
+                        }
+                        values.append(expression(index, depth: depth + 1))
+                    }
+                    let function = XcodeMappingModel.ValueExpression.predefinedFunction(name: selector, arguments: values)
+                    if values.contains(where: { if case .unsupported = $0 { return true } else { return false } }) {
+                        return .unsupported(function.description)
+                    }
+                    return function
                 }
                 if operand == nil, case .uid(let receiver)? = node["NSOperand"] {
                     let target = expression(receiver, depth: depth + 1)

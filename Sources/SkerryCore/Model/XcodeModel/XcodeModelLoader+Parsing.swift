@@ -13,8 +13,12 @@ struct XcodeModelParser {
     /// Registered value transformer names and their storage types.
     let transformers: [String: AttributeType]
 
-    /// The `contents` file.
-    private var file: URL { folder.appendingPathComponent("contents") }
+    /// The `contents` file, or in a version last saved by Xcode 3, its `elements` file.
+    private var file: URL {
+        let contents = folder.appendingPathComponent("contents"), elements = folder.appendingPathComponent("elements")
+        return !FileManager.default.fileExists(atPath: contents.path) && FileManager.default.fileExists(atPath: elements.path)
+            ? elements : contents
+    }
 
     // MARK: Read entities
 
@@ -73,18 +77,29 @@ struct XcodeModelParser {
         }
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw XcodeModel.failure(
-                "\(file.path): the model version has no 'contents' file (models saved by Xcode 3 and earlier are not supported: open and save them in a current Xcode)."
+                "\(file.path): the model version has no 'contents' file (nor the 'elements' file of a model saved by Xcode 3)."
             )
         }
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw XcodeModel.failure("\(file.path): the file cannot be read.")
         }
         let root: XMLNode
-        switch XMLNode.parse(data) {
-        case .success(let node): root = node
-        case .failure(let failure):
-            let place = failure.openElements.isEmpty ? "" : ", in " + failure.openElements.joined(separator: ", ")
-            throw XcodeModel.failure("\(file.path), line \(failure.line)\(place): the file is not well-formed XML: \(failure.reason).")
+        if file.lastPathComponent == "elements" {
+            do {
+                root = try LegacyModelArchive.read(data)
+            } catch {
+                throw XcodeModel.failure(
+                    "\(file.path): the file is not a model saved by Xcode 3 that Skerry can read: \(error.reason). Open and save the model in a current Xcode."
+                )
+            }
+        } else {
+            switch XMLNode.parse(data) {
+            case .success(let node): root = node
+            case .failure(let failure):
+                let place = failure.openElements.isEmpty ? "" : ", in " + failure.openElements.joined(separator: ", ")
+                throw XcodeModel.failure(
+                    "\(file.path), line \(failure.line)\(place): the file is not well-formed XML: \(failure.reason).")
+            }
         }
         guard root.name == "model" else {
             throw fail("the root element is <\(root.name)>, not <model>: this is not an Xcode data model.", line: root.line)
@@ -311,7 +326,8 @@ struct XcodeModelParser {
                 defaultValue: defaultValue.isNull ? nil : defaultValue,
                 renamingIdentifier: nonEmpty(node["elementID"]),
                 valueTransformerName: typeName == "Transformable" ? nonEmpty(node["valueTransformerName"]) : nil,
-                isTransient: node.flag("transient"), derivation: derivation),
+                isTransient: node.flag("transient"), derivation: derivation,
+                preservesValueInHistoryOnDeletion: node.flag("preserveAfterDeletion")),
             elementID: nonEmpty(node["elementID"]), versionHashModifier: nonEmpty(node["versionHashModifier"]),
             line: node.line)
     }
@@ -549,7 +565,7 @@ struct XcodeModelParser {
                 versionHashModifier: modifiers.isEmpty ? nil : modifiers.sorted().joined(separator: ";"),
                 configurations: configurations, fetchRequestTemplates: templates)
         } catch {
-            let line = error.entityName.flatMap { name in flat[name]?.entity.line }
+            let line = error.entityName.flatMap { name in flat[name]?.entity.line }.flatMap { $0 > 0 ? $0 : nil }
             throw SkerryError(
                 .invalidModel, "\(file.path)\(line.map { ", line \($0)" } ?? ""): \(error.message)",
                 entityName: error.entityName, key: error.key)
@@ -563,7 +579,8 @@ struct XcodeModelParser {
         _ message: String, line: Int, entity: String? = nil,
         element: (kind: String, name: String)? = nil
     ) -> SkerryError {
-        var place = "\(file.path), line \(line)"
+        // An element read from Xcode 3's archive has no line (0).
+        var place = line > 0 ? "\(file.path), line \(line)" : file.path
         if let entity { place += ", entity '\(entity)'" }
         if let element { place += element.name.isEmpty ? ", \(element.kind)" : ", \(element.kind) '\(element.name)'" }
         return SkerryError(

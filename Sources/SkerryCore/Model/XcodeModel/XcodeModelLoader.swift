@@ -44,6 +44,9 @@ import Synchronization
 /// - Renaming IDs (`elementID`) and version hash modifiers are returned in
 ///   ``XcodeModelVersion/renamingIdentifiers`` and ``XcodeModelVersion/versionHashModifiers`` for
 ///   migrations; configurations in ``XcodeModelVersion/configurations``.
+/// - A version last saved by Xcode 3 keeps its model in an `elements` file (a keyed archive of
+///   Xcode's model classes) instead of `contents`: it is read into the same model, but for its
+///   fetch requests and fetched properties (archived predicates), which are an error.
 /// - Transient and derived attributes, composite attributes and transient relationships are
 ///   unsupported (an error). Fetched properties, fetch request
 ///   templates, user info, validation rules (min/max values, regular expressions), class names,
@@ -122,7 +125,8 @@ public struct XcodeModel: Sendable {
     /// - Parameter name: the version's name, with or without the `.xcdatamodel` extension.
     /// - Returns: the version, with its ``ObjectModel``.
     /// - Throws: ``SkerryError/Code/invalidModel`` when there is no such version, when its
-    ///   `contents` file is missing or is not well-formed XML, or when the model it describes is
+    ///   `contents` file is missing or is not well-formed XML (or, in a version last saved by
+    ///   Xcode 3, its `elements` file cannot be read), or when the model it describes is
     ///   invalid or uses something Skerry does not support; the message names the file, the line,
     ///   the entity and the element.
     public func load(version name: String) throws(SkerryError) -> XcodeModelVersion {
