@@ -246,21 +246,25 @@ struct CorpusHarness {
     }
 
     /// How many objects of each entity to make: 4, more where a to-many relationship needs a
-    /// minimum of members that each hold it through a to-one inverse: enough for the objects of
-    /// every entity that has the relationship (its declaring entity's sub-entities inherit it).
+    /// minimum of members that each hold it through a to-one inverse, or a required to-one
+    /// relationship needs an object of its own (a one-to-one pair): enough for the objects of
+    /// every entity that has the relationship (its declaring entity's sub-entities inherit it),
+    /// made by the destination, or shared by the sub-entities of an abstract one.
     static func objectCounts(_ model: ObjectModel) -> [String: Int] {
         var counts = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, 4) })
         for _ in 0..<5 {
             var needed: [String: Int] = [:]
             for entity in model.entities where isInstantiable(entity, in: model) {
-                for relationship in entity.relationships where relationship.isToMany {
+                for relationship in entity.relationships {
                     guard
                         let inverse = relationship.inverseName.flatMap({
                             model.entity(named: relationship.destinationEntityName)?.relationship(named: $0)
                         }),
                         !inverse.isToMany
                     else { continue }
-                    let need = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+                    let need =
+                        relationship.isToMany
+                        ? max(relationship.minCount, relationship.isOptional ? 0 : 1) : (relationship.isOptional ? 0 : 1)
                     guard need > 0 else { continue }
                     // Summed over the entities that have this relationship (a declaring entity
                     // and its sub-entities), the most over the relationships to the entity.
@@ -268,8 +272,13 @@ struct CorpusHarness {
                 }
             }
             for (key, total) in needed {
-                let name = String(key[..<key.lastIndex(of: ".")!])
-                counts[name] = min(64, max(counts[name] ?? 4, total))
+                guard let destination = model.entity(named: String(key[..<key.lastIndex(of: ".")!])) else { continue }
+                // An abstract destination's objects are its sub-entities'.
+                let makers =
+                    isInstantiable(destination, in: model)
+                    ? [destination] : model.entityAndSubentities(of: destination).filter { isInstantiable($0, in: model) }
+                let share = (total + max(makers.count, 1) - 1) / max(makers.count, 1)
+                for entity in makers { counts[entity.name] = min(64, max(counts[entity.name] ?? 4, share)) }
             }
         }
         return counts
@@ -310,7 +319,9 @@ struct CorpusHarness {
                     .reduce(0) { $0 + (objects[$1.name]?.count ?? 0) }
                 // Transient relationships too: a required one must hold an object for the save
                 // to pass, as in Core Data (Xcode 3's templates mark back-references transient).
-                for (r, relationship) in entity.relationships.enumerated() {
+                for relationship in entity.relationships {
+                    // An offset per relationship, the same in every entity that has it.
+                    let r = relationship.name.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF }
                     let inverse = relationship.inverseName.flatMap {
                         model.entity(named: relationship.destinationEntityName)?.relationship(named: $0)
                     }
@@ -318,8 +329,12 @@ struct CorpusHarness {
                         if relationship.isToMany && !inverse.isToMany { continue }
                         // One side of the pair, the same for the sub-entities that inherit it.
                         let destinationRoot = model.entity(named: relationship.destinationEntityName)?.rootEntity.name ?? ""
-                        if relationship.isToMany == inverse.isToMany
-                            && "\(entity.rootEntity.name).\(relationship.name)" > "\(destinationRoot).\(inverse.name)"
+                        // A one-to-one pair from its required side, if one is.
+                        let requiredSide = !relationship.isToMany && !inverse.isToMany && relationship.isOptional != inverse.isOptional
+                        if requiredSide
+                            ? relationship.isOptional
+                            : relationship.isToMany == inverse.isToMany
+                                && "\(entity.rootEntity.name).\(relationship.name)" > "\(destinationRoot).\(inverse.name)"
                         {
                             continue
                         }

@@ -33,8 +33,9 @@ extension ObjectContext {
     /// - Parameter request: what to fetch or delete, and what to report.
     /// - Returns: the result; ``PersistentHistoryResult/result`` holds it as Core Data gives it.
     /// - Throws: ``SkerryError/Code/invalidArgument`` when no loaded store records history;
-    ///   ``SkerryError/Code/persistentHistoryTokenExpired`` for a token whose history was deleted
-    ///   or that names none of those stores; ``SkerryError/Code/storeIsReadOnly`` for a delete
+    ///   ``SkerryError/Code/persistentHistoryTokenExpired`` for a token whose history was deleted,
+    ///   that names none of those stores, that is past a store's last transaction (an older copy
+    ///   was restored) or whose store stopped tracking; ``SkerryError/Code/storeIsReadOnly`` for a delete
     ///   in a read-only store.
     @discardableResult
     public func execute(_ request: PersistentHistoryChangeRequest) throws(SkerryError) -> PersistentHistoryResult {

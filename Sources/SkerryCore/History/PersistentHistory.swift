@@ -6,9 +6,10 @@ import Foundation
 /// Read it with ``PersistentHistoryChangeRequest``. A store without the option writes no history.
 ///
 /// As in Core Data, a store once opened with the option and opened later without it opens
-/// read-only (its saves fail with ``SkerryError/Code/storeIsReadOnly``) while it holds history:
-/// delete the history first (`PersistentHistoryChangeRequest.deleteHistory(before: .distantFuture)`)
-/// to stop tracking. A PostgreSQL store refuses the option with ``SkerryError/Code/invalidArgument``.
+/// read-only (its saves fail with ``SkerryError/Code/storeIsReadOnly``), whether it holds
+/// transactions or not: to stop tracking, delete all its history up to now with the option
+/// (`PersistentHistoryChangeRequest.deleteHistory(before: .distantFuture)`), then open it without.
+/// A PostgreSQL store refuses the option with ``SkerryError/Code/invalidArgument``.
 public let PersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
 
 /// A bookmark in the persistent history: Core Data's `NSPersistentHistoryToken`. It names, for
@@ -18,8 +19,9 @@ public let PersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
 /// Tokens are `Codable` (Core Data's are archived with `NSKeyedArchiver`; archive Skerry's with
 /// `JSONEncoder` or `PropertyListEncoder`) and stay valid across launches. A token whose history
 /// was deleted since (`PersistentHistoryChangeRequest.deleteHistory(before:)`,
-/// or a migration that rebuilt the store's tables), or that names only stores the stack does not
-/// have, fails a fetch with ``SkerryError/Code/persistentHistoryTokenExpired``: start again from
+/// or a migration that rebuilt the store's tables), that names only stores the stack does not
+/// have, that is past a store's last transaction (an older copy of the store was restored) or
+/// whose store stopped tracking, fails a fetch with ``SkerryError/Code/persistentHistoryTokenExpired``: start again from
 /// the current state, as Core Data apps do on `NSPersistentHistoryTokenExpiredError`.
 public struct PersistentHistoryToken: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The number of the last transaction seen, by store identifier.

@@ -5,7 +5,8 @@ import Foundation
 /// delete. Transactions and changes are numbered by `AUTOINCREMENT`, so that a number is never
 /// given twice, even after the history was deleted (tokens keep meaning the same point).
 ///
-/// The metadata records whether history is tracked (`historyTracking`: `on`, `off`) and below
+/// The metadata records whether history is tracked (`historyTracking`: `on`, `cleared`, `off`,
+/// see ``Tracking``) and below
 /// which number it was deleted (`historyExpiredBefore`): a token older than that lost some of
 /// the transactions after it, and fails with ``SkerryError/Code/persistentHistoryTokenExpired``.
 extension SQLiteStore {
@@ -17,50 +18,62 @@ extension SQLiteStore {
     private static let trackingKey = "historyTracking"
     private static let expiredBeforeKey = "historyExpiredBefore"
 
-    /// What loading `description` means for its history: creates the tables when it asks for
-    /// history; without the option, a store holding history opens read-only (as Core Data
-    /// forces such a store into read-only mode), and one whose history was all deleted stops
-    /// tracking. Returns whether the store tracks history, and why it is read-only, if it is.
+    /// What loading `description` means for its history.
+    ///
+    /// With the option, creates the tables and marks tracking `on` in the metadata, in one
+    /// write transaction (instances loading one fresh file at once all find the tables). Once
+    /// `on`, the store opened without the option is read-only (as Core Data forces such a store
+    /// into read-only mode), whether it holds transactions or not: a save not recorded would be
+    /// a gap the consumers of the history never learn of. Tracking stops only on purpose: after
+    /// all history up to now was deleted (``deleteHistory(before:)`` with a date not before now,
+    /// `cleared`), an opening without the option finding no transaction recorded since turns
+    /// it `off` and writes. Returns whether the store tracks history, and why it is read-only, if
+    /// it is.
     static func prepareHistory(pool: ConnectionPool, description: StoreDescription) throws(SkerryError)
         -> (tracks: Bool, readOnlyReason: String?)
     {
         do {
-            let exists = try pool.read { connection in try historyTablesExist(connection) }
-            if description.tracksPersistentHistory {
-                if description.isReadOnly {
-                    guard exists else {
-                        throw SkerryError(
-                            .invalidArgument,
-                            "\(description) asks for persistent history but is read-only and has none: open it once read-write with PersistentHistoryTrackingKey to start recording."
-                        )
-                    }
-                    return (true, nil)
-                }
-                try pool.write { connection in
-                    try connection.writeTransaction {
-                        try createHistoryTables(connection)
-                        let metadata = try readMetadata(connection)
-                        if metadata[trackingKey] == "off" {
-                            // Saves made while history was off are not in it: older tokens expire.
-                            try expireAllHistory(connection)
-                        }
-                        if metadata[trackingKey] != "on" { try schema.writeMetadata([trackingKey: "on"], connection) }
-                    }
+            if description.isReadOnly {
+                guard description.tracksPersistentHistory else { return (false, nil) }
+                guard try pool.read({ connection in try historyTablesExist(connection) }) else {
+                    throw SkerryError(
+                        .invalidArgument,
+                        "\(description) asks for persistent history but is read-only and has none: open it once read-write with PersistentHistoryTrackingKey to start recording."
+                    )
                 }
                 return (true, nil)
             }
-            guard exists, !description.isReadOnly else { return (false, nil) }
+            if !description.tracksPersistentHistory {
+                // A store that never had history stays as it is (no write lock taken at load);
+                // one that has is decided in the write transaction below.
+                guard try pool.read({ connection in try historyTablesExist(connection) }) else { return (false, nil) }
+            }
             return try pool.write { connection in
                 try connection.writeTransaction {
-                    let held = try connection.scalarInt64("SELECT count(*) FROM \(SQLBuilder.quote(historyTransactionsTable))") ?? 0
-                    if held > 0 {
+                    if description.tracksPersistentHistory {
+                        try createHistoryTables(connection)
+                        let tracking = try readMetadata(connection)[trackingKey]
+                        if tracking == Tracking.off {
+                            // Saves made while history was off are not in it: older tokens expire.
+                            try expireAllHistory(connection)
+                        }
+                        if tracking != Tracking.on { try schema.writeMetadata([trackingKey: Tracking.on], connection) }
+                        return (true, nil)
+                    }
+                    guard try historyTablesExist(connection) else { return (false, nil) }
+                    switch try readMetadata(connection)[trackingKey] {
+                    case Tracking.off?:
+                        return (false, nil)
+                    case Tracking.cleared?
+                    where try connection.scalarInt64("SELECT count(*) FROM \(SQLBuilder.quote(historyTransactionsTable))") == 0:
+                        try schema.writeMetadata([trackingKey: Tracking.off], connection)
+                        return (false, nil)
+                    default:
                         return (
                             false,
-                            "\(description) holds persistent history and was opened without PersistentHistoryTrackingKey, so it is read-only (as Core Data forces such a store into read-only mode): a save not recorded would leave a gap in the history. Open it with the option, or delete its history (PersistentHistoryChangeRequest.deleteHistory(before: .distantFuture)) to stop tracking."
+                            "\(description) tracks persistent history and was opened without PersistentHistoryTrackingKey, so it is read-only (as Core Data forces such a store into read-only mode): a save not recorded would leave a gap in the history. Open it with the option; to stop tracking, delete all its history up to now (PersistentHistoryChangeRequest.deleteHistory(before: .distantFuture)) with the option, then open it without."
                         )
                     }
-                    try schema.writeMetadata([trackingKey: "off"], connection)
-                    return (false, nil)
                 }
             }
         } catch {
@@ -69,6 +82,17 @@ extension SQLiteStore {
             throw SkerryError(
                 .storeLoadFailed, "Cannot prepare the persistent history of \(description): \(reason.message)", sqlite: reason.sqlite)
         }
+    }
+
+    /// The values of the metadata's `historyTracking`.
+    enum Tracking {
+        /// Saves are recorded; without the option the store is read-only.
+        static let on = "on"
+        /// All history up to a moment was deleted to stop tracking: the next opening without the
+        /// option turns tracking off, unless a transaction was recorded since.
+        static let cleared = "cleared"
+        /// Saves are not recorded: the history, if any, has a gap after its last transaction.
+        static let off = "off"
     }
 
     static func historyTablesExist(_ connection: SQLiteConnection) throws -> Bool {
@@ -228,15 +252,7 @@ extension SQLiteStore: PersistentHistoryStore {
         let identity = identity
         return try read(nil) { connection in
             try connection.readTransaction {
-                if case .number(let number?) = bound,
-                    let expired = try Self.readMetadata(connection)[Self.expiredBeforeKey].flatMap(Int64.init),
-                    number < expired - 1
-                {
-                    throw SkerryError(
-                        .persistentHistoryTokenExpired,
-                        "The persistent history of \(storeDescription) after transaction \(number) was deleted (it now starts after \(expired - 1)): fetch all history again (after nil) and take a new token."
-                    )
-                }
+                if case .number(let number?) = bound { try checkToken(number, connection) }
                 let statement = try connection.cachedStatement(
                     """
                     SELECT t."number", t."timestamp", t."author", t."contextName", t."bundleID", t."processID", \
@@ -276,6 +292,33 @@ extension SQLiteStore: PersistentHistoryStore {
                 }
                 return try readTombstones(into: records, condition, connection)
             }
+        }
+    }
+
+    /// Throws ``SkerryError/Code/persistentHistoryTokenExpired`` unless the history after the
+    /// transaction `number` (a token's) is all there, read in the fetch's transaction: not
+    /// deleted, not past the last transaction (a token taken before an older copy of the store
+    /// was restored: later saves would reuse its numbers), and recorded (tracking not off).
+    private func checkToken(_ number: Int64, _ connection: SQLiteConnection) throws {
+        let metadata = try Self.readMetadata(connection)
+        if let expired = metadata[Self.expiredBeforeKey].flatMap(Int64.init), number < expired - 1 {
+            throw SkerryError(
+                .persistentHistoryTokenExpired,
+                "The persistent history of \(storeDescription) after transaction \(number) was deleted (it now starts after \(expired - 1)): fetch all history again (after nil) and take a new token."
+            )
+        }
+        let last = try Self.lastHistoryNumber(connection)
+        if number > last {
+            throw SkerryError(
+                .persistentHistoryTokenExpired,
+                "The token names transaction \(number) of \(storeDescription), past its last transaction \(last): it was taken from a later state of the store (an older copy was restored since). Fetch all history again (after nil) and take a new token."
+            )
+        }
+        if metadata[Self.trackingKey] == Tracking.off {
+            throw SkerryError(
+                .persistentHistoryTokenExpired,
+                "Persistent history tracking of \(storeDescription) was turned off (it was opened without PersistentHistoryTrackingKey after its history was deleted): the saves since are not recorded after transaction \(number). Open it read-write with the option to record again, then fetch all history (after nil)."
+            )
         }
     }
 
@@ -331,8 +374,15 @@ extension SQLiteStore: PersistentHistoryStore {
         case .number(let number?): condition = ("\"number\" < ?", .int(number))
         case .date(let date): condition = ("\"timestamp\" < ?", .double(date.timeIntervalSinceReferenceDate))
         }
+        // Deleting all history up to now or later (Core Data's `deleteHistory(before: .distantFuture)`)
+        // is how tracking is stopped: an opening without the option may then turn it off.
+        let clears: Bool
+        if case .date(let date) = bound { clears = date >= Date() } else { clears = false }
         return try writeConnection(nil) { connection in
             try connection.writeTransaction {
+                if clears, try Self.readMetadata(connection)[Self.trackingKey] == Tracking.on {
+                    try Self.schema.writeMetadata([Self.trackingKey: Tracking.cleared], connection)
+                }
                 guard
                     let last = try connection.scalarInt64(
                         "SELECT max(\"number\") FROM \(q(Self.historyTransactionsTable)) WHERE \(condition.sql)", [condition.value])

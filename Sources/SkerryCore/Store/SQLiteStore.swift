@@ -21,7 +21,7 @@ final class SQLiteStore: ObjectStore {
     /// Whether saves and batch deletes are recorded in the store's persistent history
     /// (SQLiteStore+History.swift).
     let tracksPersistentHistory: Bool
-    /// Why a store opened for writing refuses writes: it holds persistent history and was opened
+    /// Why a store opened for writing refuses writes: it tracks persistent history and was opened
     /// without the option (``checkWritable()``); nil otherwise.
     let historyReadOnlyReason: String?
 

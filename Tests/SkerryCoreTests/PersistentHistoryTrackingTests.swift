@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SkerryCore
+
+/// Whether a store tracks persistent history, as several programs sharing one file see it (two
+/// stacks over one file play two processes): once a store was opened with
+/// ``PersistentHistoryTrackingKey``, a program without the option cannot write to it unrecorded, and a
+/// token that does not describe the store's history expires.
+@Suite struct PersistentHistoryTrackingTests {
+    /// A stack over `url` without the history option.
+    static func plainStack(_ url: URL, readOnly: Bool = false) throws -> PersistentStack {
+        let stack = PersistentStack(name: "Plain", model: Fixtures.model())
+        var description = StoreDescription(url: url)
+        description.isReadOnly = readOnly
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        return stack
+    }
+
+    /// Saves a book in `stack`'s view context.
+    static func save(_ stack: PersistentStack, _ title: String) throws {
+        try stack.viewContext.performAndWait {
+            _ = try stack.viewContext.insertBook(title)
+            try stack.viewContext.save()
+        }
+    }
+
+    @Test func aStoreOnceOpenedWithTheOptionStaysReadOnlyWithoutItEvenWithNoHistoryHeld() throws {
+        let directory = TemporaryDirectory()
+        // A fresh store opened with the option, no save yet, still open (the tracking process).
+        let fresh = directory.file("Fresh.sqlite")
+        let tracking = try makeHistoryStack(fresh)
+        let token = tracking.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        let plain = try Self.plainStack(fresh)
+        try plain.viewContext.performAndWait { () throws in
+            _ = try plain.viewContext.insertBook("Unrecorded")
+            let error = expectError(.storeIsReadOnly) { try plain.viewContext.save() }
+            #expect(error?.message.contains("PersistentHistoryTrackingKey") == true)
+        }
+        try Self.save(tracking, "Recorded")
+        #expect(try tracking.viewContext.history(.fetchHistory(after: token)).count == 1)
+
+        // A routine purge that happens to delete every transaction (before a moment now past)
+        // leaves tracking on.
+        let purged = directory.file("Purged.sqlite")
+        let consumer = try makeHistoryStack(purged)
+        try Self.save(consumer, "Dune")
+        let moment = Date()
+        let deleted = try consumer.viewContext.performAndWait {
+            try consumer.viewContext.execute(.deleteHistory(before: moment)).count
+        }
+        #expect(deleted == 1)
+        let other = try Self.plainStack(purged)
+        try other.viewContext.performAndWait { () throws in
+            _ = try other.viewContext.insertBook("Unrecorded")
+            expectError(.storeIsReadOnly) { try other.viewContext.save() }
+        }
+    }
+
+    @Test func deletingAllHistoryUpToNowThenOpeningWithoutTheOptionStopsTrackingUnlessSomeoneRecordedSince() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        let tracking = try makeHistoryStack(url)
+        try Self.save(tracking, "Dune")
+        _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+        // Another process still tracking records a save after the delete: not stopped.
+        try Self.save(tracking, "Emma")
+        let refused = try Self.plainStack(url)
+        try refused.viewContext.performAndWait { () throws in
+            _ = try refused.viewContext.insertBook("Unrecorded")
+            expectError(.storeIsReadOnly) { try refused.viewContext.save() }
+        }
+        _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+        let plain = try Self.plainStack(url)
+        try Self.save(plain, "Solaris")
+        #expect(try rawSQL(url, "SELECT value FROM \"_skerry_metadata\" WHERE key = 'historyTracking'") == [["off"]])
+    }
+
+    @Test func twoInstancesLoadingAFreshFileWithTheOptionAtOnceBothLoad() throws {
+        let directory = TemporaryDirectory()
+        for iteration in 0..<8 {
+            let url = directory.file("Fresh\(iteration).sqlite")
+            let outcomes = Mutex<[Result<PersistentStack, SkerryError>]>([])
+            DispatchQueue.concurrentPerform(iterations: 3) { _ in
+                let outcome = Result { () throws(SkerryError) -> PersistentStack in
+                    do { return try makeHistoryStack(url) } catch { throw SkerryError.converting(error) }
+                }
+                outcomes.withLock { $0.append(outcome) }
+            }
+            let stacks = try outcomes.withLock { $0 }.map { try $0.get() }
+            #expect(stacks.count == 3)
+            try Self.save(stacks[0], "Dune")
+            for stack in stacks { #expect(try stack.viewContext.history(.fetchHistory(after: .distantPast)).count == 1) }
+        }
+    }
+
+    @Test func aTokenNewerThanTheStoresLastTransactionExpires() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        let backup = directory.file("Backup/History.sqlite")
+        let stack = try makeHistoryStack(url)
+        try Self.save(stack, "Dune")
+        let coordinator = stack.persistentStoreCoordinator
+        try coordinator.replacePersistentStore(
+            at: backup, destinationOptions: nil, withPersistentStoreFrom: url, sourceOptions: nil, ofType: SQLiteStoreType)
+        try Self.save(stack, "Emma")
+        let ahead = coordinator.currentPersistentHistoryToken(fromStores: nil)
+        // The backup is restored: same store identifier, one transaction fewer than the token saw.
+        try coordinator.replacePersistentStore(
+            at: url, destinationOptions: nil, withPersistentStoreFrom: backup, sourceOptions: nil, ofType: SQLiteStoreType)
+        try stack.loadPersistentStores()
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: nil)?.storeTokens.keys == ahead?.storeTokens.keys)
+        stack.viewContext.performAndWait {
+            let error = expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: ahead)) }
+            #expect(error?.message.contains("last transaction") == true)
+        }
+    }
+
+    @Test func aTokenOfBeforeTrackingWentOffExpiresInAStoreStillTrackingOrOpenedReadOnly() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("History.sqlite")
+        let tracking = try makeHistoryStack(url)
+        try Self.save(tracking, "Dune")
+        _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+        let token = tracking.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        // Another process turns tracking off and saves: not recorded.
+        let plain = try Self.plainStack(url)
+        try Self.save(plain, "Emma")
+        tracking.viewContext.performAndWait {
+            let error = expectError(.persistentHistoryTokenExpired) { _ = try tracking.viewContext.execute(.fetchHistory(after: token)) }
+            #expect(error?.message.contains("off") == true)
+        }
+        let reader = PersistentStack(name: "Reader", model: Fixtures.model())
+        var description = StoreDescription(url: url)
+        description.isReadOnly = true
+        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        reader.persistentStoreDescriptions = [description]
+        try reader.loadPersistentStores()
+        reader.viewContext.performAndWait {
+            expectError(.persistentHistoryTokenExpired) { _ = try reader.viewContext.execute(.fetchHistory(after: token)) }
+        }
+    }
+}
