@@ -127,6 +127,36 @@ extension ObjectContext {
         #expect(Set(transactions[1].changes?.map(\.changedObjectID) ?? []) == [ids[0], ids[2]])
     }
 
+    @Test func aBatchDeleteRecordsTheRowsWhoseLinksToTheDeletedObjectsItCleared() throws {
+        let directory = TemporaryDirectory()
+        let stack = try makeHistoryStack(directory.file("History.sqlite"), model: GraphFixtures.model())
+        let writer = stack.newBackgroundContext()
+        let (gibson, neuromancer) = try writer.performAndWait {
+            let gibson = try writer.insertNamed("Author", "Gibson")
+            let neuromancer = try writer.insertNamed("Book", "Neuromancer")
+            try gibson.setRelatedObjects([neuromancer], forKey: "books")
+            try writer.save()
+            return (gibson.objectID, neuromancer.objectID)
+        }
+        let token = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        // A consumer holds the book with its author.
+        let consumer = stack.newBackgroundContext()
+        try consumer.performAndWait { () throws in
+            #expect(try consumer.existingObject(with: neuromancer).relatedObject(forKey: "author")?.objectID == gibson)
+        }
+        _ = try writer.performAndWait { try writer.execute(BatchDeleteRequest(entityName: "Author")) }
+        let transactions = try stack.viewContext.history(.fetchHistory(after: token))
+        try #require(transactions.count == 1)
+        let changes = transactions[0].changes ?? []
+        #expect(changes.map(\.changeType) == [.delete, .update])
+        #expect(changes.last?.changedObjectID == neuromancer)
+        #expect(changes.last?.updatedProperties == ["author"])
+        try consumer.performAndWait { () throws in
+            consumer.mergeChanges(fromContextDidSave: transactions[0].objectIDNotification())
+            #expect(try consumer.existingObject(with: neuromancer).relatedObject(forKey: "author") == nil)
+        }
+    }
+
     @Test func theCurrentTokenDeletingHistoryAndExpiredTokens() throws {
         let directory = TemporaryDirectory()
         let stack = try makeHistoryStack(directory.file("History.sqlite"))

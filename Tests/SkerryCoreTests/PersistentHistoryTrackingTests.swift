@@ -106,15 +106,34 @@ import Testing
         try coordinator.replacePersistentStore(
             at: backup, destinationOptions: nil, withPersistentStoreFrom: url, sourceOptions: nil, ofType: SQLiteStoreType)
         try Self.save(stack, "Emma")
-        let ahead = coordinator.currentPersistentHistoryToken(fromStores: nil)
-        // The backup is restored: same store identifier, one transaction fewer than the token saw.
-        try coordinator.replacePersistentStore(
-            at: url, destinationOptions: nil, withPersistentStoreFrom: backup, sourceOptions: nil, ofType: SQLiteStoreType)
+        let ahead = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil))
+        // The backup is copied back by hand: same store identifier, one transaction fewer than the token saw.
+        try coordinator.destroyPersistentStore(at: url, ofType: SQLiteStoreType)
+        try FileManager.default.copyItem(at: backup, to: url)
         try stack.loadPersistentStores()
-        #expect(coordinator.currentPersistentHistoryToken(fromStores: nil)?.storeTokens.keys == ahead?.storeTokens.keys)
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: nil)?.storeTokens.keys == ahead.storeTokens.keys)
         stack.viewContext.performAndWait {
             let error = expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: ahead)) }
             #expect(error?.message.contains("last transaction") == true)
+        }
+
+        // Restored with replacePersistentStore, the backup's history goes on after the replaced
+        // store's: a save after the restore does not reuse the number the token saw.
+        let restored = directory.file("Restored.sqlite")
+        try coordinator.replacePersistentStore(
+            at: restored, destinationOptions: nil, withPersistentStoreFrom: backup, sourceOptions: nil, ofType: SQLiteStoreType)
+        let other = try makeHistoryStack(restored)
+        try Self.save(other, "Emma")
+        let live = try #require(other.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(live.storeTokens.values.first == ahead.storeTokens.values.first)
+        try other.persistentStoreCoordinator.replacePersistentStore(
+            at: restored, destinationOptions: nil, withPersistentStoreFrom: backup, sourceOptions: nil, ofType: SQLiteStoreType)
+        try other.loadPersistentStores()
+        try Self.save(other, "Solaris")
+        let transactions = try other.viewContext.history(.fetchHistory(after: .distantPast))
+        #expect(transactions.map(\.transactionNumber).last.map { $0 > live.storeTokens.values.first ?? 0 } == true)
+        other.viewContext.performAndWait {
+            expectError(.persistentHistoryTokenExpired) { _ = try other.viewContext.execute(.fetchHistory(after: live)) }
         }
     }
 

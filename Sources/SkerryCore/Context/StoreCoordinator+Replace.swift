@@ -15,7 +15,9 @@ extension StoreCoordinator {
     /// destination destroyed as ``destroyPersistentStore(at:ofType:options:)`` does (a store this
     /// coordinator, or another of the process, has loaded there is removed first, its contexts
     /// then get ``SkerryError/Code/noStore``) and the copy put in its place. Add the store again
-    /// to use it.
+    /// to use it. When the copy is an older state of the same store with persistent history (a
+    /// backup restored), its history goes on after the replaced store's last transaction, and
+    /// every history token taken before expires.
     /// The source may be loaded (by this coordinator or another); it is only read.
     /// - Parameters:
     ///   - destinationURL: the database file to replace (created if missing).
@@ -56,6 +58,17 @@ extension StoreCoordinator {
             // A partial copy is of no use; nothing else was changed. (Removal failing leaves a stray file only.)
             try? FileManager.default.removeItem(atPath: copy)
             throw SkerryError.wrapping(error)
+        }
+        // An older copy of the same store (a backup restored) goes on after the replaced store's
+        // history, so that numbers are not given twice and tokens of after the backup expire.
+        if let replaced = SQLiteStore.historyPosition(ofFileAt: destination.path) {
+            do {
+                try SQLiteStore.continueHistory(of: try SQLiteConnection(path: copy, readOnly: false, busyTimeout: 5), after: replaced)
+            } catch {
+                // As above: the copy is not used; the destination is unchanged.
+                try? FileManager.default.removeItem(atPath: copy)
+                throw SkerryError.converting(error)
+            }
         }
         try destroyPersistentStore(at: destination, ofType: SQLiteStoreType)
         do {

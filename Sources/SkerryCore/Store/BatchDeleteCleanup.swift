@@ -25,6 +25,11 @@ package struct BatchDeleteCleanup: Sendable {
         package let relationship: String
         /// Whether the relationship is required (it cannot become nil).
         package let isRequired: Bool
+
+        /// The relationship's name, without its entity's.
+        package var relationshipName: String {
+            relationship.split(separator: ".").last.map(String.init) ?? relationship
+        }
     }
 
     /// Join-table rows to delete: where `column` holds a deleted key.
@@ -93,7 +98,7 @@ package struct BatchDeleteCleanup: Sendable {
     package static func requiredRelationshipError(_ foreignKey: ForeignKey, count: Int, deleting entity: EntityDescription)
         -> SkerryError
     {
-        let name = foreignKey.relationship.split(separator: ".").last.map(String.init) ?? foreignKey.relationship
+        let name = foreignKey.relationshipName
         return SkerryError(
             .relationshipViolation,
             "The batch delete of \(entity.name) objects was refused: \(count) \(foreignKey.table) object(s) that stay hold deleted objects in '\(foreignKey.relationship)', a required relationship that cannot become nil. Nothing was deleted; delete or relink those objects first, or delete with a context, which applies delete rules.",

@@ -141,6 +141,45 @@ extension SQLiteStore {
         try schema.writeMetadata([expiredBeforeKey: String(next + 1)], connection)
     }
 
+    /// The identifier and last transaction number of the store file at `path`, when it is a
+    /// Skerry store with history; nil otherwise (no file, another database, no history, or a
+    /// file that cannot be read: a damaged store is what a restore replaces, and must not stop it).
+    static func historyPosition(ofFileAt path: String) -> (identifier: String, last: Int64)? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        // Read-write: a read-only connection may fail on a WAL file whose side files are gone.
+        guard let connection = try? SQLiteConnection(path: path, readOnly: false, busyTimeout: 5) else { return nil }
+        return try? connection.readTransaction {
+            guard
+                try connection.scalarInt64(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(StoreSchema.metadataTable)])
+                    ?? 0 > 0,
+                try historyTablesExist(connection), let identifier = try readMetadata(connection)["storeIdentifier"]
+            else { return nil }
+            return (identifier, try lastHistoryNumber(connection))
+        }
+    }
+
+    /// Makes the history of `copy` (a copy of a store, about to replace the store `replaced`
+    /// describes: its identifier and last transaction number) go on after the replaced store's
+    /// last transaction, when both are the same store and the copy is older (a backup restored).
+    /// Its transactions stay; every token taken so far expires, since one taken after the copy
+    /// was made saw transactions the copy does not have, and new saves would reuse their numbers.
+    static func continueHistory(of copy: SQLiteConnection, after replaced: (identifier: String, last: Int64)) throws {
+        try copy.writeTransaction {
+            guard try historyTablesExist(copy), try readMetadata(copy)["storeIdentifier"] == replaced.identifier,
+                try lastHistoryNumber(copy) < replaced.last
+            else { return }
+            let next = replaced.last + 1
+            try copy.cachedStatement("DELETE FROM sqlite_sequence WHERE name = ?").run([.string(historyTransactionsTable)])
+            try copy.cachedStatement("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)").run([
+                .string(historyTransactionsTable), .int(next),
+            ])
+            // As expireAllHistory: tokens up to `next - 1` expire, the current one (`next`) does not.
+            let expired = try readMetadata(copy)[expiredBeforeKey].flatMap(Int64.init) ?? 0
+            if next + 1 > expired { try schema.writeMetadata([expiredBeforeKey: String(next + 1)], copy) }
+        }
+    }
+
     /// The number of the last transaction ever recorded (0 before the first).
     private static func lastHistoryNumber(_ connection: SQLiteConnection) throws -> Int64 {
         guard try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") ?? 0 > 0 else { return 0 }

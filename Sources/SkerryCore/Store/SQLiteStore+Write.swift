@@ -350,7 +350,11 @@ extension SQLiteStore {
                     try connection.cachedStatement(delete.text).run(delete.bindings)
                     count += connection.changes
                 }
-                if !keys.isEmpty { try Self.clearReferences(to: keys, cleanup, deleting: entity, connection) }
+                if !keys.isEmpty {
+                    let cleared = try Self.clearReferences(
+                        to: keys, cleanup, deleting: entity, recording: tracksPersistentHistory ? entities : nil, connection)
+                    history += cleared
+                }
                 try recordHistory(history, connection)
                 return (count, objectIDs)
             }
@@ -360,9 +364,14 @@ extension SQLiteStore {
     /// Clears what refers to the deleted `keys`: join-table rows go, foreign keys (and the order
     /// of their ordered inverse) become NULL. Refuses when a required relationship of a row that
     /// stays holds one of them (the transaction then rolls back).
+    ///
+    /// With `recording` (the store's entities, when it records history), returns the rows whose
+    /// foreign keys became NULL as updates of those relationships, one per row, so that a
+    /// consumer merging the history does not keep a link to a deleted object.
     private static func clearReferences(
-        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription, _ connection: SQLiteConnection
-    ) throws {
+        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription,
+        recording entities: [EntityDescription]?, _ connection: SQLiteConnection
+    ) throws -> [HistoryEntry] {
         let q = SQLBuilder.quote
         let list = SQLBuilder.jsonKeys(keys)
         for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
@@ -375,12 +384,31 @@ extension SQLiteStore {
         for join in cleanup.joinColumns {
             try connection.cachedStatement("DELETE FROM \(q(join.table)) WHERE \(SQLBuilder.inKeys(join.column))").run([list])
         }
+        var updates: [HistoryEntry] = []
+        var updateIndex: [String: [Int64: Int]] = [:]
         for foreignKey in cleanup.foreignKeys {
+            if let entities, let owner = entities.first(where: { $0.name == foreignKey.table }) {
+                let statement = try connection.cachedStatement(
+                    "SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(foreignKey.table)) WHERE \(SQLBuilder.inKeys(foreignKey.column))")
+                defer { statement.reset() }
+                try statement.bind([list])
+                while try statement.step() {
+                    let key = statement.int64(at: 0)
+                    // A row that held deleted objects in two relationships is one update of both.
+                    if let index = updateIndex[owner.name]?[key] {
+                        updates[index].properties?.append(foreignKey.relationshipName)
+                    } else {
+                        updateIndex[owner.name, default: [:]][key] = updates.count
+                        updates.append(HistoryEntry(type: .update, entity: owner, key: key, properties: [foreignKey.relationshipName]))
+                    }
+                }
+            }
             let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
             try connection.cachedStatement(
                 "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE \(SQLBuilder.inKeys(foreignKey.column))"
             ).run([list])
         }
+        return updates
     }
 }
 
