@@ -24,7 +24,9 @@
                 throw ExitCode.failure
             }
             let count = xcodeModel.versionNames.count
-            say("\(url.lastPathComponent): \(count) version\(count == 1 ? "" : "s"), current \"\(xcodeModel.currentVersionName)\"")
+            let current =
+                xcodeModel.currentVersionName.isEmpty ? "no current version named" : "current \"\(xcodeModel.currentVersionName)\""
+            say("\(url.lastPathComponent): \(count) version\(count == 1 ? "" : "s"), \(current)")
             var failures = 0
             for name in xcodeModel.versionNames {
                 let current = name == xcodeModel.currentVersionName ? " (current)" : ""

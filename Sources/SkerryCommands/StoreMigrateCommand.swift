@@ -40,6 +40,8 @@
             let storeURL = URL(fileURLWithPath: file)
             let xcodeModel = try XcodeModel(contentsOf: URL(fileURLWithPath: model))
             let versions = try xcodeModel.loadAllVersions()
+            // A package that names no current version: the error saying so.
+            if xcodeModel.currentVersionName.isEmpty { _ = try xcodeModel.loadCurrentVersion() }
             guard let current = versions.first(where: { $0.name == xcodeModel.currentVersionName }) else {
                 throw SkerryError(.invalidModel, "\(model) has no version named \(xcodeModel.currentVersionName).")
             }

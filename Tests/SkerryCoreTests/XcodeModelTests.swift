@@ -591,7 +591,11 @@ import Testing
         }
     }
 
-    @Test func severalVersionsWithoutCurrentVersionIsAnErrorNamingThem() throws {
+    /// A package of several versions that names no current version opens, and each version loads
+    /// by name (CoreStore's evolution demo and Habitica's old model are such packages, with a
+    /// `.xccurrentversion` of `<dict/>`; they used to be refused whole); the current version is
+    /// an error naming the versions.
+    @Test func severalVersionsWithoutCurrentVersionLoadByNameOnly() throws {
         let directory = TemporaryDirectory()
         let package = directory.file("Shop.xcdatamodeld")
         try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
@@ -600,21 +604,31 @@ import Testing
                 at: fixture("Unversioned.xcdatamodeld/Shop.xcdatamodel"),
                 to: package.appendingPathComponent("\(name).xcdatamodel"))
         }
-        expectInvalidFolder(
-            package,
-            [
-                package.appendingPathComponent(".xccurrentversion").path, "the file is missing",
-                "no current version", "2 versions", "'Shop', 'Shop 2'",
-            ])
+        func expectNoCurrentVersion(_ fragments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let model = try XcodeModel(contentsOf: package)
+            #expect(model.currentVersionName == "", sourceLocation: sourceLocation)
+            #expect(try model.load(version: "Shop 2").model.entity(named: "Product") != nil, sourceLocation: sourceLocation)
+            let error = expectError(.invalidModel, sourceLocation: sourceLocation) { _ = try model.loadCurrentVersion() }
+            expectError(.invalidModel, sourceLocation: sourceLocation) { _ = try XcodeModel.loadModel(contentsOf: package) }
+            for fragment in fragments {
+                #expect(
+                    error?.message.contains(fragment) == true, "'\(fragment)' not in: \(error?.message ?? "-")",
+                    sourceLocation: sourceLocation)
+            }
+        }
+        try expectNoCurrentVersion([
+            package.appendingPathComponent(".xccurrentversion").path, "the file is missing",
+            "no current version", "2 versions", "'Shop', 'Shop 2'",
+        ])
         try "".write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
-        expectInvalidFolder(package, ["the file is empty", "'Shop', 'Shop 2'"])
+        try expectNoCurrentVersion(["the file is empty", "'Shop', 'Shop 2'"])
         try "not a plist".write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
-        expectInvalidFolder(package, ["not a property list", "'Shop', 'Shop 2'"])
+        try expectNoCurrentVersion(["not a property list", "'Shop', 'Shop 2'"])
         try """
         <?xml version="1.0" encoding="UTF-8"?>
-        <plist version="1.0"><dict><key>Other</key><string>Shop.xcdatamodel</string></dict></plist>
+        <plist version="1.0"><dict/></plist>
         """.write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
-        expectInvalidFolder(package, ["'_XCCurrentVersionName'", "'Shop', 'Shop 2'"])
+        try expectNoCurrentVersion(["'_XCCurrentVersionName'", "'Shop', 'Shop 2'"])
     }
 
     @Test func currentVersionNotInThePackageIsAnError() throws {

@@ -59,7 +59,12 @@ public struct XcodeModel: Sendable {
     /// order ("Library 2" before "Library 10"). A single `.xcdatamodel` has one version.
     public let versionNames: [String]
     /// The name of the current version: the one `.xccurrentversion` names, or the only version.
+    /// Empty when a package of several versions names none (apps that load their versions by
+    /// name have such packages): ``load(version:)`` reads each version, and
+    /// ``loadCurrentVersion()`` is an error listing them.
     public let currentVersionName: String
+    /// Why the package has no current version, when it has none.
+    private let currentVersionProblem: String?
     /// Each version's `.xcdatamodel` folder, by version name.
     private let versionFolders: [String: URL]
 
@@ -70,9 +75,9 @@ public struct XcodeModel: Sendable {
     ///   taken for a version if it holds a `contents` file, for a package if it holds
     ///   `.xcdatamodel` folders.
     /// - Throws: ``SkerryError/Code/invalidModel`` when the folder does not exist or is not a
-    ///   model, when a package has no version, when a package of several versions has no
-    ///   `.xccurrentversion` naming one (the message lists the versions found), or when it names a
-    ///   version the package does not hold.
+    ///   model, when a package has no version, or when its `.xccurrentversion` names a version the
+    ///   package does not hold. (A package of several versions whose `.xccurrentversion` names
+    ///   none opens: see ``currentVersionName``.)
     public init(contentsOf url: URL) throws(SkerryError) {
         let url = url.standardizedFileURL
         let path = url.path
@@ -106,6 +111,7 @@ public struct XcodeModel: Sendable {
             let name = url.deletingPathExtension().lastPathComponent
             versionNames = [name]
             currentVersionName = name
+            currentVersionProblem = nil
             versionFolders = [name: url]
             return
         }
@@ -118,7 +124,14 @@ public struct XcodeModel: Sendable {
         }
         versionFolders = folders
         versionNames = folders.keys.sorted(by: Self.naturalOrder)
-        currentVersionName = try Self.readCurrentVersion(of: url, versions: versionNames)
+        switch try Self.readCurrentVersion(of: url, versions: versionNames) {
+        case .success(let name):
+            currentVersionName = name
+            currentVersionProblem = nil
+        case .failure(let problem):
+            currentVersionName = ""
+            currentVersionProblem = problem.message
+        }
     }
 
     /// Reads and checks one version.
@@ -141,9 +154,11 @@ public struct XcodeModel: Sendable {
     }
 
     /// Reads and checks the current version (see ``currentVersionName``).
-    /// - Throws: as ``load(version:)``.
+    /// - Throws: as ``load(version:)``; ``SkerryError/Code/invalidModel`` listing the versions
+    ///   when a package of several versions names no current version.
     public func loadCurrentVersion() throws(SkerryError) -> XcodeModelVersion {
-        try load(version: currentVersionName)
+        if let currentVersionProblem { throw Self.failure(currentVersionProblem) }
+        return try load(version: currentVersionName)
     }
 
     /// Reads and checks every version, in the order of ``versionNames``.
@@ -203,28 +218,30 @@ public struct XcodeModel: Sendable {
 
     /// The current version of a package: the one its `.xccurrentversion` names, or its only
     /// version when that file is missing, empty or names none (Xcode writes the file only when a
-    /// model gets its second version).
-    private static func readCurrentVersion(of package: URL, versions: [String]) throws(SkerryError) -> String {
+    /// model gets its second version); for a package of several versions that names none, the
+    /// error ``loadCurrentVersion()`` gives.
+    private static func readCurrentVersion(of package: URL, versions: [String]) throws(SkerryError) -> Result<String, SkerryError> {
         let file = package.appendingPathComponent(".xccurrentversion")
         let named: String?
         switch currentVersionName(in: file) {
         case .success(let name): named = name
         case .failure(let reason):
             guard versions.count == 1 else {
-                throw failure(
-                    "\(file.path): \(reason), so the package has no current version; it holds \(versions.count) versions (\(versions.map { "'\($0)'" }.joined(separator: ", "))): name one in '_XCCurrentVersionName' (Xcode: Model Version in the File inspector)."
-                )
+                return .failure(
+                    failure(
+                        "\(file.path): \(reason), so the package has no current version; it holds \(versions.count) versions (\(versions.map { "'\($0)'" }.joined(separator: ", "))): name one in '_XCCurrentVersionName' (Xcode: Model Version in the File inspector)."
+                    ))
             }
             named = nil
         }
-        guard let value = named else { return versions[0] }
+        guard let value = named else { return .success(versions[0]) }
         let name = value.hasSuffix(".xcdatamodel") ? String(value.dropLast(".xcdatamodel".count)) : value
         guard versions.contains(name) else {
             throw failure(
                 "\(file.path): the current version '\(value)' is not in the package; its versions are \(versions.map { "'\($0)'" }.joined(separator: ", "))."
             )
         }
-        return name
+        return .success(name)
     }
 
     /// The version name `.xccurrentversion` holds, or why it holds none.
