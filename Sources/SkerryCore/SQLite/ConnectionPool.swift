@@ -101,7 +101,21 @@ final class ConnectionPool: @unchecked Sendable {
         guard case .file = location, !settings.readOnly else { return }
         writerLock.lock()
         defer { writerLock.unlock() }
-        try writer?.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
+        // Setting the mode takes the file's exclusive lock. When several connections ask for it at
+        // once while they hold its shared lock (instances loading one fresh file together), SQLite
+        // answers SQLITE_BUSY at once to all but one, without calling the busy handler (waiting
+        // there could deadlock): those try again, until the busy timeout has passed, as a write
+        // would wait. (Clamped: a NaN, negative or huge timeout must not trap.)
+        let timeout = settings.busyTimeout.isFinite ? min(max(settings.busyTimeout, 0), 86_400) : 0
+        let deadline = ContinuousClock.now + .milliseconds(Int64((timeout * 1000).rounded()))
+        while true {
+            do {
+                try writer?.execute("PRAGMA journal_mode = \(settings.journalMode.rawValue)")
+                return
+            } catch  where error.code.primaryResultCode == .busy && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
     }
 
     /// Runs `body` with exclusive use of the writer connection.
