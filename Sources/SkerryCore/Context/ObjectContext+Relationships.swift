@@ -198,14 +198,18 @@ extension ObjectContext {
     // MARK: Delete rules and validation
 
     /// Applies the delete rules of a deleted object's relationships: nullify removes it from its
-    /// related objects' inverses, cascade deletes them too; deny is checked at save.
-    func applyDeleteRules(_ object: EntityObject) throws(SkerryError) {
+    /// related objects' inverses, cascade marks them deleted too and appends them to `cascaded`,
+    /// whose rules the caller applies next; deny is checked at save.
+    func applyDeleteRules(_ object: EntityObject, cascadingTo cascaded: inout [EntityObject]) throws(SkerryError) {
         for (index, relationship) in object.entity.relationships.enumerated() {
             guard relationship.deleteRule == .nullify || relationship.deleteRule == .cascade else { continue }
             for id in try relationshipValue(object, index).objectIDs {
                 guard let target = relatedObject(id) else { continue }
                 if relationship.deleteRule == .cascade {
-                    if !target.isDeletedFlag { try deleteMarking(target) }
+                    if !target.isDeletedFlag {
+                        registry.markDeleted(target)
+                        cascaded.append(target)
+                    }
                 } else {
                     try unlinkInverse(object, index, target)
                 }

@@ -281,14 +281,21 @@ public final class ObjectContext: @unchecked Sendable {
         try changingTheGraph { () throws(SkerryError) in try deleteMarking(object) }
     }
 
-    /// Marks `object` (registered here) deleted and applies its delete rules, which may come
-    /// back here for cascaded objects.
+    /// Marks `object` (registered here) deleted and applies its delete rules, and those of the
+    /// objects they cascade to. A worklist rather than recursion, so that a cascade along a chain
+    /// of any length (a linked list of 100,000 objects) cannot exhaust the stack.
     func deleteMarking(_ object: EntityObject) throws(SkerryError) {
         guard !object.isDeletedFlag else { return }
-        // Marked first, so that a cascade that comes back to this object stops here.
+        // Marked when found, so that a cascade that comes back to an object stops there.
         registry.markDeleted(object)
-        if !object.entity.relationships.isEmpty { try applyDeleteRules(object) }
-        if object.isInsertedFlag { registry.unregister(object) }
+        var deleted = [object]
+        var next = 0
+        while next < deleted.count {
+            let current = deleted[next]
+            next += 1
+            if !current.entity.relationships.isEmpty { try applyDeleteRules(current, cascadingTo: &deleted) }
+        }
+        for current in deleted where current.isInsertedFlag { registry.unregister(current) }
     }
 
     /// Called before a value of `object` changes: captures its committed values the first time.
