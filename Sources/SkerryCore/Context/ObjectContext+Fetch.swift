@@ -53,11 +53,7 @@ extension ObjectContext {
             return try objects(matching: request, query).withUnsafeBufferPointer(body)
         }
         try readIntoEmptyContext(query, from: try coordinator.store(for: query.entity))
-        return registry.objects.withObjects { objects in
-            counts.sourceRequests += 1
-            counts.rowsRead += objects.count
-            return body(objects)
-        }
+        return registry.objects.withObjects(body)
     }
 
     /// The objects matching `request`, whose query is `query` (see ``fetch(_:)``).
@@ -95,7 +91,7 @@ extension ObjectContext {
             try readIntoEmptyContext(query, from: store)
             // The registration order is the rows' order: the identity map lists them (and only
             // them: the context held no object).
-            objects = registry.objects.values
+            return registry.objects.values
         } else {
             // The object made for the row being read (see `readIntoEmptyContext`).
             var reading: EntityObject?
@@ -139,7 +135,7 @@ extension ObjectContext {
     /// object yet (as each perform of a container starts): the rows name distinct objects, none
     /// registered, so none is looked up, and they are registered together, in the rows' order.
     /// Each row's values are read straight into the memory of its new object: one allocation per
-    /// object.
+    /// object. Counts one source request and its rows in the context's statistics.
     @inline(never)
     private func readIntoEmptyContext(_ query: StoreQuery, from store: any ObjectStore) throws(SkerryError) {
         assert(parent == nil && registry.isEmpty, "a bulk read into a context holding objects, or through a parent")
@@ -159,6 +155,8 @@ extension ObjectContext {
                 // (No parent here, so no parent's temporary IDs to note.)
             }
         }
+        counts.sourceRequests += 1
+        counts.rowsRead += registry.count
     }
 
     /// A new object for `objectID`, unregistered, a fault until its row is read into its storage
