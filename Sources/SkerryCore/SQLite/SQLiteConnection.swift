@@ -127,6 +127,11 @@ final class SQLiteConnection {
         return statement.int64(at: 0)
     }
 
+    /// Whether the database has a table named `name` (the store's own tables, a store's metadata).
+    func tableExists(_ name: String) throws(SQLiteError) -> Bool {
+        try scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) ?? 0 > 0
+    }
+
     /// Number of rows changed by the most recent INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

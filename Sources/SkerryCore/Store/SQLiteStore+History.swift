@@ -96,8 +96,7 @@ extension SQLiteStore {
     }
 
     static func historyTablesExist(_ connection: SQLiteConnection) throws -> Bool {
-        try connection.scalarInt64(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(historyTransactionsTable)]) ?? 0 > 0
+        try connection.tableExists(historyTransactionsTable)
     }
 
     /// Creates the history's tables that are missing.
@@ -149,11 +148,8 @@ extension SQLiteStore {
         // Read-write: a read-only connection may fail on a WAL file whose side files are gone.
         guard let connection = try? SQLiteConnection(path: path, readOnly: false, busyTimeout: 5) else { return nil }
         return try? connection.readTransaction {
-            guard
-                try connection.scalarInt64(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(StoreSchema.metadataTable)])
-                    ?? 0 > 0,
-                try historyTablesExist(connection), let identifier = try readMetadata(connection)["storeIdentifier"]
+            guard try connection.tableExists(StoreSchema.metadataTable), try historyTablesExist(connection),
+                let identifier = try readMetadata(connection)["storeIdentifier"]
             else { return nil }
             return (identifier, try lastHistoryNumber(connection))
         }

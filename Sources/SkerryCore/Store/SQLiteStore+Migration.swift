@@ -17,11 +17,7 @@ extension SQLiteStore {
         let recorded: (schema: StoredSchema, hash: String?)
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: description.busyTimeout)
-            guard
-                try connection.scalarInt64(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                    [.string(metadataTable)]) ?? 0 > 0
-            else { return }
+            guard try connection.tableExists(metadataTable) else { return }
             let metadata = try readMetadata(connection)
             // An unreadable schema is left for the ordinary load, which reports it.
             guard let text = metadata["schema"], metadata["formatVersion"] == formatVersion,

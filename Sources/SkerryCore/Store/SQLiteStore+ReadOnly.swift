@@ -16,11 +16,7 @@ extension SQLiteStore {
         let metadata: [String: String]
         do {
             metadata = try pool.read { connection in
-                guard
-                    try connection.scalarInt64(
-                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                        [.string(metadataTable)]) ?? 0 > 0
-                else { return [:] }
+                guard try connection.tableExists(metadataTable) else { return [:] }
                 return try readMetadata(connection)
             }
         } catch let error as SQLiteError {

@@ -24,7 +24,7 @@ extension SQLiteStore {
         do {
             return try pool.write { connection in
                 try connection.writeTransaction {
-                    if try tableExists(metadataTable, connection) {
+                    if try connection.tableExists(metadataTable) {
                         let recorded = try schema.recorded(connection, description)
                         let previous = recorded.metadata["modelVersionHash"]
                         // Stores written before uniqueness held across hierarchies get their triggers here.
@@ -43,10 +43,6 @@ extension SQLiteStore {
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot load \(description): \(error)")
         }
-    }
-
-    private static func tableExists(_ name: String, _ connection: SQLiteConnection) throws -> Bool {
-        try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) ?? 0 > 0
     }
 
     private static func createSchema(

@@ -64,10 +64,7 @@ public struct StoreSummary: Sendable {
         self.url = url
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: 5)
-            let isStore =
-                try connection.scalarInt64(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                    [.string(SQLiteStore.metadataTable)]) ?? 0 > 0
+            let isStore = try connection.tableExists(SQLiteStore.metadataTable)
             guard isStore else {
                 throw SkerryError(
                     .storeLoadFailed,
