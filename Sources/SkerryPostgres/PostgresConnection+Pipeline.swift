@@ -54,6 +54,16 @@ final class PostgresPipeline {
         try send(sql, Pending(sql: sql, onResult: nil, expectsRows: expectingRows), encode)
     }
 
+    /// Sends `sql` with the parameters `encode` writes; `onResult` receives its answer (the rows
+    /// it returns), at the latest in ``finish()``. When `expectingRows`, a statement that changes
+    /// no row is listed in ``unchanged``.
+    func send(
+        _ sql: String, expectingRows: Bool, onResult: @escaping (PostgresResult) throws -> Void,
+        encode: (inout ParameterWriter) throws -> Void
+    ) throws {
+        try send(sql, Pending(sql: sql, onResult: onResult, expectsRows: expectingRows), encode)
+    }
+
     private func send(_ sql: String, _ entry: Pending, _ encode: (inout ParameterWriter) throws -> Void) throws {
         let statement: PostgresStatement
         if let cached = connection.cachedStatement(sql) {

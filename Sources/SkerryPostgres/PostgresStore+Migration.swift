@@ -335,6 +335,9 @@ extension PostgresStore {
             try MigrationStepSpec.runAll(steps, description: description, events: events, fromVersionHash: fromVersionHash) { step in
                 try runMigrationStep(step, connection)
             }
+            // The steps rebuilt the tables (new keys, new entity names): the history recorded
+            // before no longer describes the store, and every token taken before expires.
+            if try historyTablesExist(connection) { try expireAllHistory(connection) }
         } catch {
             let reason = error as? SkerryError ?? mapError(error, entity: nil)
             let code: SkerryError.Code = reason.code == .migrationWouldLoseData ? reason.code : .modelMismatch

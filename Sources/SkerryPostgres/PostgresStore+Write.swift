@@ -2,6 +2,7 @@ import SkerryCore
 
 extension PostgresStore {
     func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+        try checkWritable()
         var attempt = 1
         while true {
             var nextStarted = false
@@ -47,12 +48,16 @@ extension PostgresStore {
         case insert(Int)
         /// A statement whose answer needs no look (join-table rows, order columns).
         case other(ObjectID?)
+        /// A delete of `objectID` without a version check, in a store that records history: no
+        /// row deleted means someone else deleted it (and recorded it).
+        case delete(ObjectID)
 
         var objectID: ObjectID? {
             switch self {
             case .checked(let id): return id
             case .insert: return nil
             case .other(let id): return id
+            case .delete(let id): return id
             }
         }
     }
@@ -60,6 +65,11 @@ extension PostgresStore {
     /// Sends one statement of a write: its SQL, what its answer means, and its parameters,
     /// written straight into the connection's buffer.
     private typealias Send = (_ sql: String, _ kind: Sent, _ encode: (inout ParameterWriter) throws -> Void) throws -> Void
+    /// Sends one statement whose answer's rows `onResult` reads (a delete returning a tombstone).
+    private typealias SendReturning = (
+        _ sql: String, _ kind: Sent, _ onResult: @escaping (PostgresResult) throws -> Void,
+        _ encode: (inout ParameterWriter) throws -> Void
+    ) throws -> Void
 
     /// The write, inside its transaction: keys first (one statement per entity), then the locks of
     /// the rows it changes, every delete, update, insert and to-many member write in one pipeline — deletes first, so that a
@@ -78,17 +88,26 @@ extension PostgresStore {
         func send(_ sql: String, _ kind: Sent, _ encode: (inout ParameterWriter) throws -> Void) throws {
             sent.append(kind)
             switch kind {
-            case .checked, .insert: try pipeline.send(sql, expectingRows: true, encode: encode)
+            case .checked, .insert, .delete: try pipeline.send(sql, expectingRows: true, encode: encode)
             case .other: try pipeline.send(sql, encode: encode)
             }
         }
+        func sendReturning(
+            _ sql: String, _ kind: Sent, _ onResult: @escaping (PostgresResult) throws -> Void,
+            _ encode: (inout ParameterWriter) throws -> Void
+        ) throws {
+            sent.append(kind)
+            try pipeline.send(sql, expectingRows: true, onResult: onResult, encode: encode)
+        }
+        // With history: the preserved values of the rows the deletes removed, by object.
+        let tombstones = TombstoneBox()
         // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
         let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         do {
             let members = try membersWrites(updates, changes.inserts)
             try sendLocks(deletes, updates, changes.inserts, members, send)
-            try sendDeletes(deletes, send)
+            try sendDeletes(deletes, send, tracksPersistentHistory ? (sendReturning, tombstones) : nil)
             try sendUpdates(updates, resolve, send)
             try sendInserts(changes.inserts, keys: keys, resolve, send)
             try sendMembers(members, resolve, send)
@@ -108,12 +127,19 @@ extension PostgresStore {
             throw Self.mapWriteError(error, objectID)
         }
         var conflicts = StoreWriteConflicts()
+        // Deletes of rows already gone (deleted, and recorded, by someone else).
+        var gone: Set<ObjectID> = []
         for position in pipeline.unchanged {
             switch sent[position] {
+            case .delete(let objectID):
+                gone.insert(objectID)
             case .checked(let objectID):
                 let stored = try currentRow(objectID, connection)
                 // A delete of a row already gone is no conflict: the delete's aim is met.
-                if stored == nil && changes.deletes.contains(where: { $0.objectID == objectID }) { continue }
+                if stored == nil && changes.deletes.contains(where: { $0.objectID == objectID }) {
+                    gone.insert(objectID)
+                    continue
+                }
                 conflicts.versionConflicts.append((objectID, stored))
             case .insert(let index):
                 let insert = changes.inserts[index]
@@ -134,7 +160,19 @@ extension PostgresStore {
             conflicts.store = identity
             throw conflicts
         }
+        if tracksPersistentHistory {
+            let deleted = changes.deletes.lazy.filter { !gone.contains($0.objectID) }.map {
+                HistoryEntry(
+                    type: .delete, entity: $0.objectID.entity, key: $0.objectID.key, tombstone: tombstones.values[$0.objectID])
+            }
+            try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: Array(deleted)), connection)
+        }
         return (keys, try next())
+    }
+
+    /// The tombstones the deletes of a write return, filled as their answers are read.
+    private final class TombstoneBox {
+        var values: [ObjectID: [(name: String, value: AttributeValue)]] = [:]
     }
 
     /// The next keys of each hierarchy's sequence (an entity's own when it has no parent in the
@@ -270,13 +308,18 @@ extension PostgresStore {
     private typealias MembersWrite = StoreWritePlanner.MembersWrite
 
     /// Deletes rows (sorted in lock order, so that concurrent writers lock rows in one order), and
-    /// the join-table rows they take part in.
-    private func sendDeletes(_ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ send: Send) throws {
+    /// the join-table rows they take part in. With `history` (a store that records it), every
+    /// delete tells whether it deleted its row, and returns the values its tombstone keeps.
+    private func sendDeletes(
+        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ send: Send,
+        _ history: (send: SendReturning, tombstones: TombstoneBox)?
+    ) throws {
         // The statement of consecutive deletes of one entity is made once.
         var lastEntity: EntityDescription?
         var lastChecked = false
         var sql = ""
         var joins = false
+        var preserved: [AttributeDescription]?
         for (objectID, expectedVersion) in deletes {
             let entity = objectID.entity
             if entity !== lastEntity || lastChecked != (expectedVersion != nil) {
@@ -284,10 +327,26 @@ extension PostgresStore {
                 lastChecked = expectedVersion != nil
                 sql = SQLBuilder.deleteRow(entity, checkingVersion: lastChecked)
                 joins = try hasJoinTables(entity)
+                preserved = nil
+                if history != nil, let returning = Self.returningTombstone(entity) {
+                    sql += returning.sql
+                    preserved = returning.attributes
+                }
             }
-            try send(sql, expectedVersion != nil ? .checked(objectID) : .other(objectID)) { writer in
+            let kind: Sent = expectedVersion != nil ? .checked(objectID) : history != nil ? .delete(objectID) : .other(objectID)
+            func encode(_ writer: inout ParameterWriter) throws {
                 try writer.append(.int(objectID.key))
                 if let expectedVersion { try writer.append(.int(expectedVersion)) }
+            }
+            if let history, let preserved {
+                let tombstones = history.tombstones
+                try history.send(
+                    sql, kind,
+                    { result in
+                        if result.rowCount > 0 { tombstones.values[objectID] = Self.tombstone(result, 0, preserved, from: 0) }
+                    }, encode)
+            } else {
+                try send(sql, kind, encode)
             }
             guard joins else { continue }
             try planner.joinRowDeletes(of: objectID) { sql, values in
@@ -463,26 +522,32 @@ extension PostgresStore {
         _ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool,
         returningKeys: Bool
     ) throws(SkerryError) -> (count: Int, objectIDs: [ObjectID]) {
+        try checkWritable()
         let q = SQLBuilder.quote
         let identity = identity
+        let recordsHistory = tracksPersistentHistory
         let members = planner.batchDeleteTables(entity, includesSubentities: includesSubentities)
         let cleanup = BatchDeleteCleanup(deleting: members, among: entities, layout: layout)
-        let returning = returningKeys || !cleanup.isEmpty || options.propagatesChanges
+        let returning = returningKeys || !cleanup.isEmpty || options.propagatesChanges || recordsHistory
         let deletes = members.map { member in
             var delete = SQLBuilder.query(
                 "DELETE FROM \(q(member.name))", StoreQuery(entity: member, predicate: predicate, sortKeys: []),
                 layout: layout, ordered: false, dialect: .postgres)
-            if returning { delete.text += " RETURNING \(q(SQLBuilder.primaryKeyColumn))" }
-            return (member: member, sql: delete)
+            // With history, the values it keeps of the deleted rows come with their keys.
+            let preserved = recordsHistory ? HistoryEntry.preservedAttributes(member) : []
+            if returning {
+                delete.text += " RETURNING " + ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q).joined(separator: ", ")
+            }
+            return (member: member, sql: delete, preserved: preserved)
         }
         let conditions = try Self.checkRawConditions(predicate)
         // One statement and nothing after it (one table, nothing referring to its rows, no
         // change record): the statement is atomic by itself, and needs no transaction around it
         // (two round trips).
-        let isOneStatement = deletes.count == 1 && cleanup.isEmpty && !options.propagatesChanges
+        let isOneStatement = deletes.count == 1 && cleanup.isEmpty && !options.propagatesChanges && !recordsHistory
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
-            if isOneStatement, let (member, delete) = deletes.first {
+            if isOneStatement, let (member, delete, _) = deletes.first {
                 let result = try connection.query(delete.text, delete.bindings)
                 guard returning else { return (result.affectedRows, []) }
                 let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
@@ -492,7 +557,8 @@ extension PostgresStore {
                 var count = 0
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []
-                for (member, delete) in deletes {
+                var history: [HistoryEntry] = []
+                for (member, delete, preserved) in deletes {
                     let result = try connection.query(delete.text, delete.bindings)
                     guard returning else {
                         count += result.affectedRows
@@ -502,6 +568,12 @@ extension PostgresStore {
                     count += memberKeys.count
                     keys += memberKeys
                     if returningKeys { objectIDs += memberKeys.map { ObjectID(store: identity, entity: member, primaryKey: $0) } }
+                    if recordsHistory {
+                        for (row, key) in memberKeys.enumerated() {
+                            let tombstone = preserved.isEmpty ? nil : Self.tombstone(result, Int32(row), preserved, from: 1)
+                            history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
+                        }
+                    }
                     if let bindings = changeBindings(PostgresChangeRecord(deleted: memberKeys, of: member.name)) {
                         try connection.query(Self.recordChangesSQL, bindings)
                     }
@@ -520,14 +592,31 @@ extension PostgresStore {
                     for join in cleanup.joinColumns {
                         try connection.query("DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column)) { try $0.append(keys: keys) }
                     }
+                    // With history, the rows whose links it cleared are recorded as updates of
+                    // those relationships (one per row), as in the SQLite store.
+                    var updateIndex: [String: [Int64: Int]] = [:]
                     for foreignKey in cleanup.foreignKeys {
                         let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
-                        try connection.query(
+                        let owner = recordsHistory ? entities.first { $0.name == foreignKey.table } : nil
+                        let result = try connection.query(
                             "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE "
-                                + Self.inKeys(foreignKey.column)
+                                + Self.inKeys(foreignKey.column) + (owner != nil ? " RETURNING \(q(SQLBuilder.primaryKeyColumn))" : "")
                         ) { try $0.append(keys: keys) }
+                        guard let owner else { continue }
+                        for row in 0..<result.rowCount {
+                            let key = result.int64(row, 0)
+                            // A row that held deleted objects in two relationships is one update of both.
+                            if let index = updateIndex[owner.name]?[key] {
+                                history[index].properties?.append(foreignKey.relationshipName)
+                            } else {
+                                updateIndex[owner.name, default: [:]][key] = history.count
+                                history.append(
+                                    HistoryEntry(type: .update, entity: owner, key: key, properties: [foreignKey.relationshipName]))
+                            }
+                        }
                     }
                 }
+                if recordsHistory { try recordHistory(history, connection) }
                 return (count, objectIDs)
             }
         }

@@ -36,6 +36,11 @@ final class PostgresStore: ObjectStore {
     let origin = UUID().uuidString
     /// Hears the saves of others, when the description asked for change propagation.
     let listener: PostgresChangeListener?
+    /// Whether saves and batch deletes are recorded in the store's persistent history
+    /// (PostgresStore+History.swift).
+    let tracksPersistentHistory: Bool
+    /// Why the store refuses writes: it tracks persistent history and was opened without the option.
+    let historyReadOnlyReason: String?
 
     /// Opens the store: connects, creates or checks (and additively migrates) the schema.
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the server cannot be reached or the
@@ -62,6 +67,7 @@ final class PostgresStore: ObjectStore {
         let identifier = try Self.prepareSchema(
             pool: pool, description: description, options: options, model: model, entities: entities, events: events)
         identity = StoreIdentity(identifier: identifier)
+        (tracksPersistentHistory, historyReadOnlyReason) = try Self.prepareHistory(pool: pool, description: description)
         layout = SQLiteStoreLayout(entities: entities, identity: identity)
         planner = StoreWritePlanner(layout: layout, dialect: .postgres)
         rowReadings = Self.rowReadings(entities)

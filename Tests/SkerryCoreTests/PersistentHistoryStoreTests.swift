@@ -32,16 +32,16 @@ import Testing
         return stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
     }
 
-    @Test func aMigrationInPlaceKeepsTheHistoryAndItsTokens() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("History.sqlite")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aMigrationInPlaceKeepsTheHistoryAndItsTokens(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
         let (first, second): (PersistentHistoryToken?, PersistentHistoryToken?)
         do {
-            let stack = try makeHistoryStack(url)
+            let stack = try store.stack()
             first = try Self.saveBooks(stack, ["Dune"])
             second = try Self.saveBooks(stack, ["Emma"])
         }
-        let stack = try makeHistoryStack(url, model: try Self.version2())
+        let stack = try store.stack(model: try Self.version2())
         let all = try stack.viewContext.history(.fetchHistory(after: .distantPast))
         #expect(all.count == 2)
         #expect(try stack.viewContext.history(.fetchHistory(after: first)).count == 1)
@@ -55,15 +55,15 @@ import Testing
                 == "Solaris")
     }
 
-    @Test func aMigrationThatRebuildsTheTablesClearsTheHistoryAndExpiresOlderTokens() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("History.sqlite")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aMigrationThatRebuildsTheTablesClearsTheHistoryAndExpiresOlderTokens(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
         let token: PersistentHistoryToken?
         do {
-            let stack = try makeHistoryStack(url)
+            let stack = try store.stack()
             token = try Self.saveBooks(stack, ["Dune", "Emma"])
         }
-        let stack = try makeHistoryStack(url, model: try Self.version3())
+        let stack = try store.stack(model: try Self.version3())
         try stack.viewContext.performAndWait { () throws in
             #expect(try stack.viewContext.count(for: FetchRequest(entityName: "Book")) == 2)
             // The history named rows of tables that are gone: cleared, and the token of before expired.
@@ -121,13 +121,13 @@ import Testing
         return try XcodeModel.loadModel(contentsOf: folder)
     }
 
-    @Test func aDeleteKeepsThePreservedValuesOfItsObjectAsItsTombstone() throws {
-        let directory = TemporaryDirectory()
-        let model = try Self.peopleModel(directory)
+    @Test(arguments: StoreKind.allCases)
+    func aDeleteKeepsThePreservedValuesOfItsObjectAsItsTombstone(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let model = try Self.peopleModel(store.directory)
         let person = try #require(model.entity(named: "Person"))
         #expect(person.attributes.filter(\.preservesValueInHistoryOnDeletion).map(\.name) == ["id", "age", "nickname"])
-        let url = directory.file("People.sqlite")
-        let stack = try makeHistoryStack(url, model: model)
+        let stack = try store.stack(model: model)
         let annID = UUID(), bobID = UUID()
         let context = stack.newBackgroundContext()
         try context.performAndWait {
@@ -157,7 +157,7 @@ import Testing
 
         // Deleting the history deletes what it kept.
         try stack.viewContext.performAndWait { _ = try stack.viewContext.execute(.deleteHistory(before: .distantFuture)) }
-        #expect(try rawSQL(url, "SELECT count(*) FROM \"_skerry_history_tombstones\"") == [["0"]])
+        if kind == .file { #expect(try rawSQL(store.url, "SELECT count(*) FROM \"_skerry_history_tombstones\"") == [["0"]]) }
     }
 
     @Test func storeStatisticsCountTheHistoryRowsAsSkerrysOwnBookkeeping() throws {

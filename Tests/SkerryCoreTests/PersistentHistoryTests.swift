@@ -14,6 +14,45 @@ func makeHistoryStack(_ url: URL?, model: ObjectModel = Fixtures.model(), name: 
     return stack
 }
 
+/// Where a history test's store lives: a SQLite file, an in-memory store (one stack only) or a
+/// schema of the PostgreSQL test server. Stacks made by ``stack(name:model:tracking:)`` open the
+/// same store, as several processes would.
+struct HistoryStore {
+    let kind: StoreKind
+    let directory = TemporaryDirectory()
+    let schema = PostgresTestServer.newSchema()
+
+    init(_ kind: StoreKind) {
+        self.kind = kind
+    }
+
+    /// The kinds one store can be opened by several stacks of: a file, and PostgreSQL when a test
+    /// server runs.
+    static var sharedKinds: [StoreKind] { StoreKind.allCases.filter { $0 != .memory } }
+
+    /// The SQLite file of a `.file` store.
+    var url: URL { directory.file("History.sqlite") }
+
+    func description(tracking: Bool = true) throws -> StoreDescription {
+        var description: StoreDescription
+        switch kind {
+        case .file: description = StoreDescription(url: url)
+        case .memory: description = .inMemory()
+        case .postgres: description = try PostgresTestStore.newDescription(schema: schema)
+        }
+        if tracking { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
+        return description
+    }
+
+    /// A stack over the store, with the history option (or without it).
+    func stack(name: String = "History", model: ObjectModel = Fixtures.model(), tracking: Bool = true) throws -> PersistentStack {
+        let stack = PersistentStack(name: name, model: model)
+        stack.persistentStoreDescriptions = [try description(tracking: tracking)]
+        try stack.loadPersistentStores()
+        return stack
+    }
+}
+
 extension ObjectContext {
     /// The transactions a history request returns, as Core Data code reads them.
     func history(_ request: PersistentHistoryChangeRequest) throws -> [PersistentHistoryTransaction] {
@@ -21,13 +60,14 @@ extension ObjectContext {
     }
 }
 
-/// Persistent history in SQLite stores (``PersistentHistoryTrackingKey``): what saves and batch
-/// deletes record, fetching it after a token or a date, merging it, deleting it.
+/// Persistent history (``PersistentHistoryTrackingKey``) in SQLite, in-memory and PostgreSQL
+/// stores: what saves and batch deletes record, fetching it after a token or a date, merging it,
+/// deleting it.
 @Suite struct PersistentHistoryTests {
-    @Test(arguments: [StoreKind.file, .memory])
+    @Test(arguments: StoreKind.allCases)
     func eachSaveIsRecordedAsOneTransactionWithItsChangesInCommitOrder(_ kind: StoreKind) throws {
-        let directory = TemporaryDirectory()
-        let stack = try makeHistoryStack(kind == .file ? directory.file("History.sqlite") : nil)
+        let store = HistoryStore(kind)
+        let stack = try store.stack()
         let context = stack.newBackgroundContext()
         context.transactionAuthor = "importer"
         let (dune, emma) = try context.performAndWait {
@@ -84,9 +124,10 @@ extension ObjectContext {
         }
     }
 
-    @Test func aFailedSaveRecordsNothingAndAStoreWithoutTheOptionHasNoHistory() throws {
-        let directory = TemporaryDirectory()
-        let stack = try makeHistoryStack(directory.file("History.sqlite"))
+    @Test(arguments: StoreKind.allCases)
+    func aFailedSaveRecordsNothingAndAStoreWithoutTheOptionHasNoHistory(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack()
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             _ = try context.insertBook("Dune", isbn: "1")
@@ -96,20 +137,24 @@ extension ObjectContext {
         }
         #expect(try stack.viewContext.history(.fetchHistory(after: .distantPast)).count == 1)
 
-        let plain = try makeFileStack(directory, name: "Plain")
+        let plainStore = HistoryStore(kind)
+        let plain = try plainStore.stack(name: "Plain", tracking: false)
         try plain.viewContext.performAndWait {
             _ = try plain.viewContext.insertBook("Emma")
             try plain.viewContext.save()
             expectError(.invalidArgument) { _ = try plain.viewContext.execute(.fetchHistory(after: .distantPast)) }
         }
-        let tables = try rawSQL(directory.file("Plain.sqlite"), "SELECT name FROM sqlite_master WHERE name LIKE '%history%'")
-        #expect(tables.isEmpty)
+        if kind == .file {
+            let tables = try rawSQL(plainStore.url, "SELECT name FROM sqlite_master WHERE name LIKE '%history%'")
+            #expect(tables.isEmpty)
+        }
         #expect(plain.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == nil)
     }
 
-    @Test func aBatchDeleteIsRecordedWithItsContextsAuthor() throws {
-        let directory = TemporaryDirectory()
-        let stack = try makeHistoryStack(directory.file("History.sqlite"))
+    @Test(arguments: StoreKind.allCases)
+    func aBatchDeleteIsRecordedWithItsContextsAuthor(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack()
         let context = stack.newBackgroundContext()
         context.transactionAuthor = "cleaner"
         let ids = try context.performAndWait {
@@ -127,9 +172,10 @@ extension ObjectContext {
         #expect(Set(transactions[1].changes?.map(\.changedObjectID) ?? []) == [ids[0], ids[2]])
     }
 
-    @Test func aBatchDeleteRecordsTheRowsWhoseLinksToTheDeletedObjectsItCleared() throws {
-        let directory = TemporaryDirectory()
-        let stack = try makeHistoryStack(directory.file("History.sqlite"), model: GraphFixtures.model())
+    @Test(arguments: StoreKind.allCases)
+    func aBatchDeleteRecordsTheRowsWhoseLinksToTheDeletedObjectsItCleared(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack(model: GraphFixtures.model())
         let writer = stack.newBackgroundContext()
         let (gibson, neuromancer) = try writer.performAndWait {
             let gibson = try writer.insertNamed("Author", "Gibson")
@@ -157,9 +203,10 @@ extension ObjectContext {
         }
     }
 
-    @Test func theCurrentTokenDeletingHistoryAndExpiredTokens() throws {
-        let directory = TemporaryDirectory()
-        let stack = try makeHistoryStack(directory.file("History.sqlite"))
+    @Test(arguments: StoreKind.allCases)
+    func theCurrentTokenDeletingHistoryAndExpiredTokens(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack()
         let coordinator = stack.persistentStoreCoordinator
         let start = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil))
         let context = stack.newBackgroundContext()
@@ -206,11 +253,11 @@ extension ObjectContext {
         #expect(try stack.viewContext.history(.fetchHistory(after: all[2].token)).isEmpty)
     }
 
-    @Test func aTransactionMergedIntoAnotherStacksContextBringsItUpToDate() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("Shared.sqlite")
-        let app = try makeHistoryStack(url, name: "App")
-        let other = try makeHistoryStack(url, name: "Extension")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aTransactionMergedIntoAnotherStacksContextBringsItUpToDate(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let app = try store.stack(name: "App")
+        let other = try store.stack(name: "Extension")
         let view = app.viewContext
         let (dune, emma) = try view.performAndWait {
             let dune = try view.insertBook("Dune"), emma = try view.insertBook("Emma")
@@ -243,20 +290,18 @@ extension ObjectContext {
         #expect(userInfo[DeletedObjectsKey] as? Set<ObjectID> == [emma])
     }
 
-    @Test func aStoreWithHistoryOpenedWithoutTheOptionIsReadOnlyUntilItsHistoryIsDeleted() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("History.sqlite")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aStoreWithHistoryOpenedWithoutTheOptionIsReadOnlyUntilItsHistoryIsDeleted(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
         do {
-            let stack = try makeHistoryStack(url)
+            let stack = try store.stack()
             try stack.viewContext.performAndWait {
                 _ = try stack.viewContext.insertBook("Dune")
                 try stack.viewContext.save()
             }
         }
         do {
-            let stack = PersistentStack(name: "Plain", model: Fixtures.model())
-            stack.persistentStoreDescriptions = [StoreDescription(url: url)]
-            try stack.loadPersistentStores()
+            let stack = try store.stack(name: "Plain", tracking: false)
             try stack.viewContext.performAndWait {
                 #expect(try stack.viewContext.count(for: FetchRequest(entityName: "Book")) == 1)
                 _ = try stack.viewContext.insertBook("Emma")
@@ -265,25 +310,24 @@ extension ObjectContext {
             }
         }
         do {
-            let stack = try makeHistoryStack(url)
+            let stack = try store.stack()
             try stack.viewContext.performAndWait { _ = try stack.viewContext.execute(.deleteHistory(before: .distantFuture)) }
         }
-        let stack = PersistentStack(name: "Plain", model: Fixtures.model())
-        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
-        try stack.loadPersistentStores()
+        let stack = try store.stack(name: "Plain", tracking: false)
         try stack.viewContext.performAndWait {
             _ = try stack.viewContext.insertBook("Emma")
             try stack.viewContext.save()
+            #expect(try stack.viewContext.count(for: FetchRequest(entityName: "Book")) == 2)
         }
-        #expect(try rawSQL(url, "SELECT count(*) FROM \"_skerry_history_transactions\"") == [["0"]])
+        if kind == .file { #expect(try rawSQL(store.url, "SELECT count(*) FROM \"_skerry_history_transactions\"") == [["0"]]) }
     }
 
-    @Test func turningHistoryBackOnExpiresTheTokensOfBefore() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("History.sqlite")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func turningHistoryBackOnExpiresTheTokensOfBefore(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
         var token: PersistentHistoryToken?
         do {
-            let stack = try makeHistoryStack(url)
+            let stack = try store.stack()
             try stack.viewContext.performAndWait {
                 _ = try stack.viewContext.insertBook("Dune")
                 try stack.viewContext.save()
@@ -293,13 +337,13 @@ extension ObjectContext {
         }
         do {
             // Off: this save is not recorded.
-            let stack = try makeFileStack(directory, name: "History")
+            let stack = try store.stack(tracking: false)
             try stack.viewContext.performAndWait {
                 _ = try stack.viewContext.insertBook("Emma")
                 try stack.viewContext.save()
             }
         }
-        let stack = try makeHistoryStack(url)
+        let stack = try store.stack()
         try stack.viewContext.performAndWait {
             expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: token)) }
             _ = try stack.viewContext.insertBook("Solaris")
@@ -350,8 +394,10 @@ extension ObjectContext {
         #expect(try stack.viewContext.history(.fetchHistory(after: bookToken)).count == 2)
     }
 
-    @Test func aFetchRequestFiltersTheTransactionsByTheirPredicate() throws {
-        let stack = try makeHistoryStack(nil)
+    @Test(arguments: StoreKind.allCases)
+    func aFetchRequestFiltersTheTransactionsByTheirPredicate(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack()
         for author in ["app", "extension", nil] {
             let context = stack.newBackgroundContext()
             context.transactionAuthor = author
@@ -385,14 +431,5 @@ extension ObjectContext {
             request.fetchRequest?.predicate = try FetchPredicate(format: "title == %@", "Dune")
             expectError(.unknownAttribute) { _ = try view.execute(request) }
         }
-    }
-
-    @Test func aPostgresStoreRefusesTheOptionSayingHistoryIsSQLiteOnly() throws {
-        let stack = PersistentStack(name: "Postgres", model: Fixtures.model())
-        var description = StoreDescription.postgres("postgresql://nobody@127.0.0.1:1/none")
-        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
-        stack.persistentStoreDescriptions = [description]
-        let error = expectError(.invalidArgument) { try stack.loadPersistentStores() }
-        #expect(error?.message.contains("SQLite stores only") == true)
     }
 }

@@ -4,21 +4,11 @@ import Testing
 
 @testable import SkerryCore
 
-/// Whether a store tracks persistent history, as several programs sharing one file see it (two
-/// stacks over one file play two processes): once a store was opened with
+/// Whether a store tracks persistent history, as several programs sharing one store see it (two
+/// stacks over one SQLite file or PostgreSQL schema play two processes): once a store was opened with
 /// ``PersistentHistoryTrackingKey``, a program without the option cannot write to it unrecorded, and a
 /// token that does not describe the store's history expires.
 @Suite struct PersistentHistoryTrackingTests {
-    /// A stack over `url` without the history option.
-    static func plainStack(_ url: URL, readOnly: Bool = false) throws -> PersistentStack {
-        let stack = PersistentStack(name: "Plain", model: Fixtures.model())
-        var description = StoreDescription(url: url)
-        description.isReadOnly = readOnly
-        stack.persistentStoreDescriptions = [description]
-        try stack.loadPersistentStores()
-        return stack
-    }
-
     /// Saves a book in `stack`'s view context.
     static func save(_ stack: PersistentStack, _ title: String) throws {
         try stack.viewContext.performAndWait {
@@ -27,13 +17,13 @@ import Testing
         }
     }
 
-    @Test func aStoreOnceOpenedWithTheOptionStaysReadOnlyWithoutItEvenWithNoHistoryHeld() throws {
-        let directory = TemporaryDirectory()
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aStoreOnceOpenedWithTheOptionStaysReadOnlyWithoutItEvenWithNoHistoryHeld(_ kind: StoreKind) throws {
         // A fresh store opened with the option, no save yet, still open (the tracking process).
-        let fresh = directory.file("Fresh.sqlite")
-        let tracking = try makeHistoryStack(fresh)
+        let fresh = HistoryStore(kind)
+        let tracking = try fresh.stack()
         let token = tracking.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
-        let plain = try Self.plainStack(fresh)
+        let plain = try fresh.stack(name: "Plain", tracking: false)
         try plain.viewContext.performAndWait { () throws in
             _ = try plain.viewContext.insertBook("Unrecorded")
             let error = expectError(.storeIsReadOnly) { try plain.viewContext.save() }
@@ -44,48 +34,50 @@ import Testing
 
         // A routine purge that happens to delete every transaction (before a moment now past)
         // leaves tracking on.
-        let purged = directory.file("Purged.sqlite")
-        let consumer = try makeHistoryStack(purged)
+        let purged = HistoryStore(kind)
+        let consumer = try purged.stack()
         try Self.save(consumer, "Dune")
         let moment = Date()
         let deleted = try consumer.viewContext.performAndWait {
             try consumer.viewContext.execute(.deleteHistory(before: moment)).count
         }
         #expect(deleted == 1)
-        let other = try Self.plainStack(purged)
+        let other = try purged.stack(name: "Plain", tracking: false)
         try other.viewContext.performAndWait { () throws in
             _ = try other.viewContext.insertBook("Unrecorded")
             expectError(.storeIsReadOnly) { try other.viewContext.save() }
         }
     }
 
-    @Test func deletingAllHistoryUpToNowThenOpeningWithoutTheOptionStopsTrackingUnlessSomeoneRecordedSince() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("History.sqlite")
-        let tracking = try makeHistoryStack(url)
+    @Test(arguments: HistoryStore.sharedKinds)
+    func deletingAllHistoryUpToNowThenOpeningWithoutTheOptionStopsTrackingUnlessSomeoneRecordedSince(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let tracking = try store.stack()
         try Self.save(tracking, "Dune")
         _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
         // Another process still tracking records a save after the delete: not stopped.
         try Self.save(tracking, "Emma")
-        let refused = try Self.plainStack(url)
+        let refused = try store.stack(name: "Plain", tracking: false)
         try refused.viewContext.performAndWait { () throws in
             _ = try refused.viewContext.insertBook("Unrecorded")
             expectError(.storeIsReadOnly) { try refused.viewContext.save() }
         }
         _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
-        let plain = try Self.plainStack(url)
+        let plain = try store.stack(name: "Plain", tracking: false)
         try Self.save(plain, "Solaris")
-        #expect(try rawSQL(url, "SELECT value FROM \"_skerry_metadata\" WHERE key = 'historyTracking'") == [["off"]])
+        if kind == .file {
+            #expect(try rawSQL(store.url, "SELECT value FROM \"_skerry_metadata\" WHERE key = 'historyTracking'") == [["off"]])
+        }
     }
 
-    @Test func twoInstancesLoadingAFreshFileWithTheOptionAtOnceBothLoad() throws {
-        let directory = TemporaryDirectory()
-        for iteration in 0..<8 {
-            let url = directory.file("Fresh\(iteration).sqlite")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func twoInstancesLoadingAFreshStoreWithTheOptionAtOnceBothLoad(_ kind: StoreKind) throws {
+        for _ in 0..<8 {
+            let store = HistoryStore(kind)
             let outcomes = Mutex<[Result<PersistentStack, SkerryError>]>([])
             DispatchQueue.concurrentPerform(iterations: 3) { _ in
                 let outcome = Result { () throws(SkerryError) -> PersistentStack in
-                    do { return try makeHistoryStack(url) } catch { throw SkerryError.converting(error) }
+                    do { return try store.stack() } catch { throw SkerryError.converting(error) }
                 }
                 outcomes.withLock { $0.append(outcome) }
             }
@@ -137,22 +129,24 @@ import Testing
         }
     }
 
-    @Test func aTokenOfBeforeTrackingWentOffExpiresInAStoreStillTrackingOrOpenedReadOnly() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("History.sqlite")
-        let tracking = try makeHistoryStack(url)
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aTokenOfBeforeTrackingWentOffExpiresInAStoreStillTrackingOrOpenedReadOnly(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let tracking = try store.stack()
         try Self.save(tracking, "Dune")
         _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
         let token = tracking.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
         // Another process turns tracking off and saves: not recorded.
-        let plain = try Self.plainStack(url)
+        let plain = try store.stack(name: "Plain", tracking: false)
         try Self.save(plain, "Emma")
         tracking.viewContext.performAndWait {
             let error = expectError(.persistentHistoryTokenExpired) { _ = try tracking.viewContext.execute(.fetchHistory(after: token)) }
             #expect(error?.message.contains("off") == true)
         }
+        // A read-only opening: SQLite stores only.
+        guard kind == .file else { return }
         let reader = PersistentStack(name: "Reader", model: Fixtures.model())
-        var description = StoreDescription(url: url)
+        var description = StoreDescription(url: store.url)
         description.isReadOnly = true
         description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
         reader.persistentStoreDescriptions = [description]

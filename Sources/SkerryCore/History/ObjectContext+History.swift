@@ -44,7 +44,7 @@ extension ObjectContext {
         guard !stores.isEmpty else {
             throw SkerryError(
                 .invalidArgument,
-                "No loaded store of this context records persistent history: load the store with the option PersistentHistoryTrackingKey set to true (a SQLite or in-memory store)."
+                "No loaded store of this context records persistent history: load the store with the option PersistentHistoryTrackingKey set to true."
             )
         }
         switch request.operation {

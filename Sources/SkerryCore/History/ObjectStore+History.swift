@@ -29,10 +29,84 @@ package struct HistoryTransactionRecord: Sendable {
     package var bundleID: String
     package var processID: String
     package var changes: [PersistentHistoryChange]
+
+    package init(
+        number: Int64, timestamp: Date, author: String?, contextName: String?, bundleID: String, processID: String,
+        changes: [PersistentHistoryChange]
+    ) {
+        self.number = number
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.bundleID = bundleID
+        self.processID = processID
+        self.changes = changes
+    }
 }
 
-/// What a store that can keep persistent history offers (the SQLite store, when its description
-/// asks for history: ``ObjectStore/tracksPersistentHistory``). A PostgreSQL store keeps none.
+extension PersistentHistoryChange {
+    /// A change as a store read it from its history; `preservedValues`: a delete's tombstone.
+    package init(
+        changeID: Int64, changedObjectID: ObjectID, changeType: PersistentHistoryChangeType, updatedProperties: Set<String>?,
+        preservedValues tombstoneValues: [String: AttributeValue]?
+    ) {
+        self.changeID = changeID
+        self.changedObjectID = changedObjectID
+        self.changeType = changeType
+        self.updatedProperties = updatedProperties
+        self.tombstoneValues = tombstoneValues
+    }
+}
+
+/// One change a store records in its history: its kind, the object's entity and key, for an
+/// update the properties it changed, for a delete the preserved values.
+package struct HistoryEntry {
+    package var type: PersistentHistoryChangeType
+    package var entity: EntityDescription
+    package var key: Int64
+    package var properties: [String]? = nil
+    /// For a delete, the preserved attributes' values (``AttributeDescription/preservesValueInHistoryOnDeletion``).
+    package var tombstone: [(name: String, value: AttributeValue)]? = nil
+
+    package init(
+        type: PersistentHistoryChangeType, entity: EntityDescription, key: Int64, properties: [String]? = nil,
+        tombstone: [(name: String, value: AttributeValue)]? = nil
+    ) {
+        self.type = type
+        self.entity = entity
+        self.key = key
+        self.properties = properties
+        self.tombstone = tombstone
+    }
+
+    /// The entries of a save's write: `keys` are the inserts' keys, `deleted` the entries of the
+    /// rows its deletes removed (a row already gone was deleted, and recorded, by someone else).
+    package static func entries(of changes: StoreWrite, keys: [Int64], deleted: [HistoryEntry]) -> [HistoryEntry] {
+        var entries: [HistoryEntry] = []
+        entries.reserveCapacity(changes.inserts.count + changes.updates.count + deleted.count)
+        for (insert, key) in zip(changes.inserts, keys) {
+            entries.append(HistoryEntry(type: .insert, entity: insert.objectID.entity, key: key))
+        }
+        for update in changes.updates {
+            let entity = update.objectID.entity
+            let names =
+                update.changes.map { entity.attributes[$0.index].name }
+                + update.relationshipChanges.map { entity.relationships[$0.index].name }
+            entries.append(HistoryEntry(type: .update, entity: entity, key: update.objectID.key, properties: names))
+        }
+        entries += deleted
+        return entries
+    }
+
+    /// `entity`'s preserved attributes, the columns a store reads for a delete's tombstone; empty
+    /// for most entities.
+    package static func preservedAttributes(_ entity: EntityDescription) -> [AttributeDescription] {
+        entity.storedAttributes.filter(\.preservesValueInHistoryOnDeletion)
+    }
+}
+
+/// What a store that can keep persistent history offers (the SQLite and PostgreSQL stores, when
+/// their description asks for history: ``ObjectStore/tracksPersistentHistory``).
 package protocol PersistentHistoryStore: ObjectStore {
     /// The transactions after `bound`, in commit order.
     /// - Throws: ``SkerryError/Code/persistentHistoryTokenExpired`` when transactions after
@@ -53,7 +127,7 @@ extension ObjectStore {
 }
 
 /// The process as history names it.
-enum HistoryProcess {
-    static let processID = String(ProcessInfo.processInfo.processIdentifier)
-    static let bundleID = ProcessInfo.processInfo.processName
+package enum HistoryProcess {
+    package static let processID = String(ProcessInfo.processInfo.processIdentifier)
+    package static let bundleID = ProcessInfo.processInfo.processName
 }

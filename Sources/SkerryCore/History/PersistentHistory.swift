@@ -1,15 +1,16 @@
 import Foundation
 
-/// Core Data's `NSPersistentHistoryTrackingKey`: `true` makes a SQLite or in-memory store record
-/// every save and batch delete as a ``PersistentHistoryTransaction``, in tables of its own inside
-/// the same database, in the same SQLite transaction as the save (a failed save records nothing).
+/// Core Data's `NSPersistentHistoryTrackingKey`: `true` makes a SQLite, in-memory or PostgreSQL
+/// store record every save and batch delete as a ``PersistentHistoryTransaction``, in tables of
+/// its own inside the same database, in the same transaction as the save (a failed save records
+/// nothing). In a PostgreSQL store shared by several processes, transaction numbers follow commit
+/// order, so that each process can catch up on the others' saves after its last token.
 /// Read it with ``PersistentHistoryChangeRequest``. A store without the option writes no history.
 ///
 /// As in Core Data, a store once opened with the option and opened later without it opens
 /// read-only (its saves fail with ``SkerryError/Code/storeIsReadOnly``), whether it holds
 /// transactions or not: to stop tracking, delete all its history up to now with the option
 /// (`PersistentHistoryChangeRequest.deleteHistory(before: .distantFuture)`), then open it without.
-/// A PostgreSQL store refuses the option with ``SkerryError/Code/invalidArgument``.
 public let PersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
 
 /// A bookmark in the persistent history: Core Data's `NSPersistentHistoryToken`. It names, for

@@ -184,17 +184,6 @@ extension SQLiteStore {
 
     // MARK: Recording
 
-    /// One change to record: its kind, the object's entity and key, and for an update the
-    /// properties it changed.
-    struct HistoryEntry {
-        var type: PersistentHistoryChangeType
-        var entity: EntityDescription
-        var key: Int64
-        var properties: [String]? = nil
-        /// For a delete, the preserved attributes' values (``AttributeDescription/preservesValueInHistoryOnDeletion``).
-        var tombstone: [(name: String, value: AttributeValue)]? = nil
-    }
-
     /// Records one transaction with `entries`, inside the write transaction of `connection`.
     /// Records nothing without entries.
     func recordHistory(_ entries: [HistoryEntry], _ connection: SQLiteConnection) throws {
@@ -225,33 +214,8 @@ extension SQLiteStore {
         }
     }
 
-    /// The entries of a save's write: `keys` are the inserts' keys, `deleted` the entries of the
-    /// rows its deletes removed (a row already gone was deleted, and recorded, by someone else).
-    static func historyEntries(_ changes: StoreWrite, keys: [Int64], deleted: [HistoryEntry]) -> [HistoryEntry] {
-        var entries: [HistoryEntry] = []
-        entries.reserveCapacity(changes.inserts.count + changes.updates.count + deleted.count)
-        for (insert, key) in zip(changes.inserts, keys) {
-            entries.append(HistoryEntry(type: .insert, entity: insert.objectID.entity, key: key))
-        }
-        for update in changes.updates {
-            let entity = update.objectID.entity
-            let names =
-                update.changes.map { entity.attributes[$0.index].name }
-                + update.relationshipChanges.map { entity.relationships[$0.index].name }
-            entries.append(HistoryEntry(type: .update, entity: entity, key: update.objectID.key, properties: names))
-        }
-        entries += deleted
-        return entries
-    }
-
-    /// The columns of `entity`'s preserved attributes, in the order ``tombstone(_:_:from:)`` reads
-    /// them; empty for most entities.
-    static func preservedAttributes(_ entity: EntityDescription) -> [AttributeDescription] {
-        entity.storedAttributes.filter(\.preservesValueInHistoryOnDeletion)
-    }
-
     /// The tombstone of the current row of `statement`, whose columns from `column` on are
-    /// `attributes` (``preservedAttributes(_:)``); nil when the entity preserves nothing.
+    /// `attributes` (`HistoryEntry.preservedAttributes(_:)`); nil when the entity preserves nothing.
     static func tombstone(_ statement: SQLiteStatement, _ attributes: [AttributeDescription], from column: Int32) -> [(
         name: String, value: AttributeValue
     )]? {
@@ -263,7 +227,7 @@ extension SQLiteStore {
 
     /// The tombstone of the row `objectID` is about to delete, read in the write transaction.
     func tombstone(of objectID: ObjectID, _ connection: SQLiteConnection) throws -> [(name: String, value: AttributeValue)]? {
-        let attributes = Self.preservedAttributes(objectID.entity)
+        let attributes = HistoryEntry.preservedAttributes(objectID.entity)
         guard !attributes.isEmpty else { return nil }
         let q = SQLBuilder.quote
         let statement = try connection.cachedStatement(

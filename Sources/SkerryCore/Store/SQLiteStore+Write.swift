@@ -32,7 +32,7 @@ extension SQLiteStore {
                 conflicts.store = identity
                 throw conflicts
             }
-            if let deleted { try recordHistory(Self.historyEntries(changes, keys: keys, deleted: deleted), connection) }
+            if let deleted { try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: deleted), connection) }
             return (keys, try next())
         }
     }
@@ -316,7 +316,7 @@ extension SQLiteStore {
         let statements = members.map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
             // With history, the values it keeps of the deleted rows come with their keys.
-            let preserved = tracksPersistentHistory ? Self.preservedAttributes(member) : []
+            let preserved = tracksPersistentHistory ? HistoryEntry.preservedAttributes(member) : []
             let columns = ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q)
             return (
                 entity: member,
@@ -341,7 +341,7 @@ extension SQLiteStore {
                             let key = statement.int64(at: 0)
                             keys.append(key)
                             if tracksPersistentHistory {
-                                let tombstone = Self.tombstone(statement, Self.preservedAttributes(member), from: 1)
+                                let tombstone = Self.tombstone(statement, HistoryEntry.preservedAttributes(member), from: 1)
                                 history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
                             }
                             if returningIDs { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: key)) }

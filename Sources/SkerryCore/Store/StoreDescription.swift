@@ -113,7 +113,7 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// them: a store of an older version is migrated step by step when it loads. See ``MigrationPlan``.
     public var migrationPlan: MigrationPlan?
     /// Whether the store records persistent history (Core Data's ``PersistentHistoryTrackingKey``,
-    /// set through ``setOption(_:forKey:)``). SQLite and in-memory stores only.
+    /// set through ``setOption(_:forKey:)``): SQLite, in-memory and PostgreSQL stores.
     package var tracksPersistentHistory: Bool = false
     /// For a store of a kind this module does not implement (a PostgreSQL store), what opens it;
     /// nil for the SQLite kinds. Set by that store's module.
@@ -145,12 +145,6 @@ public struct StoreDescription: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: the store's load error.
     func makeStore(model: ObjectModel, entities: [EntityDescription], events: EventHub?) throws(SkerryError) -> any ObjectStore {
         if let storeFactory {
-            if tracksPersistentHistory {
-                throw SkerryError(
-                    .invalidArgument,
-                    "\(self) cannot record persistent history (PersistentHistoryTrackingKey): Skerry keeps persistent history in SQLite stores only. Leave the option out; a PostgreSQL store can deliver other processes' saves as did-save events instead (PostgresStoreOptions.propagatesChanges)."
-                )
-            }
             return try storeFactory.makeStore(description: self, model: model, entities: entities, events: events)
         }
         return try SQLiteStore(description: self, model: model, entities: entities, events: events)

@@ -1,0 +1,222 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import SkerryCore
+@testable import SkerryPostgres
+
+/// Persistent history in a PostgreSQL store shared by several instances (each stack here has its
+/// own pool of connections, as a process would): transaction numbers follow commit order, so an
+/// instance that catches up after its last token sees every other instance's save once, in order.
+/// The behaviour shared with the SQLite store runs in SkerryCoreTests' history suites, over
+/// `StoreKind.postgres`.
+@Suite(.postgres) struct PostgresPersistentHistoryTests {
+    static let model = try! ObjectModel(entities: [
+        EntityDescription(
+            name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)])
+    ])
+
+    static func stack(_ schema: String, name: String) throws -> PersistentStack {
+        let stack = PersistentStack(name: name, model: model)
+        var description = try PostgresTestServer.description(schema: schema, maximumConnections: 2)
+        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        return stack
+    }
+
+    /// Four writer instances save 25 times each at once, each save one entry, while a consumer
+    /// instance fetches again and again after the last token it saw. Every fetch returns only
+    /// numbers above those it saw before, and in the end the consumer has seen every save
+    /// exactly once, in the order of the whole history.
+    @Test func aConsumerFetchingAfterItsLastTokenWhileOthersSaveSeesEverySaveOnceInOrder() throws {
+        let schema = PostgresTestServer.newSchema()
+        let writers = 4, saves = 25
+        let consumer = try Self.stack(schema, name: "Consumer")
+        let stacks = try (0..<writers).map { try Self.stack(schema, name: "Writer\($0)") }
+        let done = Locked(0)
+        let failures = Locked<[String]>([])
+        let group = DispatchGroup()
+        for (writer, stack) in stacks.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                defer { done.update { $0 += 1 } }
+                let context = stack.newBackgroundContext()
+                context.transactionAuthor = "writer\(writer)"
+                do {
+                    try context.performAndWait {
+                        for index in 0..<saves {
+                            let entry = try context.insert(entityName: "Entry")
+                            try entry.setValue(Int32(writer), forKey: "writer")
+                            try entry.setValue(Int32(index), forKey: "index")
+                            try context.save()
+                        }
+                    }
+                } catch {
+                    failures.append("writer \(writer): \(error)")
+                }
+            }
+        }
+
+        var token: PersistentHistoryToken?
+        var seen: [PersistentHistoryTransaction] = []
+        var fetches = 0
+        while true {
+            // Read before fetching: once every writer was done, one more fetch sees all.
+            let finished = done.value == writers
+            let fresh = try consumer.viewContext.history(.fetchHistory(after: token))
+            fetches += 1
+            if let last = seen.last?.transactionNumber, let first = fresh.first?.transactionNumber {
+                #expect(first > last, "fetch \(fetches) returned \(first) after \(last) was seen")
+            }
+            seen += fresh
+            token = fresh.last?.token ?? token
+            if finished { break }
+        }
+        group.wait()
+        #expect(failures.value.isEmpty)
+
+        #expect(seen.count == writers * saves)
+        let numbers = seen.map(\.transactionNumber)
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count)
+        // Every save once: each (writer, index) entry inserted by exactly one transaction seen.
+        let all = try consumer.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?))
+        #expect(all.map(\.transactionNumber) == numbers)
+        let inserted = seen.flatMap { $0.changes ?? [] }.map(\.changedObjectID)
+        #expect(Set(inserted).count == writers * saves)
+        let count = try consumer.viewContext.performAndWait { try consumer.viewContext.count(for: FetchRequest(entityName: "Entry")) }
+        #expect(count == writers * saves)
+        // Each writer's saves, all of them.
+        for writer in 0..<writers {
+            let own = seen.filter { $0.author == "writer\(writer)" }
+            #expect(own.count == saves)
+        }
+    }
+
+    /// The race a sequence alone loses, made to happen: a save takes its number in store A, then
+    /// stops before committing (its second store's write waits for a row another session holds);
+    /// meanwhile a second instance saves to A. Were the second numbered and committed first, a
+    /// consumer fetching then would take its token past the first, and never see the first. The
+    /// history lock makes the second wait for the first: the consumer sees both, in order.
+    @Test func aSaveNumberedEarlierButCommittingLaterIsNeverSkippedByAConsumer() throws {
+        let schemaA = PostgresTestServer.newSchema(), schemaB = PostgresTestServer.newSchema()
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
+            EntityDescription(name: "Other", attributes: [AttributeDescription("name", .string)]),
+        ])
+        // The first instance: Entry in A (with history), Other in B; A is written first.
+        let first = PersistentStack(name: "First", model: model)
+        var a = try PostgresTestServer.description(schema: schemaA, maximumConnections: 2)
+        a.entityNames = ["Entry"]
+        a.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        var b = try PostgresTestServer.description(schema: schemaB, maximumConnections: 2)
+        b.entityNames = ["Other"]
+        first.persistentStoreDescriptions = [a, b]
+        try first.loadPersistentStores()
+        let second = try Self.stack(schemaA, name: "Second")
+        let consumer = try Self.stack(schemaA, name: "Consumer")
+        let other = try first.viewContext.performAndWait {
+            let other = try first.viewContext.insert(entityName: "Other")
+            try other.setValue("held", forKey: "name")
+            try first.viewContext.save()
+            return other.objectID
+        }
+        let token = try #require(consumer.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+
+        let holder = try PostgresTestServer.connect()
+        try holder.execute("BEGIN")
+        try holder.query("SELECT 1 FROM \"\(schemaB)\".\"Other\" WHERE _pk = ? FOR UPDATE", [.int(other.key)])
+        let watcher = try PostgresTestServer.connect()
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid)) > 0"
+        let group = DispatchGroup()
+        let failures = Locked<[String]>([])
+        func save(_ stack: PersistentStack, _ writer: Int32, _ body: @escaping @Sendable (ObjectContext) throws -> Void) {
+            DispatchQueue.global().async(group: group) {
+                let context = stack.newBackgroundContext()
+                do {
+                    try context.performAndWait {
+                        let entry = try context.insert(entityName: "Entry")
+                        try entry.setValue(writer, forKey: "writer")
+                        try entry.setValue(Int32(0), forKey: "index")
+                        try body(context)
+                        try context.save()
+                    }
+                } catch {
+                    failures.append("writer \(writer): \(error)")
+                }
+            }
+        }
+        // The first save: numbered in A, then waits in B for the held row.
+        save(first, 1) { context in try context.existingObject(with: other).setValue("changed", forKey: "name") }
+        for _ in 0..<600 where try watcher.scalarInt64(waiting) ?? 0 < 1 { Thread.sleep(forTimeInterval: 0.02) }
+        // The second save: waits for the first (history lock), or commits at once (none).
+        save(second, 2) { _ in }
+        let committed = "SELECT count(*) FROM \"\(schemaA)\".\"_skerry_history_transactions\""
+        for _ in 0..<600 {
+            if try watcher.scalarInt64(waiting) ?? 0 >= 2 || watcher.scalarInt64(committed) ?? 0 > 0 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let duringWait = try consumer.viewContext.history(.fetchHistory(after: token))
+        try holder.execute("ROLLBACK")
+        group.wait()
+        #expect(failures.value.isEmpty)
+        let after = try consumer.viewContext.history(.fetchHistory(after: duringWait.last?.token ?? token))
+        let seen = (duringWait + after).map(\.transactionNumber)
+        // Both saves, each once, in increasing numbers: nothing numbered below a number seen came later.
+        #expect(seen.count == 2)
+        #expect(seen == seen.sorted())
+        #expect(try consumer.viewContext.history(.fetchHistory(after: token)).map(\.transactionNumber) == seen)
+    }
+
+    /// A save whose second store fails (the first store's transaction then rolls back) leaves
+    /// neither store's rows nor its history changed.
+    @Test func aFailedSaveLeavesTheStoreAndItsHistoryAsTheyWere() throws {
+        let schema = PostgresTestServer.newSchema()
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)],
+                uniquenessConstraints: [["writer", "index"]])
+        ])
+        let stack = PersistentStack(name: "Failing", model: model)
+        var description = try PostgresTestServer.description(schema: schema, maximumConnections: 2)
+        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let entry = try context.insert(entityName: "Entry")
+            try entry.setValue(Int32(1), forKey: "writer")
+            try entry.setValue(Int32(1), forKey: "index")
+            try context.save()
+        }
+        let token = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        try context.performAndWait {
+            // Two new entries, one of them colliding with the saved one: nothing of the save is kept.
+            for index in [2, 1] {
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(Int32(1), forKey: "writer")
+                try entry.setValue(Int32(index), forKey: "index")
+            }
+            expectError(.constraintViolation) { try context.save() }
+            context.rollback()
+            #expect(try context.count(for: FetchRequest(entityName: "Entry")) == 1)
+        }
+        #expect(try stack.viewContext.history(.fetchHistory(after: token)).isEmpty)
+        #expect(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == token)
+        // The next save's transaction is the next one seen after the token.
+        try context.performAndWait {
+            let entry = try context.insert(entityName: "Entry")
+            try entry.setValue(Int32(2), forKey: "writer")
+            try entry.setValue(Int32(1), forKey: "index")
+            try context.save()
+        }
+        #expect(try stack.viewContext.history(.fetchHistory(after: token)).count == 1)
+    }
+}
+
+extension ObjectContext {
+    /// The transactions a history request returns, as Core Data code reads them.
+    fileprivate func history(_ request: PersistentHistoryChangeRequest) throws -> [PersistentHistoryTransaction] {
+        try performAndWait { try execute(request).result as? [PersistentHistoryTransaction] ?? [] }
+    }
+}
