@@ -62,7 +62,10 @@ extension PostgresStore {
                         "INSERT INTO \(q(table)) (s, t, so, \"to\") SELECT DISTINCT ON (s, t) s, t, so, \"to\" FROM ("
                             + selects.joined(separator: " UNION ALL ") + ") AS links")
                     let destination = entities.first { $0.name == relationship.destinationEntityName }
-                    let inverse = relationship.inverseName.flatMap { destination?.relationship(named: $0) }
+                    // A transient inverse is not stored: the relationship is kept as if it had none.
+                    let inverse = relationship.inverseName.flatMap { destination?.relationship(named: $0) }.flatMap {
+                        $0.isTransient ? nil : $0
+                    }
                     // A side that is to-one now holds one link per object: `column` ("s" for the
                     // sources, "t" for the destinations) repeats no value.
                     func refuseSeveral(_ column: String, _ entityName: String, _ key: String) throws {

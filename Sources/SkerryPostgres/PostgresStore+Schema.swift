@@ -115,6 +115,10 @@ extension PostgresStore {
         try createFunctions(connection) // this version's definitions
         try createChangesTable(connection) // stores created before change propagation lack it
         let recorded = try schema.recorded(connection, description)
+        // Stores written before a relationship with a transient inverse was stored lack its table
+        // or column; its indexes come with the in-place migration when the schema changed.
+        try schema.addMissingRelationshipStorage(
+            recorded.schema, entities: recorded.schema.shape == StoredSchema(entities: entities).shape ? entities : nil, connection)
         // A plan's steps from the version the store was written with, then one inferred step
         // (as Core Data's lightweight migration) when what is left is not additive.
         let plan = MigrationStepSpec.planSteps(

@@ -59,7 +59,9 @@ extension SQLiteStore {
                 )
             }
         }
-        try migrateCopy(url, description: description, model: model, steps: steps, events: events, recordedHash: recorded.hash)
+        try migrateCopy(
+            url, description: description, model: model, steps: steps, events: events, recordedHash: recorded.hash,
+            recordedSchema: recorded.schema)
     }
 
     /// Whether the ordinary load brings a store of `schema` to `entities` in place: every
@@ -74,7 +76,7 @@ extension SQLiteStore {
     /// copy in place of the original when all succeeded.
     private static func migrateCopy(
         _ url: URL, description: StoreDescription, model: ObjectModel,
-        steps: [MigrationStepSpec], events: EventHub?, recordedHash: String?
+        steps: [MigrationStepSpec], events: EventHub?, recordedHash: String?, recordedSchema: StoredSchema
     ) throws(SkerryError) {
         let copyPath = url.path + ".migrating"
         do {
@@ -93,6 +95,9 @@ extension SQLiteStore {
         do {
             do {
                 let connection = try SQLiteConnection(path: copyPath, readOnly: false, busyTimeout: description.busyTimeout)
+                // The first step reads every relationship where the recorded schema keeps it: a store
+                // written before a relationship with a transient inverse was stored gets its (empty) storage.
+                _ = try connection.writeTransaction { try schema.addMissingRelationshipStorage(recordedSchema, entities: nil, connection) }
                 try MigrationStepSpec.runAll(steps, description: description, events: events, fromVersionHash: recordedHash) { step in
                     try connection.writeTransaction {
                         try runMigrationStep(step, connection)

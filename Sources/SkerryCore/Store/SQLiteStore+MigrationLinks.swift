@@ -91,14 +91,24 @@ extension SQLiteStore {
     /// column, as ``RelationshipLayout`` decides).
     static func isMigratedFromThisSide(_ group: LinkGroup, in entities: [EntityDescription]) -> Bool {
         let relationship = group.relationship
-        guard let inverseName = relationship.inverseName,
-            let destination = entities.first(where: { $0.name == relationship.destinationEntityName }),
-            let inverse = destination.relationship(named: inverseName)
+        guard let inverse = storedInverse(of: relationship, in: entities),
+            let destination = entities.first(where: { $0.name == relationship.destinationEntityName })
         else {
             return true
         }
         if relationship.isToMany != inverse.isToMany { return relationship.isToMany }
-        return group.name <= groupName(inverseName, of: destination)
+        return group.name <= groupName(inverse.name, of: destination)
+    }
+
+    /// The inverse of `relationship` among `entities` when it is stored; nil when it has none,
+    /// or a transient one (a relationship whose inverse is transient is stored alone, as
+    /// ``RelationshipLayout`` decides).
+    static func storedInverse(of relationship: RelationshipDescription, in entities: [EntityDescription]) -> RelationshipDescription? {
+        guard let inverseName = relationship.inverseName,
+            let inverse = entities.first(where: { $0.name == relationship.destinationEntityName })?.relationship(named: inverseName),
+            !inverse.isTransient
+        else { return nil }
+        return inverse
     }
 
     /// What a step knows while it gathers links: the old store, the mapping, the rows' keys.
@@ -227,11 +237,9 @@ extension SQLiteStore {
                 "Step \(number): \(side) is to-one in the new model, but \(crowded.count) object(s) of '\(holder)' hold several objects in it (up to \(crowded.values.map(\.count).max() ?? 0), \(links.links.count) links in all); a to-one relationship can keep only one of them.",
                 entityName: group.members[0].entity.name, key: relationship.name)
         }
-        let inverseName = relationship.inverseName.map { "'\(relationship.destinationEntityName).\($0)'" }
-        let inverseIsToOne =
-            relationship.inverseName.flatMap { inverse in
-                entities.first { $0.name == relationship.destinationEntityName }?.relationship(named: inverse).map { !$0.isToMany }
-            } ?? false
+        let inverse = storedInverse(of: relationship, in: entities)
+        let inverseName = inverse.map { "'\(relationship.destinationEntityName).\($0.name)'" }
+        let inverseIsToOne = inverse.map { !$0.isToMany } ?? false
         switch layout.storage[group.members[0].entity.name]?[relationship.name] {
         case .foreignKey(let column)?:
             let targets = links.targetsBySource()
@@ -272,7 +280,7 @@ extension SQLiteStore {
                     rows[MigrationLink(source: source, target: target)] = row
                 }
             }
-            if relationship.inverseName != nil {
+            if inverse != nil {
                 let inverseOrder = targetColumn + "_order"
                 for (target, list) in links.sourcesByTarget() {
                     for (position, source) in list.enumerated() {

@@ -46,6 +46,18 @@ extension SQLiteStore {
                 "\(description) was written with another version of the model and is opened read-only, so it cannot be migrated. Open it once read-write to migrate it."
             )
         }
+        let missing: (joinTables: [String], columns: [(table: String, column: String)])
+        do {
+            missing = try pool.read { connection in try schema.missingRelationshipStorage(stored, connection) }
+        } catch {
+            throw SkerryError.converting(error)
+        }
+        if let first = missing.joinTables.first ?? missing.columns.first.map({ "\($0.table).\($0.column)" }) {
+            throw SkerryError(
+                .modelMismatch,
+                "\(description) was written before Skerry stored a relationship whose inverse is transient, and lacks its storage ('\(first)'); it is opened read-only, so it cannot be added. Open it once read-write to add it."
+            )
+        }
         return (identifier, .opened, metadata["modelVersionHash"])
     }
 

@@ -9,7 +9,10 @@
 /// - a to-many relationship whose inverse is to-many (or absent) is a join table
 ///   `_<Entity>_<name>` of the side that sorts first, with `source`, `target`, `source_order` and
 ///   `target_order` columns; a relationship that is its own inverse keeps both directions of
-///   each link there.
+///   each link there;
+/// - a transient relationship is not stored; a stored relationship whose inverse is transient
+///   is stored as if it had no inverse (a to-one in its own column, a to-many in its own join
+///   table).
 ///
 /// With entity inheritance, every entity of a hierarchy has its own table, and keys are unique
 /// in the hierarchy. A relationship is stored as declared by the topmost entity that has it
@@ -25,8 +28,8 @@ package enum RelationshipStorage: Sendable, Hashable {
     case inverseForeignKey(table: String, column: String, orderColumn: String?)
     /// A join table; this side's keys are in `sourceColumn`, the related keys in `targetColumn`.
     case joinTable(table: String, sourceColumn: String, targetColumn: String, orderColumn: String?)
-    /// Not stored: a transient relationship (of a pair where either side is transient), which
-    /// lives in memory only and reads as empty from the store.
+    /// Not stored: a transient relationship, which lives in memory only and reads as empty
+    /// from the store.
     case transient
 
     /// Whether saving the relationship's changes writes something for this side (the side that
@@ -69,11 +72,13 @@ package struct RelationshipLayout: Sendable {
         let byKey = Dictionary(relationships.map { ("\($0.entity).\($0.name)", $0) }, uniquingKeysWith: { first, _ in first })
         var storage: [String: [String: RelationshipStorage]] = [:]
         for r in relationships {
-            let inverse = r.inverse.flatMap { byKey["\(r.destination).\($0)"] }
+            // A transient inverse is not stored: the stored side is kept as if it had no inverse
+            // (Core Data saves every property that is not transient, whatever its inverse).
+            let inverse = r.inverse.flatMap { byKey["\(r.destination).\($0)"] }.flatMap { $0.isTransient ? nil : $0 }
             let ownsPair = inverse.map { "\(r.declaredIn).\(r.name)" <= "\($0.declaredIn).\($0.name)" } ?? true
             let value: RelationshipStorage
             switch (r.isToMany, inverse?.isToMany) {
-            case _ where r.isTransient || inverse?.isTransient == true:
+            case _ where r.isTransient:
                 value = .transient
             case (false, false?):
                 value =

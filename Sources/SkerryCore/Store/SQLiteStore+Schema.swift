@@ -27,6 +27,10 @@ extension SQLiteStore {
                     if try connection.tableExists(metadataTable) {
                         let recorded = try schema.recorded(connection, description)
                         let previous = recorded.metadata["modelVersionHash"]
+                        // Stores written before a relationship with a transient inverse was stored lack its table or column.
+                        try schema.addMissingRelationshipStorage(
+                            recorded.schema, entities: recorded.schema.shape == StoredSchema(entities: entities).shape ? entities : nil,
+                            connection)
                         // Stores written before uniqueness held across hierarchies get their triggers here.
                         try schema.migrateInPlace(connection, recorded, description: description, model: model, entities: entities) {
                             try syncFamilyUniqueness(entities, connection)

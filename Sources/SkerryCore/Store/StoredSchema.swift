@@ -94,6 +94,9 @@ package struct SchemaMigration {
 
     /// Compares the recorded schema with the entities the store now holds.
     package init(from stored: StoredSchema, to entities: [EntityDescription]) {
+        // Where each relationship is kept, before and after: a relationship can move although
+        // it is recorded the same (its inverse became stored, or transient).
+        let oldLayout = RelationshipLayout(schema: stored), newLayout = RelationshipLayout(entities: entities)
         let currentNames = Set(entities.map(\.name))
         for old in stored.entities where !currentNames.contains(old.name) {
             incompatibilities.append("entity '\(old.name)' was removed")
@@ -140,6 +143,14 @@ package struct SchemaMigration {
                     isOrdered: relationship.isOrdered, renamingIdentifier: oldRelationship.renamingIdentifier)
                 if current != oldRelationship {
                     incompatibilities.append("relationship \(here) changed (destination, inverse, to-many or ordering)")
+                } else if !relationship.isTransient,
+                    oldLayout.storage[entity.name]?[relationship.name] != newLayout.storage[entity.name]?[relationship.name]
+                {
+                    // A relationship made transient keeps nothing: its old storage is left unread.
+                    let inverse = relationship.inverseName.map {
+                        " (its inverse '\(relationship.destinationEntityName).\($0)' became stored or transient)"
+                    }
+                    incompatibilities.append("relationship \(here) is stored elsewhere in this model\(inverse ?? "")")
                 }
             }
             if Set(old.uniquenessConstraints) != Set(entity.uniquenessConstraints) {
