@@ -33,6 +33,12 @@ final class PostgresConnection {
     /// Beyond this many prepared statements the cache is emptied (and the server's statements
     /// deallocated), so that one-off SQL cannot grow it without bound.
     static let statementCacheLimit = 256
+
+    /// The most parameters a statement may have. The server takes 65,535, but libpq (before
+    /// version 17) treats the description of a statement with more than about 7,500 parameters as
+    /// a lost connection; a statement with more is refused before it is sent. (The stores bind a
+    /// long list as one parameter.)
+    static let maximumParameters = 7_000
     /// Where executions are counted (nil: not counted).
     let counters: StoreCounters?
     /// Raw SQL conditions already checked on this connection (entity name, NUL, condition).
@@ -181,6 +187,13 @@ final class PostgresConnection {
         statement: PostgresStatement, result: PostgresResult?
     ) {
         let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
+        guard parameterCount <= Self.maximumParameters else {
+            throw PostgresError(
+                sqlState: "54000", // program_limit_exceeded
+                message:
+                    "The statement has \(parameterCount) parameters; the PostgreSQL store takes at most \(Self.maximumParameters) in one statement.",
+                sql: sql)
+        }
         let kept = named || SQLBuilder.keepsPrepared(parameterCount: parameterCount)
         if kept && statements.count >= Self.statementCacheLimit { try clearStatementCache() }
         let name = kept ? newStatementName() : ""

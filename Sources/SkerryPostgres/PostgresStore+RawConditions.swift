@@ -118,9 +118,9 @@ extension PostgresStore {
     ) throws(SkerryError) -> [Bool] {
         guard !rows.isEmpty else { return [] }
         let predicate = ResolvedPredicate.sql(condition, bindings, entity)
-        // Each row binds its position and its values; stay well under PostgreSQL's 65,535 parameters.
+        // Each row binds its position and its values: as many rows as one statement takes.
         let perRow = entity.attributes.count + 1
-        let chunk = max(1, (30_000 - bindings.count) / perRow)
+        let chunk = max(1, (PostgresConnection.maximumParameters - bindings.count) / perRow)
         return try read(entity, predicate: predicate) { connection in
             var answers = Array(repeating: false, count: rows.count)
             for start in stride(from: 0, to: rows.count, by: chunk) {

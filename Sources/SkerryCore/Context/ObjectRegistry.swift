@@ -32,8 +32,8 @@ struct Registration {
 /// permanent IDs (after the context's own save, or its parent's, alike), and marks inserts,
 /// changes and deletes. Nothing else writes an object's ``Registration`` or these tables.
 ///
-/// Its invariants, checked by ``checkInvariants()`` (in debug builds after every operation of the
-/// context, and in tests):
+/// Its invariants, checked by ``checkInvariants(context:)`` (in debug builds after the context's
+/// operations, see ``debugCheckSpacing``, and in tests):
 /// - one object per ID: every entry of the identity map is keyed by its object's ID, and no
 ///   object is in it twice;
 /// - every registered object belongs to this registry's context, and every object the registry
@@ -353,17 +353,35 @@ final class ObjectRegistry {
         }
     }
 
-    /// Above this many objects, debug builds skip the after-every-operation check, which would
-    /// make them quadratic; tests stay far below it.
-    static let debugCheckLimit = 20_000
+    #if DEBUG
+        /// Operations of the context since the registry was last checked (debug builds).
+        var operationsSinceCheck = 0
+        /// How many objects the checks after operations looked at, in all (debug builds; tests
+        /// read it to see that the checks stay linear).
+        var objectsChecked = 0
+    #endif
+
+    /// Debug builds check the registry after an operation once the operations since the last
+    /// check, times this, reach the number of registered objects: after every operation while it
+    /// holds up to this many objects, and for more, often enough to catch a broken invariant soon
+    /// while each operation pays for this many objects' checks on average. (Checking all of them
+    /// after every operation made debug builds quadratic: inserting, or cascading a delete over,
+    /// thousands of objects took minutes.)
+    static let debugCheckSpacing = 64
 }
 
 extension ObjectContext {
-    /// Checks the registry's invariants after an operation, in debug builds (free in release).
+    /// Checks the registry's invariants after an operation, in debug builds (free in release):
+    /// see ``ObjectRegistry/debugCheckSpacing`` for how often.
     @inline(__always)
     func checkRegistryInvariants() {
         #if DEBUG
-            if registry.count <= ObjectRegistry.debugCheckLimit { registry.checkInvariants(context: self) }
+            registry.operationsSinceCheck += 1
+            if registry.operationsSinceCheck * ObjectRegistry.debugCheckSpacing >= registry.count {
+                registry.operationsSinceCheck = 0
+                registry.objectsChecked += registry.count
+                registry.checkInvariants(context: self)
+            }
         #endif
     }
 }

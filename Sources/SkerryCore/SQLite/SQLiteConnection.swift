@@ -58,6 +58,10 @@ final class SQLiteConnection {
         registerFunctions()
     }
 
+    /// The most parameters a statement may have on this connection (SQLite's default is 32,766;
+    /// builds of the library may set another).
+    var parameterLimit: Int { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
+
     /// A `file:` URI for `path` with `query`, the characters SQLite's URI parser gives a meaning
     /// (`%`, `?`, `#`) escaped.
     static func uri(_ path: String, query: String) -> String {

@@ -184,6 +184,17 @@ package enum SQLBuilder {
                     sql.text += dialect.falseLiteral
                     return
                 }
+                if values.count > SQLBuilder.paddedListLimit {
+                    // A long list is one parameter: a parameter each would pass the stores' limits.
+                    let expression = valueExpression(key, alias: alias)
+                    guard let list = dialect.valueList(values.map { operand($0, for: key) }, comparedWith: key.attribute.type) else {
+                        sql.text += dialect.falseLiteral
+                        return
+                    }
+                    sql.text += expression + " " + list.condition
+                    sql.bindings.append(list.binding)
+                    return
+                }
                 let listed = SQLBuilder.paddedList(values)
                 sql.text +=
                     valueExpression(key, alias: alias) + " IN ("
@@ -363,8 +374,8 @@ package enum SQLBuilder {
     /// the last one, which changes nothing an `IN (…)` list matches: lists of any length then
     /// compile to one of a few statements (11 up to 1,024 values) instead of one per length, so
     /// that `isIn` predicates with lists of varying length reuse the statements the stores keep
-    /// prepared rather than filling their caches with one-off statements. Longer lists keep their
-    /// length, and neither store keeps their statements (``keepsPrepared(parameterCount:)``).
+    /// prepared rather than filling their caches with one-off statements. Longer lists are bound
+    /// as one parameter instead (``SQLDialect/valueList(_:comparedWith:)``, ``SQLDialect/inKeys(_:)``).
     static func paddedList<Value>(_ values: [Value]) -> [Value] {
         guard let last = values.last, values.count <= paddedListLimit else { return values }
         var size = 1
@@ -376,8 +387,8 @@ package enum SQLBuilder {
     package static let preparedParameterLimit = paddedListLimit + 64
 
     /// Whether a store keeps a statement with `parameterCount` parameters prepared for reuse: both
-    /// stores' statement caches ask this. An `IN` list longer than ``paddedListLimit`` keeps its
-    /// own length, so its statement is unlikely to run again, and kept it would crowd the cache
+    /// stores' statement caches ask this. A statement with that many parameters (a raw SQL
+    /// condition with a long list) is unlikely to run again, and kept it would crowd the cache
     /// (which is emptied when full, hot statements included); preparing it again costs little
     /// next to binding that many values.
     package static func keepsPrepared(parameterCount: Int) -> Bool {
