@@ -226,6 +226,32 @@ import Testing
         #expect(try consumer.viewContext.history(.fetchHistory(after: token)).map(\.transactionNumber) == seen)
     }
 
+    /// A token past the store's last committed transaction (the database was restored from an
+    /// older dump since, here by deleting the newest transaction by hand) expires, as in SQLite.
+    @Test func aTokenPastTheLastCommittedTransactionExpires() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try Self.stack(schema, name: "Restored")
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<2 {
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(Int32(0), forKey: "writer")
+                try entry.setValue(Int32(index), forKey: "index")
+                try context.save()
+            }
+        }
+        let ahead = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let connection = try PostgresTestServer.connect()
+        try connection.execute(
+            "DELETE FROM \"\(schema)\".\"_skerry_history_transactions\" WHERE \"number\" = (SELECT max(\"number\") FROM \"\(schema)\".\"_skerry_history_transactions\")"
+        )
+        stack.viewContext.performAndWait {
+            let error = expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: ahead)) }
+            #expect(error?.message.contains("past its last transaction") == true)
+        }
+        #expect(try stack.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?)).count == 1)
+    }
+
     /// A save whose second store fails (the first store's transaction then rolls back) leaves
     /// neither store's rows nor its history changed.
     @Test func aFailedSaveLeavesTheStoreAndItsHistoryAsTheyWere() throws {
