@@ -161,15 +161,39 @@ extension PostgresStore {
                     author?.author.map(AttributeValue.string) ?? .null, author?.contextName.map(AttributeValue.string) ?? .null,
                     .string(HistoryProcess.bundleID), .string(HistoryProcess.processID),
                 ])
-            let insertChange =
-                "INSERT INTO \(q(Self.historyChangesTable)) (\"id\", \"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\") VALUES (nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, ?, ?)"
-            for entry in entries {
+            let columns =
+                "INSERT INTO \(q(Self.historyChangesTable)) (\"id\", \"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\")"
+            let insertChange = columns + " VALUES (nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, ?, ?)"
+            // A run of changes alike but for their keys (a bulk insert, a bulk update of the same
+            // properties) is one statement over the array of keys, numbered in the keys' order.
+            let insertChanges =
+                columns
+                + " SELECT nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, u.k, ? FROM unnest(?::bigint[]) WITH ORDINALITY AS u(k, o) ORDER BY u.o"
+            func hasTombstone(_ entry: HistoryEntry) -> Bool { !(entry.tombstone?.isEmpty ?? true) }
+            var index = entries.startIndex
+            while index < entries.endIndex {
+                let entry = entries[index]
+                var end = index + 1
+                while end < entries.endIndex, !hasTombstone(entry), entries[end].type == entry.type,
+                    entries[end].entity === entry.entity, entries[end].properties == entry.properties, !hasTombstone(entries[end])
+                {
+                    end += 1
+                }
+                let properties: AttributeValue = entry.properties.map { .string($0.joined(separator: ",")) } ?? .null
+                if end - index > 1 {
+                    let keys = entries[index..<end].map(\.key)
+                    try pipeline.send(insertChanges) { writer in
+                        try writer.append(.int(Int64(entry.type.rawValue)))
+                        try writer.append(.string(entry.entity.name))
+                        try writer.append(properties)
+                        try writer.append(keys: keys)
+                    }
+                    index = end
+                    continue
+                }
+                index = end
                 try pipeline.send(
-                    insertChange,
-                    [
-                        .int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key),
-                        entry.properties.map { .string($0.joined(separator: ",")) } ?? .null,
-                    ])
+                    insertChange, [.int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key), properties])
                 guard let tombstone = entry.tombstone, !tombstone.isEmpty else { continue }
                 for (name, value) in tombstone {
                     guard let index = entry.entity.attributeIndex(named: name), !value.isNull else { continue }

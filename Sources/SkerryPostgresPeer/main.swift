@@ -7,6 +7,8 @@
 //                                                       renames the Note "<text> (read)"
 //   SkerryPostgresPeer CONNECTION SCHEMA increment N    adds 1 to the Counter N times, retrying
 //                                                       each save that fails with a conflict
+//   SkerryPostgresPeer CONNECTION SCHEMA history N      with persistent history on, saves N Notes,
+//                                                       one per save, as the author "peer"
 import Foundation
 import SkerryCore
 import SkerryPostgres
@@ -31,13 +33,12 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 4 else { fail("usage: SkerryPostgresPeer CONNECTION SCHEMA echo|increment N") }
+guard arguments.count >= 4 else { fail("usage: SkerryPostgresPeer CONNECTION SCHEMA echo|increment N|history N") }
 let stack = PersistentStack(name: "Peer", model: try peerModel())
-stack.persistentStoreDescriptions = [
-    .postgres(
-        arguments[1], maximumConnections: 2, schema: arguments[2],
-        propagatesChanges: arguments[3] == "echo")
-]
+var description = StoreDescription.postgres(
+    arguments[1], maximumConnections: 2, schema: arguments[2], propagatesChanges: arguments[3] == "echo")
+if arguments[3] == "history" { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
+stack.persistentStoreDescriptions = [description]
 do { try stack.loadPersistentStores() } catch { fail("cannot load the store: \(error)") }
 
 switch arguments[3] {
@@ -91,6 +92,21 @@ case "increment":
         }
     } catch { fail("cannot increment: \(error)") }
     say("conflicts \(conflicts)")
+
+case "history":
+    guard arguments.count >= 5, let count = Int(arguments[4]) else { fail("history needs a count") }
+    let context = stack.newBackgroundContext()
+    context.transactionAuthor = "peer"
+    do {
+        try context.performAndWait {
+            for index in 0..<count {
+                try context.insert(entityName: "Note").setValue(
+                    "peer \(ProcessInfo.processInfo.processIdentifier) \(index)", forKey: "text")
+                try context.save()
+            }
+        }
+    } catch { fail("cannot save: \(error)") }
+    say("saved \(count)")
 
 default:
     fail("unknown mode \(arguments[3])")

@@ -99,10 +99,15 @@ extension Collection where Element == PersistentHistoryTransaction {
 }
 
 @Suite struct HistoryProcessingPortTests {
-    /// A container of the app or of the other process over the shared file, set up as the apps do.
-    static func container(_ url: URL, name: String, author: String) throws -> PersistentStack {
+    /// A container of the app or of the other process over the shared store (a SQLite file, or a
+    /// PostgreSQL schema that instances of a service share), set up as the apps do.
+    static func container(_ store: HistoryStore, name: String, author: String) throws -> PersistentStack {
         let container = PersistentStack(name: name, managedObjectModel: Fixtures.model())
-        container.persistentStoreDescriptions[0].url = url
+        if store.kind == .file {
+            container.persistentStoreDescriptions[0].url = store.url
+        } else {
+            container.persistentStoreDescriptions = [try store.description(tracking: false)]
+        }
         container.persistentStoreDescriptions[0].setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
         container.persistentStoreDescriptions[0].setOption(
             true as NSNumber, forKey: PersistentStoreRemoteChangeNotificationPostOptionKey)
@@ -115,11 +120,12 @@ extension Collection where Element == PersistentHistoryTransaction {
         try context.performAndWait { try context.existingObject(with: id).value(forKey: "title") as? String }
     }
 
-    @Test func theAppMergesWhatAnotherProcessSavedSkipsItsOwnAndKeepsItsTokenAcrossLaunches() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("Shared.sqlite"), tokenFile = directory.file("lastToken.json")
-        let app = try Self.container(url, name: "App", author: "app")
-        let other = try Self.container(url, name: "Extension", author: "extension")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func theAppMergesWhatAnotherProcessSavedSkipsItsOwnAndKeepsItsTokenAcrossLaunches(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let tokenFile = store.directory.file("lastToken.json")
+        let app = try Self.container(store, name: "App", author: "app")
+        let other = try Self.container(store, name: "Extension", author: "extension")
 
         // The app saves a book and shows it.
         let view = app.viewContext
@@ -185,11 +191,11 @@ extension Collection where Element == PersistentHistoryTransaction {
         #expect(try Self.title(view, dune) == "Dune")
     }
 
-    @Test func aReaderWhoseHistoryWasPurgedStartsOverFromWhatIsLeft() throws {
-        let directory = TemporaryDirectory()
-        let url = directory.file("Shared.sqlite")
-        let app = try Self.container(url, name: "App", author: "app")
-        let other = try Self.container(url, name: "Extension", author: "extension")
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aReaderWhoseHistoryWasPurgedStartsOverFromWhatIsLeft(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let app = try Self.container(store, name: "App", author: "app")
+        let other = try Self.container(store, name: "Extension", author: "extension")
         let worker = other.viewContext
         func save(_ title: String) throws {
             try worker.performAndWait {
@@ -198,8 +204,8 @@ extension Collection where Element == PersistentHistoryTransaction {
             }
         }
         // Two readers of the history: one falls behind.
-        let current = HistoryProcessor(container: app, author: "app", tokenFile: directory.file("current.json"))
-        let behind = HistoryProcessor(container: app, author: "app", tokenFile: directory.file("behind.json"))
+        let current = HistoryProcessor(container: app, author: "app", tokenFile: store.directory.file("current.json"))
+        let behind = HistoryProcessor(container: app, author: "app", tokenFile: store.directory.file("behind.json"))
         try save("Dune")
         try behind.processPersistentHistory()
         try save("Emma")

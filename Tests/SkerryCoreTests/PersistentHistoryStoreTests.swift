@@ -160,8 +160,8 @@ import Testing
         if kind == .file { #expect(try rawSQL(store.url, "SELECT count(*) FROM \"_skerry_history_tombstones\"") == [["0"]]) }
     }
 
-    @Test func storeStatisticsCountTheHistoryRowsAsSkerrysOwnBookkeeping() throws {
-        let directory = TemporaryDirectory()
+    @Test(arguments: HistoryStore.sharedKinds)
+    func storeStatisticsCountTheHistoryRowsAsSkerrysOwnBookkeeping(_ kind: StoreKind) throws {
         func rowsWrittenBySavingTwoBooks(_ stack: PersistentStack) throws -> Int {
             let before = stack.statistics
             _ = try Self.saveBooks(stack, [])
@@ -173,8 +173,9 @@ import Testing
             }
             return stack.statistics.since(before).rowsWritten
         }
-        let plain = try rowsWrittenBySavingTwoBooks(try makeFileStack(directory, name: "Plain"))
-        let tracked = try rowsWrittenBySavingTwoBooks(try makeHistoryStack(directory.file("History.sqlite")))
+        let plainStore = HistoryStore(kind), trackedStore = HistoryStore(kind)
+        let plain = try rowsWrittenBySavingTwoBooks(try plainStore.stack(name: "Plain", tracking: false))
+        let tracked = try rowsWrittenBySavingTwoBooks(try trackedStore.stack())
         #expect(tracked == plain + 3) // one transaction, two changes
     }
 

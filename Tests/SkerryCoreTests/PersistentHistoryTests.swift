@@ -354,18 +354,14 @@ extension ObjectContext {
         #expect(try stack.viewContext.history(.fetchHistory(after: now[0].token)).isEmpty)
     }
 
-    @Test func aSaveToTwoStoresRecordsATransactionInEachAndTheirTokensCoverBoth() throws {
-        let directory = TemporaryDirectory()
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aSaveToTwoStoresRecordsATransactionInEachAndTheirTokensCoverBoth(_ kind: StoreKind) throws {
+        let booksStore = HistoryStore(kind), authorsStore = HistoryStore(kind)
         let stack = PersistentStack(name: "Two", model: Fixtures.model())
-        var books = StoreDescription(url: directory.file("Books.sqlite"))
+        var books = try booksStore.description()
         books.entityNames = ["Book"]
-        var authors = StoreDescription(url: directory.file("Authors.sqlite"))
+        var authors = try authorsStore.description()
         authors.entityNames = ["Author"]
-        for index in 0..<2 {
-            var description = [books, authors][index]
-            description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
-            if index == 0 { books = description } else { authors = description }
-        }
         stack.persistentStoreDescriptions = [books, authors]
         try stack.loadPersistentStores()
         let context = stack.newBackgroundContext()

@@ -92,6 +92,64 @@ import Testing
         }
     }
 
+    /// Two other processes (`SkerryPostgresPeer history`) and this one save at once; this
+    /// process catches up on all of them by fetching after its last token, again and again:
+    /// each save arrives once, in commit order, with the process that made it.
+    @Test func anInstanceCatchesUpOnTheSavesOfOtherProcessesByToken() throws {
+        let schema = PostgresTestServer.newSchema()
+        let saves = 20
+        let consumer = PersistentStack(name: "Consumer", model: try PostgresChangePropagationTests.model())
+        var description = try PostgresTestServer.description(schema: schema, maximumConnections: 2)
+        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        consumer.persistentStoreDescriptions = [description]
+        try consumer.loadPersistentStores()
+        let peers = try (0..<2).map { _ in
+            try PostgresChangePropagationTests.Peer([try PostgresTestServer.require(), schema, "history", String(saves)])
+        }
+        let finished = Locked(false)
+        let group = DispatchGroup()
+        // This process saves too, as another author.
+        DispatchQueue.global().async(group: group) {
+            let context = consumer.newBackgroundContext()
+            context.transactionAuthor = "local"
+            do {
+                try context.performAndWait {
+                    for index in 0..<saves {
+                        try context.insert(entityName: "Note").setValue("local \(index)", forKey: "text")
+                        try context.save()
+                    }
+                }
+            } catch {
+                Issue.record("local save failed: \(error)")
+            }
+            finished.set(true)
+        }
+        var token: PersistentHistoryToken?
+        var seen: [PersistentHistoryTransaction] = []
+        // A guard against hanging, not a measurement.
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            let done = finished.value && !peers.contains { $0.process.isRunning } || Date() > deadline
+            let fresh = try consumer.viewContext.history(.fetchHistory(after: token))
+            if let last = seen.last?.transactionNumber, let first = fresh.first?.transactionNumber { #expect(first > last) }
+            seen += fresh
+            token = fresh.last?.token ?? token
+            if done { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        group.wait()
+        for peer in peers {
+            #expect(peer.nextLine() == "saved \(saves)")
+            #expect(peer.finish() == 0)
+        }
+        #expect(seen.count == 3 * saves)
+        #expect(seen.map(\.transactionNumber) == seen.map(\.transactionNumber).sorted())
+        #expect(seen.filter { $0.author == "peer" }.count == 2 * saves)
+        #expect(Set(seen.filter { $0.author == "peer" }.map(\.processID)) == Set(peers.map { String($0.process.processIdentifier) }))
+        #expect(seen.filter { $0.author == "local" }.count == saves)
+        #expect(try consumer.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?)).count == 3 * saves)
+    }
+
     /// The race a sequence alone loses, made to happen: a save takes its number in store A, then
     /// stops before committing (its second store's write waits for a row another session holds);
     /// meanwhile a second instance saves to A. Were the second numbered and committed first, a
@@ -166,6 +224,32 @@ import Testing
         #expect(seen.count == 2)
         #expect(seen == seen.sorted())
         #expect(try consumer.viewContext.history(.fetchHistory(after: token)).map(\.transactionNumber) == seen)
+    }
+
+    /// A token past the store's last committed transaction (the database was restored from an
+    /// older dump since, here by deleting the newest transaction by hand) expires, as in SQLite.
+    @Test func aTokenPastTheLastCommittedTransactionExpires() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try Self.stack(schema, name: "Restored")
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<2 {
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(Int32(0), forKey: "writer")
+                try entry.setValue(Int32(index), forKey: "index")
+                try context.save()
+            }
+        }
+        let ahead = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let connection = try PostgresTestServer.connect()
+        try connection.execute(
+            "DELETE FROM \"\(schema)\".\"_skerry_history_transactions\" WHERE \"number\" = (SELECT max(\"number\") FROM \"\(schema)\".\"_skerry_history_transactions\")"
+        )
+        stack.viewContext.performAndWait {
+            let error = expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: ahead)) }
+            #expect(error?.message.contains("past its last transaction") == true)
+        }
+        #expect(try stack.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?)).count == 1)
     }
 
     /// A save whose second store fails (the first store's transaction then rolls back) leaves
