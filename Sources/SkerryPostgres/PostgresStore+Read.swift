@@ -168,8 +168,8 @@ extension PostgresStore {
     }
 
     func forEachRow(
-        _ query: StoreQuery, reserve: (Int) -> Void, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
-        _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
+        _ query: StoreQuery, reserve: (Int) -> Void, _ makeStorage: (consuming ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
     ) throws(SkerryError) {
         if layout.readsFamily(query) {
             // Each row decoded as its own entity, read by key after the family's IDs.
@@ -185,10 +185,10 @@ extension PostgresStore {
             let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout, reading: reading)
             reserve(Int(result.rowCount))
             for row in 0..<result.rowCount {
-                let objectID = decoder.objectID(row)
-                let storage = makeStorage(objectID)
+                // The ID goes to `makeStorage` (taken, not copied).
+                let storage = makeStorage(decoder.objectID(row))
                 try decoder.read(row, into: storage)
-                body(objectID, decoder.version(row), storage, decoder.relationships(row))
+                body(decoder.version(row), storage, decoder.relationships(row))
             }
         }
     }

@@ -7,7 +7,8 @@ import Testing
 /// The store's own row reading (columns of the types the store gives its attributes) marks the
 /// attributes it sets in the object's value bitmap a word at a time: an entity with more than 64
 /// attributes, NULL cells on both sides of the word boundary, and a cell that fails midway after
-/// values were read (nothing is handed over half-read, the other rows read).
+/// values were read (nothing is handed over half-read, the other rows read). NULL is told apart
+/// from values whose binary form is empty or starts with a zero byte, in every column type.
 @Suite(.postgres) struct PostgresRowReadingTests {
     /// 70 attributes: integers, with a string every seventh, all optional.
     static let model = try! ObjectModel(entities: [
@@ -76,6 +77,75 @@ import Testing
                 for index in 0..<70 {
                     let expected = Self.value(row, index)?.attributeValue ?? .null
                     #expect(try object.value(forKey: "a\(index)", as: AttributeValue.self) == expected, "row \(row), a\(index)")
+                }
+            }
+        }
+    }
+
+    /// One attribute of every type, all optional.
+    static let kinds = try! ObjectModel(entities: [
+        EntityDescription(
+            name: "Kinds",
+            attributes: [
+                AttributeDescription("order", .integer64),
+                AttributeDescription("flag", .boolean, isOptional: true),
+                AttributeDescription("small", .integer16, isOptional: true),
+                AttributeDescription("medium", .integer32, isOptional: true),
+                AttributeDescription("large", .integer64, isOptional: true),
+                AttributeDescription("ratio", .double, isOptional: true),
+                AttributeDescription("single", .float, isOptional: true),
+                AttributeDescription("price", .decimal, isOptional: true),
+                AttributeDescription("date", .date, isOptional: true),
+                AttributeDescription("name", .string, isOptional: true),
+                AttributeDescription("link", .url, isOptional: true),
+                AttributeDescription("blob", .binary, isOptional: true),
+                AttributeDescription("tag", .uuid, isOptional: true),
+            ])
+    ])
+
+    /// Per row: values whose binary form is empty or all zero bytes (an empty string and data,
+    /// zeros, false, PostgreSQL's epoch, the nil UUID), then no value at all, then ordinary ones.
+    static var kindRows: [[String: any AttributeValueConvertible]] {
+        [
+            [
+                "flag": false, "small": Int16(0), "medium": Int32(0), "large": Int64(0), "ratio": 0.0, "single": Float(0),
+                "price": Decimal(0), "date": Date(timeIntervalSinceReferenceDate: -31_622_400), // 2000-01-01 UTC
+                "name": "", "link": URL(string: "a")!, "blob": Data(), "tag": UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            ],
+            [:],
+            [
+                "flag": true, "small": Int16(-1), "medium": Int32(1 << 24), "large": Int64(5), "ratio": -0.0, "single": Float(2.5),
+                "price": Decimal(string: "0.001")!, "date": Date(timeIntervalSinceReferenceDate: 1), "name": "\u{1}x",
+                "link": URL(string: "https://example.com")!, "blob": Data([0]),
+                "tag": UUID(uuidString: "00FF0000-0000-0000-0000-000000000001")!,
+            ],
+        ]
+    }
+
+    @Test func nullIsToldApartFromEmptyAndZeroValuesOfEveryType() throws {
+        let stack = try PostgresTestServer.stack(Self.kinds, PostgresTestServer.newSchema(), name: "RowReadingKinds")
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for (order, values) in Self.kindRows.enumerated() {
+                let object = try writer.insert(entityName: "Kinds")
+                try object.setValue(Int64(order), forKey: "order")
+                for (key, value) in values { try object.setValue(value, forKey: key) }
+            }
+            try writer.save()
+        }
+        let keys = Self.kinds.entities[0].attributes.map(\.name).filter { $0 != "order" }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            // Read twice: into the empty context (each row into its new object's own memory), then
+            // into the context holding them (each row into a block of its own, which they take).
+            for pass in 0..<2 {
+                let objects = try reader.fetch(FetchRequest(entityName: "Kinds", sortKeys: [SortKey("order")]))
+                #expect(objects.count == Self.kindRows.count)
+                for (order, object) in objects.enumerated() {
+                    for key in keys {
+                        let expected = Self.kindRows[order][key]?.attributeValue ?? .null
+                        #expect(try object.value(forKey: key, as: AttributeValue.self) == expected, "pass \(pass), row \(order), \(key)")
+                    }
                 }
             }
         }

@@ -34,9 +34,10 @@ extension EntityObject {
 
     /// A new object, unregistered, with room for its values in its own memory when
     /// `withRoomForValues` is true (a loaded object: its values go there), else without (a fault,
-    /// which may never load: its values, once loaded, get a block of their own).
+    /// which may never load: its values, once loaded, get a block of their own). Takes `objectID`
+    /// (`consuming`: a bulk read hands over the ID it made for the row, with no retain and release).
     static func make(
-        _ entity: EntityDescription, _ objectID: ObjectID, context: ObjectContext, version: Int64,
+        _ entity: EntityDescription, _ objectID: consuming ObjectID, context: ObjectContext, version: Int64,
         relationships: [RelationshipValue], isFault: Bool, withRoomForValues: Bool
     ) -> EntityObject {
         let words = withRoomForValues ? entity.valueLayout.size / 8 : 0

@@ -190,14 +190,19 @@ struct IdentityMap: ~Copyable {
 
     // MARK: Registering many at once
 
-    /// Lists `object` as registered under `objectID` now, and puts it in the table later, with
+    /// Lists `object` as registered under its ID now, and puts it in the table later, with
     /// every other object listed this way, at the next ``insertPending()``: until then, no
     /// look-up may happen. Inserting many objects at once, in the order of their slots, touches
     /// the table front to back rather than at random (a bulk fetch into an empty context).
+    /// Takes the caller's reference (`consuming`), which the map keeps: retained for the map and
+    /// the caller's reference ended at once, a pair the compiler removes.
     @inline(__always)
-    mutating func insertLater(_ object: EntityObject, for objectID: ObjectID) {
+    mutating func insertLater(_ object: consuming EntityObject) {
         let unmanaged = Unmanaged.passRetained(object)
-        pending.append(Slot(hash: Self.hash(objectID), object: unmanaged))
+        _ = consume object
+        // The ID read in place, borrowed from the object (which the map now holds).
+        let hash = unmanaged._withUnsafeGuaranteedRef { Self.hash($0.state.pointee.registration.objectID) }
+        pending.append(Slot(hash: hash, object: unmanaged))
         append(unmanaged)
     }
 

@@ -99,24 +99,26 @@ extension ObjectContext {
             // in `readIntoEmptyContext`, and registered when whole; a row of a registered object is
             // read into a block of its own (the object takes it over, or drops it if it has pending
             // changes). A block handed to the store and not handed back yet is freed if reading fails.
-            var unclaimed: (base: UnsafeMutableRawPointer, layout: ValueLayout)?
+            var unclaimed: (base: UnsafeMutableRawPointer, layout: ValueLayout, objectID: ObjectID)?
             do {
                 try store.forEachRow(query) { rowCount in
                     objects.reserveCapacity(rowCount)
                     registry.reserveCapacity(rowCount)
-                } _: { objectID in
-                    guard registry[objectID] != nil else { return makeReading(objectID, &reading) }
+                } _: { (objectID: consuming ObjectID) in
+                    guard registry[copy objectID] != nil else { return makeReading(objectID, &reading) }
                     let layout = objectID.entity.valueLayout
                     let base = layout.allocate()
-                    unclaimed = (base, layout)
+                    unclaimed = (base, layout, objectID)
                     return base
-                } _: { objectID, version, storage, relationships in
+                } _: { version, storage, relationships in
                     guard reading != nil else {
-                        unclaimed = nil
-                        objects.append(register(objectID, version: version, storage: storage, relationships: relationships))
+                        guard let claimed = unclaimed.take(), claimed.base == storage else {
+                            preconditionFailure("store contract broken: a row's values were not read into the storage made for them")
+                        }
+                        objects.append(register(claimed.objectID, version: version, storage: storage, relationships: relationships))
                         return
                     }
-                    let object = finishReading(&reading, objectID, version, storage, relationships)
+                    let object = finishReading(&reading, version, storage, relationships)
                     registry.register(object)
                     // (No parent here, so no parent's temporary IDs to note.)
                     objects.append(object)
@@ -147,11 +149,10 @@ extension ObjectContext {
         try registry.registerNewInBulk { (register) throws(SkerryError) in
             try store.forEachRow(query) { rowCount in
                 registry.reserveInBulk(rowCount)
-            } _: { objectID in
+            } _: { (objectID: consuming ObjectID) in
                 makeReading(objectID, &reading)
-            } _: { objectID, version, storage, relationships in
-                let object = finishReading(&reading, objectID, version, storage, relationships)
-                register(object, objectID)
+            } _: { version, storage, relationships in
+                register(finishReading(&reading, version, storage, relationships))
                 // (No parent here, so no parent's temporary IDs to note.)
             }
         }
@@ -159,10 +160,11 @@ extension ObjectContext {
         counts.rowsRead += registry.count
     }
 
-    /// A new object for `objectID`, unregistered, a fault until its row is read into its storage
-    /// (empty: the room in its own memory), which it returns; the object goes to `reading`.
+    /// A new object for `objectID` (which it takes), unregistered, a fault until its row is read
+    /// into its storage (empty: the room in its own memory), which it returns; the object goes to
+    /// `reading`.
     @inline(__always)
-    private func makeReading(_ objectID: ObjectID, _ reading: inout EntityObject?) -> UnsafeMutableRawPointer {
+    private func makeReading(_ objectID: consuming ObjectID, _ reading: inout EntityObject?) -> UnsafeMutableRawPointer {
         let object = EntityObject.make(
             objectID.entity, objectID, context: self, version: 0, relationships: [], isFault: true, withRoomForValues: true)
         let base = object.emptyStorage()
@@ -175,14 +177,14 @@ extension ObjectContext {
     /// finished: loaded, with the row's version and relationships; not registered yet.
     @inline(__always)
     private func finishReading(
-        _ reading: inout EntityObject?, _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
+        _ reading: inout EntityObject?, _ version: Int64, _ storage: UnsafeMutableRawPointer,
         _ relationships: [RelationshipValue]
     ) -> EntityObject {
         // The store contract (`ObjectStore.forEachRow`): each row's values are read into the
-        // storage asked for that row, by the same ID. Two compares per row, kept in release
-        // builds: a store breaking it would hand one object another's memory.
-        guard let object = reading.take(), object.storage == storage, object.objectID == objectID else {
-            preconditionFailure("store contract broken: the values of \(objectID) were not read into the storage made for them")
+        // storage just made for that row's ID. One compare per row, kept in release builds: a
+        // store breaking it would hand one object another's memory.
+        guard let object = reading.take(), object.storage == storage else {
+            preconditionFailure("store contract broken: a row's values were not read into the storage made for them")
         }
         object.version = version
         // Made with no relationship: an entity without any (the usual case) keeps that array.

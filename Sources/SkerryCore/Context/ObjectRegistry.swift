@@ -103,19 +103,19 @@ final class ObjectRegistry {
         objects.insert(object, for: object.registration.objectID)
     }
 
-    /// Registers the new objects `body` passes to its argument (each with its ID), each for a row
+    /// Registers the new objects `body` passes to its argument, each for a row
     /// that has none registered here, all at once when `body` returns or throws: inserting them in
     /// the identity map in the order of its slots touches it front to back, not at random. `body`
     /// must not look objects up in this registry. Inlined, with the registration of each object:
-    /// one bulk fetch calls it, once per object.
+    /// one bulk fetch calls it, once per object. The registration takes the caller's reference
+    /// to the object (`consuming`): the identity map keeps it, with no retain and release per object.
     @inline(__always)
-    func registerNewInBulk<E: Error>(_ body: ((EntityObject, ObjectID) -> Void) throws(E) -> Void) throws(E) {
+    func registerNewInBulk<E: Error>(_ body: ((consuming EntityObject) -> Void) throws(E) -> Void) throws(E) {
         precondition(!objects.hasPending, "registry: bulk registrations nested")
         defer { objects.insertPending() }
-        try body { object, objectID in
-            assert(object.registration.objectID == objectID, "\(objectID) registered for another object")
+        try body { (object: consuming EntityObject) in
             object.registration.isRegistered = true
-            objects.insertLater(object, for: objectID)
+            objects.insertLater(object)
         }
     }
 

@@ -146,11 +146,13 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// The rows matching `query`, in its order.
     func fetchRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot]
     /// Reads the rows matching `query`, in its order, handing each to `body` as it is read: its
-    /// ID, its version, its attribute values in storage laid out by its entity's `valueLayout`,
-    /// and its relationships as in ``RowSnapshot``. The storage comes from `makeStorage`, called
-    /// with the row's ID (its entity's, for a row of a sub-entity) before the row's values are
-    /// read: it holds no value, and stays the caller's; the store sets every attribute that has a
-    /// value (transient ones: their defaults) before it calls `body`. Saves building every row's
+    /// version, its attribute values in storage laid out by its entity's `valueLayout`, and its
+    /// relationships as in ``RowSnapshot``. The storage comes from `makeStorage`, called with the
+    /// row's ID (its entity's, for a row of a sub-entity), which it takes (`consuming`: the caller
+    /// keeps it in the object it makes, with no retain and release per row), before the row's
+    /// values are read: it holds no value, and stays the caller's; the store sets every attribute
+    /// that has a value (transient ones: their defaults) before it calls `body`, once, for the
+    /// storage `makeStorage` just returned (the row is the one of that ID). Saves building every row's
     /// values first, and lets the caller read them straight into its object; a store may rely on
     /// the default, which reads ``fetchRows(_:)-(StoreQuery)``. If reading fails midway, the rows
     /// handed over stay handed over, and the storage of the row being read (holding the values
@@ -160,11 +162,8 @@ package protocol ObjectStore: AnyObject, Sendable {
     func forEachRow(
         _ query: StoreQuery,
         reserve: (_ rowCount: Int) -> Void,
-        _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
-        _ body: (
-            _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
-            _ relationships: [RelationshipValue]
-        ) -> Void) throws(SkerryError)
+        _ makeStorage: (_ objectID: consuming ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (_ version: Int64, _ storage: UnsafeMutableRawPointer, _ relationships: [RelationshipValue]) -> Void) throws(SkerryError)
     /// The keys of the rows matching `query`, in its order.
     func fetchObjectIDs(_ query: StoreQuery) throws(SkerryError) -> [ObjectID]
     /// How many rows match `query` (limit and offset applied).
@@ -265,11 +264,8 @@ extension ObjectStore {
     package func forEachRow(
         _ query: StoreQuery,
         reserve: (_ rowCount: Int) -> Void,
-        _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
-        _ body: (
-            _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
-            _ relationships: [RelationshipValue]
-        ) -> Void
+        _ makeStorage: (_ objectID: consuming ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (_ version: Int64, _ storage: UnsafeMutableRawPointer, _ relationships: [RelationshipValue]) -> Void
     ) throws(SkerryError) {
         forEachRow(of: try fetchRows(query), reserve: reserve, makeStorage, body)
     }
@@ -281,17 +277,14 @@ extension ObjectStore {
     package func forEachRow(
         of rows: [RowSnapshot],
         reserve: (_ rowCount: Int) -> Void,
-        _ makeStorage: (_ objectID: ObjectID) -> UnsafeMutableRawPointer,
-        _ body: (
-            _ objectID: ObjectID, _ version: Int64, _ storage: UnsafeMutableRawPointer,
-            _ relationships: [RelationshipValue]
-        ) -> Void
+        _ makeStorage: (_ objectID: consuming ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (_ version: Int64, _ storage: UnsafeMutableRawPointer, _ relationships: [RelationshipValue]) -> Void
     ) {
         reserve(rows.count)
         for row in rows {
             let storage = makeStorage(row.objectID)
             row.objectID.entity.valueLayout.store(row.values, into: storage)
-            body(row.objectID, row.version, storage, row.relationships)
+            body(row.version, storage, row.relationships)
         }
     }
 }

@@ -236,8 +236,8 @@ final class SQLiteStore: ObjectStore {
     }
 
     func forEachRow(
-        _ query: StoreQuery, reserve: (Int) -> Void, _ makeStorage: (ObjectID) -> UnsafeMutableRawPointer,
-        _ body: (ObjectID, Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
+        _ query: StoreQuery, reserve: (Int) -> Void, _ makeStorage: (consuming ObjectID) -> UnsafeMutableRawPointer,
+        _ body: (Int64, UnsafeMutableRawPointer, [RelationshipValue]) -> Void
     ) throws(SkerryError) {
         // (A statement's rows are counted only by stepping through them: no `reserve` below.)
         if query.includesSubentities, layout.family(query.entity) != nil {
@@ -254,9 +254,10 @@ final class SQLiteStore: ObjectStore {
             try statement.bind(sql.bindings)
             while try statement.step() {
                 let objectID = decodeObjectID(statement, entityLayout)
+                let rowEntity = objectID.entity // a sub-entity's row: its own
                 let storage = makeStorage(objectID)
-                try Self.decodeAttributes(statement, objectID.entity, into: storage)
-                body(objectID, statement.int64(at: 1), storage, decodeRelationships(statement, entity, entityLayout))
+                try Self.decodeAttributes(statement, rowEntity, into: storage)
+                body(statement.int64(at: 1), storage, decodeRelationships(statement, entity, entityLayout))
             }
         }
     }
