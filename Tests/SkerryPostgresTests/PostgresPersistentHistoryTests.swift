@@ -185,7 +185,11 @@ import Testing
         try holder.execute("BEGIN")
         try holder.query("SELECT 1 FROM \"\(schemaB)\".\"Other\" WHERE _pk = ? FOR UPDATE", [.int(other.key)])
         let watcher = try PostgresTestServer.connect()
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid)) > 0"
+        let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
+        // Sessions waiting for the holder (the first save, in B), and for an advisory lock (the
+        // second save, for A's history lock; other tests' stores have schemas, and locks, of their own).
+        let waitingForHolder = "SELECT count(*) FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
+        let waitingForHistory = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
         let group = DispatchGroup()
         let failures = Locked<[String]>([])
         func save(_ stack: PersistentStack, _ writer: Int32, _ body: @escaping @Sendable (ObjectContext) throws -> Void) {
@@ -206,12 +210,14 @@ import Testing
         }
         // The first save: numbered in A, then waits in B for the held row.
         save(first, 1) { context in try context.existingObject(with: other).setValue("changed", forKey: "name") }
-        for _ in 0..<600 where try watcher.scalarInt64(waiting) ?? 0 < 1 { Thread.sleep(forTimeInterval: 0.02) }
+        for _ in 0..<600 where try watcher.scalarInt64(waitingForHolder, [.int(holderPID)]) ?? 0 < 1 {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         // The second save: waits for the first (history lock), or commits at once (none).
         save(second, 2) { _ in }
         let committed = "SELECT count(*) FROM \"\(schemaA)\".\"_skerry_history_transactions\""
         for _ in 0..<600 {
-            if try watcher.scalarInt64(waiting) ?? 0 >= 2 || watcher.scalarInt64(committed) ?? 0 > 0 { break }
+            if try watcher.scalarInt64(waitingForHistory) ?? 0 > 0 || watcher.scalarInt64(committed) ?? 0 > 0 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
         let duringWait = try consumer.viewContext.history(.fetchHistory(after: token))
