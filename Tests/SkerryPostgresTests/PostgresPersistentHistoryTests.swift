@@ -258,8 +258,8 @@ import Testing
         #expect(try stack.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?)).count == 1)
     }
 
-    /// A save whose second store fails (the first store's transaction then rolls back) leaves
-    /// neither store's rows nor its history changed.
+    /// A save that fails on a uniqueness constraint leaves the rows, the history and the current
+    /// token as they were.
     @Test func aFailedSaveLeavesTheStoreAndItsHistoryAsTheyWere() throws {
         let schema = PostgresTestServer.newSchema()
         let model = try ObjectModel(entities: [
@@ -301,6 +301,55 @@ import Testing
             try context.save()
         }
         #expect(try stack.viewContext.history(.fetchHistory(after: token)).count == 1)
+    }
+
+    /// A save over two stores whose second store fails after the first recorded its transaction
+    /// (holding the history lock, with a number taken): the first store's transaction rolls back
+    /// with its history, and the number is never seen (the next save's comes after the token).
+    @Test func aSaveFailingInItsSecondStoreAfterTheFirstRecordedItsHistoryRecordsNothing() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
+            EntityDescription(name: "Mark", attributes: [AttributeDescription("code", .string)], uniquenessConstraints: [["code"]]),
+        ])
+        let stack = PersistentStack(name: "TwoStores", model: model)
+        var a = try PostgresTestServer.description(schema: PostgresTestServer.newSchema(), maximumConnections: 2)
+        a.entityNames = ["Entry"]
+        a.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        var b = try PostgresTestServer.description(schema: PostgresTestServer.newSchema(), maximumConnections: 2)
+        b.entityNames = ["Mark"]
+        stack.persistentStoreDescriptions = [a, b]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        func insert(_ index: Int32, mark: String) throws {
+            let entry = try context.insert(entityName: "Entry")
+            try entry.setValue(Int32(0), forKey: "writer")
+            try entry.setValue(index, forKey: "index")
+            try context.insert(entityName: "Mark").setValue(mark, forKey: "code")
+        }
+        try context.performAndWait {
+            try insert(1, mark: "one")
+            try context.save()
+        }
+        let token = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        try context.performAndWait {
+            try insert(2, mark: "one") // the mark collides in the second store
+            expectError(.constraintViolation) { try context.save() }
+            context.rollback()
+            #expect(try context.count(for: FetchRequest(entityName: "Entry")) == 1)
+        }
+        #expect(try stack.viewContext.history(.fetchHistory(after: token)).isEmpty)
+        #expect(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == token)
+        try context.performAndWait {
+            try insert(3, mark: "three")
+            try context.save()
+        }
+        let next = try stack.viewContext.history(.fetchHistory(after: token))
+        #expect(next.count == 1)
+        #expect(next.first?.changes?.count == 1)
+        // The failed save had recorded its transaction (its number was taken) before it rolled back.
+        let before = try #require(token.storeTokens.values.first)
+        #expect(try #require(next.first?.transactionNumber) > before + 1)
     }
 }
 
