@@ -78,6 +78,36 @@ import Testing
         #expect(since.first?.changes?.first?.changeType == .insert)
     }
 
+    @Test(arguments: HistoryStore.sharedKinds)
+    func aMigrationPlansStepClearsTheHistoryAndExpiresOlderTokens(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind)
+        let token: PersistentHistoryToken?
+        do {
+            let stack = try store.stack()
+            token = try Self.saveBooks(stack, ["Dune"])
+        }
+        // A custom step (it may change any row): the history of before no longer describes the rows.
+        let plan = MigrationPlan(
+            versions: [Fixtures.model(), try Self.version2()],
+            steps: [
+                MigrationStep(
+                    from: 0,
+                    transformRow: { entity, old, new in
+                        if entity == "Book", case .string(let title) = old["title"] { new["subtitle"] = .string(title + "!") }
+                    })
+            ])
+        let stack = try store.stack(model: try Self.version2(), plan: plan)
+        try stack.viewContext.performAndWait { () throws in
+            let books = try stack.viewContext.fetch(FetchRequest(entityName: "Book"))
+            #expect(try books.map { try $0.value(forKey: "subtitle") as? String } == ["Dune!"])
+            #expect(try stack.viewContext.execute(.fetchHistory(after: .distantPast)).transactions.isEmpty)
+            expectError(.persistentHistoryTokenExpired) { _ = try stack.viewContext.execute(.fetchHistory(after: token)) }
+        }
+        let now = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        _ = try Self.saveBooks(stack, ["Emma"])
+        #expect(try stack.viewContext.history(.fetchHistory(after: now)).count == 1)
+    }
+
     @Test func aReplacedStoreCarriesItsHistoryAndTokensOfTheOldStoreExpire() throws {
         let directory = TemporaryDirectory()
         let backup = directory.file("Backup/History.sqlite")

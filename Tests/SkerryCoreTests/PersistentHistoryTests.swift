@@ -45,9 +45,13 @@ struct HistoryStore {
     }
 
     /// A stack over the store, with the history option (or without it).
-    func stack(name: String = "History", model: ObjectModel = Fixtures.model(), tracking: Bool = true) throws -> PersistentStack {
+    func stack(
+        name: String = "History", model: ObjectModel = Fixtures.model(), tracking: Bool = true, plan: MigrationPlan? = nil
+    ) throws -> PersistentStack {
         let stack = PersistentStack(name: name, model: model)
-        stack.persistentStoreDescriptions = [try description(tracking: tracking)]
+        var description = try description(tracking: tracking)
+        description.migrationPlan = plan
+        stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
         return stack
     }

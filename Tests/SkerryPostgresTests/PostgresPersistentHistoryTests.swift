@@ -185,7 +185,11 @@ import Testing
         try holder.execute("BEGIN")
         try holder.query("SELECT 1 FROM \"\(schemaB)\".\"Other\" WHERE _pk = ? FOR UPDATE", [.int(other.key)])
         let watcher = try PostgresTestServer.connect()
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid)) > 0"
+        let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
+        // Sessions waiting for the holder (the first save, in B), and for an advisory lock (the
+        // second save, for A's history lock; other tests' stores have schemas, and locks, of their own).
+        let waitingForHolder = "SELECT count(*) FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
+        let waitingForHistory = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
         let group = DispatchGroup()
         let failures = Locked<[String]>([])
         func save(_ stack: PersistentStack, _ writer: Int32, _ body: @escaping @Sendable (ObjectContext) throws -> Void) {
@@ -206,12 +210,14 @@ import Testing
         }
         // The first save: numbered in A, then waits in B for the held row.
         save(first, 1) { context in try context.existingObject(with: other).setValue("changed", forKey: "name") }
-        for _ in 0..<600 where try watcher.scalarInt64(waiting) ?? 0 < 1 { Thread.sleep(forTimeInterval: 0.02) }
+        for _ in 0..<600 where try watcher.scalarInt64(waitingForHolder, [.int(holderPID)]) ?? 0 < 1 {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         // The second save: waits for the first (history lock), or commits at once (none).
         save(second, 2) { _ in }
         let committed = "SELECT count(*) FROM \"\(schemaA)\".\"_skerry_history_transactions\""
         for _ in 0..<600 {
-            if try watcher.scalarInt64(waiting) ?? 0 >= 2 || watcher.scalarInt64(committed) ?? 0 > 0 { break }
+            if try watcher.scalarInt64(waitingForHistory) ?? 0 > 0 || watcher.scalarInt64(committed) ?? 0 > 0 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
         let duringWait = try consumer.viewContext.history(.fetchHistory(after: token))
@@ -252,8 +258,8 @@ import Testing
         #expect(try stack.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?)).count == 1)
     }
 
-    /// A save whose second store fails (the first store's transaction then rolls back) leaves
-    /// neither store's rows nor its history changed.
+    /// A save that fails on a uniqueness constraint leaves the rows, the history and the current
+    /// token as they were.
     @Test func aFailedSaveLeavesTheStoreAndItsHistoryAsTheyWere() throws {
         let schema = PostgresTestServer.newSchema()
         let model = try ObjectModel(entities: [
@@ -295,6 +301,55 @@ import Testing
             try context.save()
         }
         #expect(try stack.viewContext.history(.fetchHistory(after: token)).count == 1)
+    }
+
+    /// A save over two stores whose second store fails after the first recorded its transaction
+    /// (holding the history lock, with a number taken): the first store's transaction rolls back
+    /// with its history, and the number is never seen (the next save's comes after the token).
+    @Test func aSaveFailingInItsSecondStoreAfterTheFirstRecordedItsHistoryRecordsNothing() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
+            EntityDescription(name: "Mark", attributes: [AttributeDescription("code", .string)], uniquenessConstraints: [["code"]]),
+        ])
+        let stack = PersistentStack(name: "TwoStores", model: model)
+        var a = try PostgresTestServer.description(schema: PostgresTestServer.newSchema(), maximumConnections: 2)
+        a.entityNames = ["Entry"]
+        a.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        var b = try PostgresTestServer.description(schema: PostgresTestServer.newSchema(), maximumConnections: 2)
+        b.entityNames = ["Mark"]
+        stack.persistentStoreDescriptions = [a, b]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        func insert(_ index: Int32, mark: String) throws {
+            let entry = try context.insert(entityName: "Entry")
+            try entry.setValue(Int32(0), forKey: "writer")
+            try entry.setValue(index, forKey: "index")
+            try context.insert(entityName: "Mark").setValue(mark, forKey: "code")
+        }
+        try context.performAndWait {
+            try insert(1, mark: "one")
+            try context.save()
+        }
+        let token = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        try context.performAndWait {
+            try insert(2, mark: "one") // the mark collides in the second store
+            expectError(.constraintViolation) { try context.save() }
+            context.rollback()
+            #expect(try context.count(for: FetchRequest(entityName: "Entry")) == 1)
+        }
+        #expect(try stack.viewContext.history(.fetchHistory(after: token)).isEmpty)
+        #expect(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == token)
+        try context.performAndWait {
+            try insert(3, mark: "three")
+            try context.save()
+        }
+        let next = try stack.viewContext.history(.fetchHistory(after: token))
+        #expect(next.count == 1)
+        #expect(next.first?.changes?.count == 1)
+        // The failed save had recorded its transaction (its number was taken) before it rolled back.
+        let before = try #require(token.storeTokens.values.first)
+        #expect(try #require(next.first?.transactionNumber) > before + 1)
     }
 }
 
