@@ -132,6 +132,38 @@ import Testing
         }
     }
 
+    /// An entity mapping with a source filter predicate (UnCloudNotes' NoteToAttachment keeps
+    /// the notes whose `image != nil`) is refused: a step would map every source object, making
+    /// objects the filter leaves out.
+    @Test func aSourceFilterPredicateIsAnErrorThatNamesIt() throws {
+        let text = try String(
+            contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        let policy = "<attribute name=\"migrationpolicyclassname\" type=\"string\"></attribute>"
+        #expect(text.contains(policy))
+        let directory = TemporaryDirectory()
+        let url = directory.file("Filtered.xcmappingmodel")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        var filtered = text // the filter on the first entity mapping (EntryToTransaction) only
+        let first = try #require(text.range(of: policy))
+        filtered.replaceSubrange(
+            first, with: policy + "<attribute name=\"sourcefilterpredicatestring\" type=\"string\">memo != nil</attribute>")
+        try Data(filtered.utf8).write(to: url.appendingPathComponent("xcmapping.xml"))
+        let mapping = try XcodeMappingModel(contentsOf: url)
+        #expect(mapping.entityMappings.map(\.sourceFilterPredicate) == ["memo != nil", nil])
+        let error = expectError(.modelMismatch) { _ = try MigrationPlan(xcodeVersions: try Self.versions(), mappingModels: [mapping]) }
+        #expect(
+            error?.message.contains("'EntryToTransaction' keeps only the source objects that match its filter predicate 'memo != nil'")
+                == true)
+        #expect(error?.key == "EntryToTransaction")
+        // With a custom step for the same version too: a custom step cannot take rows away.
+        expectError(.modelMismatch) {
+            _ = try MigrationPlan(xcodeVersions: try Self.versions(), mappingModels: [mapping], steps: [MigrationStep(from: 0)])
+        }
+        // The fixture itself has none.
+        let plain = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel"))
+        #expect(plain.entityMappings.allSatisfy { $0.sourceFilterPredicate == nil })
+    }
+
     @Test func aMappingModelBetweenOtherVersionsIsAnError() throws {
         let versions = try Self.versions()
         let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel"))

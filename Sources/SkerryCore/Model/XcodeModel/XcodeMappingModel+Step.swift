@@ -111,6 +111,15 @@ private struct StepBuilder {
             throw missing(entityMapping, "the destination entity '\(destinationName)'", in: mapping.destinationVersionName)
         }
         guard let sourceName = entityMapping.sourceEntityName else { return }
+        if let filter = entityMapping.sourceFilterPredicate {
+            // A step makes a destination row of every source row, and a custom step cannot take
+            // rows away: the objects the filter leaves out would be made all the same.
+            throw Refusal.cannot(
+                SkerryError(
+                    .modelMismatch,
+                    "\(mapping.url.path): the entity mapping '\(entityMapping.name)' keeps only the source objects that match its filter predicate '\(filter)', which Skerry cannot carry out (a step maps every object): write step \(index + 1) as a MigrationStep(from: \(index)) without the mapping model, its finish making the '\(destinationName)' objects the filter keeps.",
+                    entityName: destinationName, key: entityMapping.name))
+        }
         let sourceEntity = source?.entity(named: sourceName)
         if source != nil && sourceEntity == nil {
             throw missing(entityMapping, "the source entity '\(sourceName)'", in: mapping.sourceVersionName)
