@@ -132,6 +132,119 @@ import Testing
         }
     }
 
+    /// The Ledger mapping with a source filter predicate on EntryToTransaction, in a folder of
+    /// `directory`.
+    static func filteredMapping(_ filter: String, in directory: TemporaryDirectory) throws -> XcodeMappingModel {
+        let text = try String(
+            contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        let policy = "<attribute name=\"migrationpolicyclassname\" type=\"string\"></attribute>"
+        var filtered = text // on the first entity mapping (EntryToTransaction) only
+        let first = try #require(text.range(of: policy))
+        filtered.replaceSubrange(
+            first, with: policy + "<attribute name=\"sourcefilterpredicatestring\" type=\"string\">\(filter)</attribute>")
+        let url = directory.file("Filtered.xcmappingmodel")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try Data(filtered.utf8).write(to: url.appendingPathComponent("xcmapping.xml"))
+        return try XcodeMappingModel(contentsOf: url)
+    }
+
+    /// A Ledger store with entries of these memos.
+    static func ledgerStore(memos: [String?], in directory: TemporaryDirectory) throws -> URL {
+        let url = directory.file("Ledger.sqlite")
+        let stack = PersistentStack(name: "Ledger", model: try Self.versions()[0].model)
+        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for (cents, memo) in memos.enumerated() {
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(Int64(cents), forKey: "amountCents")
+                try entry.setValue(memo, forKey: "memo")
+            }
+            try context.save()
+        }
+        return url
+    }
+
+    static func openMigrated(_ url: URL, _ mapping: XcodeMappingModel) throws -> PersistentStack {
+        let versions = try Self.versions()
+        let stack = PersistentStack(name: "Ledger", model: versions[1].model)
+        var description = StoreDescription(url: url)
+        description.migrationPlan = try MigrationPlan(xcodeVersions: versions, mappingModels: [mapping])
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        return stack
+    }
+
+    /// An entity mapping with a source filter predicate (UnCloudNotes' NoteToAttachment keeps the
+    /// notes whose `image != nil`): a step makes an object of every source object, so it checks
+    /// that every one matches (then the filter leaves none out, as in Core Data) and fails,
+    /// leaving the store as it was, when one does not; a predicate it cannot check is refused.
+    @Test func aSourceFilterPredicateIsCheckedOnEveryRow() throws {
+        let directory = TemporaryDirectory()
+        let mapping = try Self.filteredMapping("memo != nil", in: directory)
+        #expect(mapping.entityMappings.map(\.sourceFilterPredicate) == ["memo != nil", nil])
+        let plain = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel"))
+        #expect(plain.entityMappings.allSatisfy { $0.sourceFilterPredicate == nil })
+
+        // Every entry has a memo: the filter keeps them all.
+        let all = TemporaryDirectory()
+        let stack = try Self.openMigrated(try Self.ledgerStore(memos: ["coffee", "tea"], in: all), mapping)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let notes = try context.fetch(FetchRequest(entityName: "Transaction", sortKeys: [SortKey("amount")]))
+            #expect(try notes.map { try $0.value(forKey: "note", as: String?.self) } == ["coffee", "tea"])
+        }
+
+        // One has none: the filter would leave it out, which the step cannot do.
+        let some = TemporaryDirectory()
+        let url = try Self.ledgerStore(memos: ["coffee", nil], in: some)
+        let error = expectError(.modelMismatch) { _ = try Self.openMigrated(url, mapping) }
+        #expect(
+            error?.message.contains("does not match the filter predicate 'memo != nil' of the entity mapping 'EntryToTransaction'") == true)
+        #expect(try rawSQL(url, "SELECT count(*) FROM \"Entry\"") == [["2"]]) // left as it was
+
+        // `== nil` is checked too; anything else is refused when the plan is made.
+        let none = TemporaryDirectory()
+        let isNil = try Self.filteredMapping("$source.memo == nil", in: none)
+        expectError(.modelMismatch) { _ = try Self.openMigrated(try Self.ledgerStore(memos: ["coffee"], in: none), isNil) }
+        let other = TemporaryDirectory()
+        let positive = try Self.filteredMapping("amountCents > 0", in: other)
+        let refusal = expectError(.modelMismatch) { _ = try MigrationPlan(xcodeVersions: try Self.versions(), mappingModels: [positive]) }
+        #expect(refusal?.message.contains("filter predicate 'amountCents > 0', which Skerry cannot check") == true)
+        #expect(refusal?.key == "EntryToTransaction")
+    }
+
+    /// A step that computes values (here a constant nil) checks the required attributes of each
+    /// row it makes, as the migration does for a step without code.
+    @Test func aMappingModelThatLeavesARequiredAttributeEmptyIsAnError() throws {
+        let versions = try Self.versions()
+        let directory = TemporaryDirectory()
+        let url = directory.file("Ledger.sqlite")
+        do {
+            let stack = PersistentStack(name: "Ledger", model: versions[0].model)
+            stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                try context.insert(entityName: "Account").setValue("Checking", forKey: "name")
+                try context.save()
+            }
+        }
+        let mapping = XcodeMappingModel(
+            url: directory.file("Code.xcmappingmodel"), sourceVersionName: "Ledger", destinationVersionName: "Ledger 2",
+            entityMappings: [
+                .init(
+                    name: "AccountToAccount", sourceEntityName: "Account", destinationEntityName: "Account",
+                    migrationPolicyClassName: nil, attributeMappings: [.init(name: "name", valueExpression: .constant(.null))],
+                    relationshipMappings: [])
+            ])
+        let error = expectError(.modelMismatch) { _ = try Self.openMigrated(url, mapping) }
+        #expect(
+            error?.message.contains("'Account.name' is required and has no default value, and the mapping model leaves it empty") == true)
+        #expect(try rawSQL(url, "SELECT \"name\" FROM \"Account\"") == [["Checking"]])
+    }
+
     @Test func aMappingModelBetweenOtherVersionsIsAnError() throws {
         let versions = try Self.versions()
         let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("LedgerToLedger2.xcmappingmodel"))

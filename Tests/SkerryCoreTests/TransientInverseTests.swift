@@ -196,6 +196,30 @@ import Testing
         try Self.expectStoredLinks(try stack(try Self.model()))
     }
 
+    /// Deleting an employee whose transient side holds its company (set in this context, or by
+    /// the inverse when the company's list changed) applies that side's delete rule: the company's
+    /// stored lists lose it. (After a reset the transient side is empty, and, as for any
+    /// relationship without a stored inverse, the delete leaves the company's link in place.)
+    @Test(arguments: StoreKind.allCases)
+    func deletingAMemberWhoseTransientSideIsSetRemovesItsLinks(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind, model: try Self.model())
+        _ = directory
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            try Self.populate(context)
+            let bob = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: AttributeKey("name") == "Bob")).first)
+            #expect(try bob.relatedObject(forKey: "company") != nil) // set by the inverse when the company's list changed
+            try context.delete(bob)
+            try context.save()
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let company = try #require(try reader.fetch(FetchRequest(entityName: "Company")).first)
+            #expect(try company.relatedObjects(forKey: "employees").map { try $0.value(forKey: "name", as: String.self) } == ["Ada"])
+            #expect(try company.relatedObjects(forKey: "ranking").map { try $0.value(forKey: "name", as: String.self) } == ["Cy", "Ada"])
+        }
+    }
+
     @Test func theLayoutStoresTheSideWhoseInverseIsTransient() throws {
         let entities = try Self.model().entities
         let layout = RelationshipLayout(entities: entities)

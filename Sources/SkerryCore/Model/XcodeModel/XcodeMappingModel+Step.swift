@@ -65,6 +65,8 @@ private struct StepBuilder {
     var lookups: [String: [String]] = [:]
     /// Whether what cannot be carried out is left out (for a custom step) rather than refused.
     var leavesToCustomCode = false
+    /// Destination entity -> the source filter predicate every source row must match.
+    var filters: [String: Filter] = [:]
 
     init(mapping: XcodeMappingModel, index: Int, source: ObjectModel?, destination: ObjectModel?) {
         self.mapping = mapping
@@ -112,6 +114,9 @@ private struct StepBuilder {
         }
         guard let sourceName = entityMapping.sourceEntityName else { return }
         let sourceEntity = source?.entity(named: sourceName)
+        if let filter = entityMapping.sourceFilterPredicate {
+            try addFilter(filter, of: entityMapping, source: sourceEntity, destinationName: destinationName)
+        }
         if source != nil && sourceEntity == nil {
             throw missing(entityMapping, "the source entity '\(sourceName)'", in: mapping.sourceVersionName)
         }
@@ -133,6 +138,33 @@ private struct StepBuilder {
                 try builder.addRelationship(property, of: entityMapping, source: sourceEntity, destination: destinationEntity)
             }
         }
+    }
+
+    /// A source filter predicate: a step makes a destination row of every source row (a custom
+    /// step cannot take rows away either), so the step checks that every source row matches it
+    /// (then the filter leaves nothing out, as with Core Data) and fails otherwise. Only
+    /// `keyPath == nil` and `keyPath != nil` are checked; any other predicate is refused.
+    mutating func addFilter(
+        _ filter: String, of entityMapping: XcodeMappingModel.EntityMapping, source sourceEntity: EntityDescription?,
+        destinationName: String
+    ) throws(Refusal) {
+        let refusal = Refusal.cannot(
+            SkerryError(
+                .modelMismatch,
+                "\(mapping.url.path): the entity mapping '\(entityMapping.name)' keeps only the source objects that match its filter predicate '\(filter)', which Skerry cannot check (it checks 'key != nil' and 'key == nil'), and a step maps every object: write step \(index + 1) as a MigrationStep(from: \(index)) without the mapping model, its finish making the '\(destinationName)' objects the filter keeps.",
+                entityName: destinationName, key: entityMapping.name))
+        let pattern = /^\s*(?:\$source\.)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*(==|=|!=|<>)\s*(?i:nil|null)\s*$/
+        guard let match = filter.wholeMatch(of: pattern) else { throw refusal }
+        let path = String(match.output.1), isNil = match.output.2 == "==" || match.output.2 == "="
+        let value: Evaluable
+        if !path.contains("."), let relationship = sourceEntity?.relationship(named: path) {
+            guard !relationship.isToMany else { throw refusal }
+            value = .keyPath(hops: [], last: path) // a to-one relationship's key
+        } else {
+            value = try evaluable(.keyPath(path), of: entityMapping, source: sourceEntity, what: "filters by '\(filter)'")
+        }
+        filters[destinationName] = Filter(
+            mapping: entityMapping.name, source: entityMapping.sourceEntityName ?? "", predicate: filter, value: value, isNil: isNil)
     }
 
     /// Runs `body`; when the builder leaves to custom code what it cannot carry out, such a
@@ -296,12 +328,28 @@ private struct StepBuilder {
     }
 
     func step() -> MigrationStep {
-        guard !assignments.isEmpty else {
+        guard !assignments.isEmpty || !filters.isEmpty else {
             return MigrationStep(
                 from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
                 renamedRelationships: renamedRelationships)
         }
-        let rows = RowLookup(), lookups = lookups, assignments = assignments
+        let rows = RowLookup(), lookups = lookups, assignments = assignments, filters = filters
+        // A step with a transformRow is trusted with required values: this one checks them
+        // itself (as the migration does for a step without code), after its assignments; with
+        // a custom step's code after it, that code answers for them.
+        let required = Dictionary(
+            (leavesToCustomCode ? [] : destination?.entities ?? []).map { entity in
+                (entity.name, entity.storedAttributes.filter { !$0.isOptional && $0.defaultValue.isNull }.map(\.name))
+            }, uniquingKeysWith: { first, _ in first })
+        let number = index + 1
+        let checkRequired = { @Sendable (entity: String, source: MigrationRow, row: MigrationRow) throws -> Void in
+            for name in required[entity] ?? [] where row[name].isNull {
+                throw SkerryError(
+                    .missingRequiredValue,
+                    "Step \(number): '\(entity).\(name)' is required and has no default value, and the mapping model leaves it empty in the row made from row \(source.primaryKey); Core Data's migration fails the same way. Give the attribute a default value, or a value expression in the mapping model.",
+                    entityName: entity, key: name)
+            }
+        }
         var prepare: (@Sendable (MigrationContext) throws -> Void)?
         if !lookups.isEmpty {
             prepare = { @Sendable (context: MigrationContext) throws -> Void in
@@ -314,12 +362,20 @@ private struct StepBuilder {
                 rows.storage.withLock { $0 = read }
             }
         }
-        let number = index + 1
         return MigrationStep(
             from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
             renamedRelationships: renamedRelationships, prepare: prepare,
             transformRow: { @Sendable (entity: String, source: MigrationRow, row: inout MigrationRow) throws -> Void in
-                guard let assigned = assignments[entity] else { return }
+                if let filter = filters[entity], filter.value.evaluate(source, rows.storage.withLock { $0 }).isNull != filter.isNil {
+                    throw SkerryError(
+                        .modelMismatch,
+                        "Step \(number): row \(source.primaryKey) of '\(filter.source)' does not match the filter predicate '\(filter.predicate)' of the entity mapping '\(filter.mapping)', which would leave it out of '\(entity)'; Skerry makes an object of every source object, so the step cannot follow the mapping model. Write the step as a MigrationStep without it, its finish making the '\(entity)' objects the filter keeps.",
+                        entityName: entity, key: filter.mapping)
+                }
+                guard let assigned = assignments[entity] else {
+                    try checkRequired(entity, source, row)
+                    return
+                }
                 let lookup = rows.storage.withLock { $0 }
                 for assignment in assigned {
                     let value = assignment.value.evaluate(source, lookup)
@@ -335,6 +391,7 @@ private struct StepBuilder {
                     }
                     row[assignment.name] = converted
                 }
+                try checkRequired(entity, source, row)
             })
     }
 }
@@ -344,6 +401,16 @@ private struct StepBuilder {
 private struct Hop: Sendable {
     let relationship: String
     let hierarchy: String
+}
+
+/// A source filter predicate a step checks: the value at a key path of the source row is nil
+/// (`isNil`), or is not.
+private struct Filter: Sendable {
+    let mapping: String
+    let source: String
+    let predicate: String
+    let value: Evaluable
+    let isNil: Bool
 }
 
 /// What a destination property gets: a value computed from the source row.

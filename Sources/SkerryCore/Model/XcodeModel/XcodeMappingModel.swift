@@ -81,6 +81,22 @@ public struct XcodeMappingModel: Sendable {
         public let migrationPolicyClassName: String?
         public let attributeMappings: [PropertyMapping]
         public let relationshipMappings: [PropertyMapping]
+        /// The source filter predicate (Xcode's "Filter Predicate", as its format text), which
+        /// keeps the source objects that match it; nil when the mapping has none.
+        public let sourceFilterPredicate: String?
+
+        init(
+            name: String, sourceEntityName: String?, destinationEntityName: String?, migrationPolicyClassName: String?,
+            attributeMappings: [PropertyMapping], relationshipMappings: [PropertyMapping], sourceFilterPredicate: String? = nil
+        ) {
+            self.name = name
+            self.sourceEntityName = sourceEntityName
+            self.destinationEntityName = destinationEntityName
+            self.migrationPolicyClassName = migrationPolicyClassName
+            self.attributeMappings = attributeMappings
+            self.relationshipMappings = relationshipMappings
+            self.sourceFilterPredicate = sourceFilterPredicate
+        }
     }
 
     /// The `.xcmappingmodel` folder (or its `xcmapping.xml`).
@@ -174,7 +190,8 @@ public struct XcodeMappingModel: Sendable {
                 },
                 relationshipMappings: related(node, "relationshipmappings").compactMap { object in
                     attribute(object, "name").map { PropertyMapping(name: $0, valueExpression: expression(object, relationship: true)) }
-                })
+                },
+                sourceFilterPredicate: attribute(node, "sourcefilterpredicatestring").flatMap { $0.isEmpty ? nil : $0 })
         }
     }
 }
