@@ -326,7 +326,7 @@ extension PostgresStore {
                 lastEntity = entity
                 lastChecked = expectedVersion != nil
                 sql = SQLBuilder.deleteRow(entity, checkingVersion: lastChecked)
-                joins = try hasJoinTables(entity)
+                joins = try hasJoinTables(entity) || planner.hasDanglingLinks(entity)
                 preserved = nil
                 if history != nil, let returning = Self.returningTombstone(entity) {
                     sql += returning.sql
@@ -350,6 +350,9 @@ extension PostgresStore {
             }
             guard joins else { continue }
             try planner.joinRowDeletes(of: objectID) { sql, values in
+                try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
+            }
+            try planner.danglingLinkDeletes(of: objectID) { sql, values in
                 try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
             }
         }

@@ -42,7 +42,15 @@ package struct BatchDeleteCleanup: Sendable {
 
     /// What deleting rows of `members` (an entity, with its sub-entities when the delete includes
     /// them) must clear in the tables of `entities` (the store's entities), as `layout` keeps them.
-    package init(deleting members: [EntityDescription], among entities: [EntityDescription], layout: SQLiteStoreLayout) {
+    ///
+    /// With `unlinkedOnly`, only what points at the deleted rows through a relationship with no
+    /// stored inverse (none declared, or a transient one): what a context's save clears besides
+    /// the delete rules, which reach the other relationships from the deleted object's side (see
+    /// `StoreWritePlanner.danglingLinkDeletes(of:_:)`).
+    package init(
+        deleting members: [EntityDescription], among entities: [EntityDescription], layout: SQLiteStoreLayout,
+        unlinkedOnly: Bool = false
+    ) {
         var joinColumns: [JoinColumn] = []
         var foreignKeys: [ForeignKey] = []
         var seenJoins: Set<JoinColumn> = []
@@ -54,8 +62,9 @@ package struct BatchDeleteCleanup: Sendable {
             members.contains { $0.isKind(ofEntityNamed: destination) }
         }
         for entity in entities {
-            let isMember = members.contains { $0 === entity }
+            let isMember = !unlinkedOnly && members.contains { $0 === entity }
             for (index, relationship) in entity.relationships.enumerated() {
+                if unlinkedOnly, Self.hasStoredInverse(relationship, byName) { continue }
                 switch layout.storage(entity, index) {
                 case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
                     // The deleted objects as the source of the link, and as its target.
@@ -91,6 +100,15 @@ package struct BatchDeleteCleanup: Sendable {
         }
         self.joinColumns = joinColumns
         self.foreignKeys = foreignKeys
+    }
+
+    /// Whether `relationship` has an inverse that the store keeps (declared, found in its
+    /// destination among `byName`, and not transient).
+    static func hasStoredInverse(_ relationship: RelationshipDescription, _ byName: [String: EntityDescription]) -> Bool {
+        guard let inverseName = relationship.inverseName,
+            let inverse = byName[relationship.destinationEntityName]?.relationships.first(where: { $0.name == inverseName })
+        else { return false }
+        return !inverse.isTransient
     }
 
     /// The error refusing a batch delete: `count` rows kept hold deleted objects in `foreignKey`,

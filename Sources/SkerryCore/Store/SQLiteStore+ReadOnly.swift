@@ -3,13 +3,13 @@ import Foundation
 extension SQLiteStore {
     /// For a store opened read-only: checks, without writing anything, that the file is a Skerry
     /// store whose schema is the model's. Returns what ``prepareSchema(pool:description:model:entities:)``
-    /// returns.
+    /// returns; `unstored` gets the storage the store lacks (see ``SQLiteStoreLayout/init(entities:identity:unstored:)``).
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` for a file that is not a Skerry store (or a
     ///   newer format); ``SkerryError/Code/modelMismatch`` when the store needs a migration, which a
     ///   read-only store cannot have.
     static func checkSchema(
         pool: ConnectionPool, description: StoreDescription, model: ObjectModel,
-        entities: [EntityDescription]
+        entities: [EntityDescription], unstored: inout Set<String>
     ) throws(SkerryError)
         -> (identifier: String, outcome: StoreLoadEvent.Outcome, previousVersionHash: String?)
     {
@@ -52,12 +52,10 @@ extension SQLiteStore {
         } catch {
             throw SkerryError.converting(error)
         }
-        if let first = missing.joinTables.first ?? missing.columns.first.map({ "\($0.table).\($0.column)" }) {
-            throw SkerryError(
-                .modelMismatch,
-                "\(description) was written before Skerry stored a relationship whose inverse is transient, and lacks its storage ('\(first)'); it is opened read-only, so it cannot be added. Open it once read-write to add it."
-            )
-        }
+        // A store written before Skerry stored a relationship whose inverse is transient lacks
+        // that relationship's storage, which it cannot get read-only; nothing was ever written
+        // there, so the relationship reads as empty (no links) from it.
+        unstored = Set(missing.joinTables + missing.columns.map { "\($0.table).\($0.column)" })
         return (identifier, .opened, metadata["modelVersionHash"])
     }
 

@@ -227,7 +227,7 @@ package struct SQLiteEntityLayout: Sendable {
 package struct SQLiteStoreLayout: Sendable {
     private let layouts: [ObjectIdentifier: SQLiteEntityLayout]
     /// The store's entities; an entity's code is its position here.
-    private let entities: [EntityDescription]
+    package let entities: [EntityDescription]
     private let codes: [ObjectIdentifier: Int]
     /// With a store identity: the space of each entity's (permanent) IDs, by code.
     private let codeSpaces: [ObjectIDSpace]?
@@ -238,7 +238,12 @@ package struct SQLiteStoreLayout: Sendable {
 
     /// The layouts of `entities` (a store's entities; relationships' destinations among them),
     /// with the ID spaces of the store `identity` when given.
-    package init(entities: [EntityDescription], identity: StoreIdentity? = nil) {
+    ///
+    /// `unstored` names storage that the store lacks and cannot get (a read-only store written
+    /// before Skerry stored a relationship whose inverse is transient): join tables by name,
+    /// foreign-key columns as "Table.column". A relationship kept there reads as empty, as a
+    /// transient one.
+    package init(entities: [EntityDescription], identity: StoreIdentity? = nil, unstored: Set<String> = []) {
         let relationships = RelationshipLayout(entities: entities)
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.entities = entities
@@ -253,13 +258,22 @@ package struct SQLiteStoreLayout: Sendable {
             let family = entities.indices.filter { entities[$0].isKind(of: entity) }
             guard family.count > 1 else { continue }
             families[ObjectIdentifier(entity)] = family
-            familyColumns[ObjectIdentifier(entity)] = entity.storedAttributes.map(\.name) + (extraColumns[entity.name] ?? []).sorted()
+            familyColumns[ObjectIdentifier(entity)] =
+                entity.storedAttributes.map(\.name)
+                + (extraColumns[entity.name] ?? []).filter { !unstored.contains("\(entity.name).\($0)") }.sorted()
         }
         self.families = families
         self.familyColumns = familyColumns
         var layouts: [ObjectIdentifier: SQLiteEntityLayout] = [:]
         for entity in entities {
-            let storage = entity.relationships.map { relationships.storage[entity.name]![$0.name]! }
+            let storage = entity.relationships.map { relationship -> RelationshipStorage in
+                let storage = relationships.storage[entity.name]![relationship.name]!
+                switch storage {
+                case .joinTable(let table, _, _, _) where unstored.contains(table): return .transient
+                case .foreignKey(let column) where unstored.contains("\(entity.name).\(column)"): return .transient
+                default: return storage
+                }
+            }
             let foreignKeyIndexes = storage.indices.filter {
                 if case .foreignKey = storage[$0] { return true }
                 return false

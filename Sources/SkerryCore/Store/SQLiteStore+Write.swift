@@ -114,6 +114,7 @@ extension SQLiteStore {
                 continue
             }
             try planner.joinRowDeletes(of: objectID) { sql, values in try connection.cachedStatement(sql).run(values) }
+            try planner.danglingLinkDeletes(of: objectID) { sql, values in try connection.cachedStatement(sql).run(values) }
         }
     }
 

@@ -80,9 +80,10 @@ final class SQLiteStore: ObjectStore {
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot open \(description): \(error.message)", sqlite: error)
         }
+        var unstored: Set<String> = []
         let prepared =
             description.isReadOnly
-            ? try Self.checkSchema(pool: pool, description: description, model: model, entities: entities)
+            ? try Self.checkSchema(pool: pool, description: description, model: model, entities: entities, unstored: &unstored)
             : try Self.prepareSchema(pool: pool, description: description, model: model, entities: entities)
         let identifier = prepared.identifier
         (tracksPersistentHistory, historyReadOnlyReason) = try Self.prepareHistory(pool: pool, description: description)
@@ -99,7 +100,7 @@ final class SQLiteStore: ObjectStore {
             throw SkerryError(.storeLoadFailed, "Cannot set the journal mode of \(description): \(error.message)", sqlite: error)
         }
         identity = StoreIdentity(identifier: identifier)
-        layout = SQLiteStoreLayout(entities: entities, identity: identity)
+        layout = SQLiteStoreLayout(entities: entities, identity: identity, unstored: unstored)
         planner = StoreWritePlanner(layout: layout, dialect: .sqlite)
         events?.emit(
             .storeLoaded(

@@ -8,10 +8,14 @@ package struct StoreWritePlanner: Sendable {
     /// Where each entity's relationships are kept, and the SQL of its rows.
     package let layout: SQLiteStoreLayout
     package let dialect: SQLDialect
+    /// What a delete of each entity's rows clears besides its own join rows (see
+    /// ``danglingLinkDeletes(of:_:)``), for the entities that have something to clear.
+    let danglingLinks: [ObjectIdentifier: BatchDeleteCleanup]
 
     package init(layout: SQLiteStoreLayout, dialect: SQLDialect) {
         self.layout = layout
         self.dialect = dialect
+        danglingLinks = Self.danglingLinks(layout)
     }
 
     // MARK: Keys
