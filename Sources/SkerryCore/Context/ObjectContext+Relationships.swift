@@ -162,12 +162,14 @@ extension ObjectContext {
     /// Makes `target`'s inverse of relationship `index` point at `object`.
     private func linkInverse(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
         guard let (inverseIndex, _) = inverse(of: object.entity, index) else { return }
-        switch try relationshipValue(target, inverseIndex) {
-        case .toMany:
+        // Loaded, then read from the object, not switched over: a copy of a to-many's members
+        // alive while they change would make each change copy them.
+        try ensureLoaded(target, inverseIndex)
+        if target.relationshipValues[inverseIndex].isToMany {
             guard !target.relationshipValues[inverseIndex].holds(object.objectID) else { return }
             willChange(target)
             target.changeMembers(inverseIndex) { $0.append(object.objectID) }
-        case .toOne(let previous):
+        } else if case .toOne(let previous) = target.relationshipValues[inverseIndex] {
             guard previous != object.objectID else { return }
             // The target leaves the relationship of the object it pointed at before.
             if let previous, let holder = relatedObject(previous) {
@@ -175,8 +177,6 @@ extension ObjectContext {
             }
             willChange(target)
             target.relationshipValues[inverseIndex] = .toOne(object.objectID)
-        case .notLoaded:
-            return
         }
     }
 
@@ -188,17 +188,21 @@ extension ObjectContext {
 
     /// Removes `objectID` from relationship `index` of `holder`, without touching inverses.
     private func removeOneSide(_ holder: EntityObject, _ index: Int, _ objectID: ObjectID) throws(SkerryError) {
-        switch try relationshipValue(holder, index) {
-        case .toOne(let current) where current == objectID:
-            willChange(holder)
-            holder.relationshipValues[index] = .toOne(nil)
-        case .toMany:
+        // Read from the object, not switched over (see linkInverse).
+        try ensureLoaded(holder, index)
+        if holder.relationshipValues[index].isToMany {
             guard holder.relationshipValues[index].holds(objectID) else { return }
             willChange(holder)
             holder.changeMembers(index) { $0.remove(objectID) }
-        default:
-            return
+        } else if case .toOne(let current) = holder.relationshipValues[index], current == objectID {
+            willChange(holder)
+            holder.relationshipValues[index] = .toOne(nil)
         }
+    }
+
+    /// Loads relationship `index` of `object` (see ``relationshipValue(_:_:)``), keeping no copy.
+    private func ensureLoaded(_ object: EntityObject, _ index: Int) throws(SkerryError) {
+        _ = try relationshipValue(object, index)
     }
 
     // MARK: Delete rules and validation
@@ -264,6 +268,12 @@ extension ObjectContext {
 }
 
 extension RelationshipValue {
+    /// Whether the value is a loaded to-many relationship's.
+    var isToMany: Bool {
+        if case .toMany = self { return true }
+        return false
+    }
+
     /// Whether the value is a to-many relationship's that holds `id`.
     func holds(_ id: ObjectID) -> Bool {
         guard case .toMany(let list) = self else { return false }
