@@ -48,6 +48,25 @@ import Testing
         }
     }
 
+    @Test(arguments: ["children.n", "children", "parent", "children.parent.n", "n.n"])
+    func sortKeysThroughToManyOrEndingInARelationshipAreTypedErrors(_ key: String) throws {
+        let stack = try makeMemoryStack(model: ToManyBookkeepingTests.model)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let parent = try context.insert(entityName: "Parent")
+            try context.insert(entityName: "Child").setRelatedObject(parent, forKey: "parent")
+            for entity in ["Parent", "Child"] {
+                let request = FetchRequest(entityName: entity, sortKeys: [SortKey(key)])
+                #expect(throws: SkerryError.self) { try context.fetch(request) }
+            }
+            try context.save()
+            for entity in ["Parent", "Child"] {
+                let request = FetchRequest(entityName: entity, sortKeys: [SortKey(key)])
+                #expect(throws: SkerryError.self) { try context.fetch(request) }
+            }
+        }
+    }
+
     @Test func predicatesNestedTenThousandDeepAreTypedErrors() throws {
         let stack = try makeMemoryStack()
         let context = stack.newBackgroundContext()

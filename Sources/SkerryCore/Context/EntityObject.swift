@@ -5,14 +5,14 @@ import Synchronization
 package enum RelationshipValue: Equatable, Sendable {
     case notLoaded
     case toOne(ObjectID?)
-    case toMany([ObjectID])
+    case toMany(ObjectIDList)
 
     /// The related IDs (empty when not loaded).
     package var objectIDs: [ObjectID] {
         switch self {
         case .notLoaded: return []
         case .toOne(let id): return id.map { [$0] } ?? []
-        case .toMany(let ids): return ids
+        case .toMany(let list): return list.ids
         }
     }
 
@@ -21,7 +21,7 @@ package enum RelationshipValue: Equatable, Sendable {
         switch self {
         case .notLoaded: return false
         case .toOne(let id): return id?.isTemporary ?? false
-        case .toMany(let ids): return ids.contains(where: \.isTemporary)
+        case .toMany(let list): return list.ids.contains(where: \.isTemporary)
         }
     }
 
@@ -30,7 +30,7 @@ package enum RelationshipValue: Equatable, Sendable {
         switch self {
         case .notLoaded: return self
         case .toOne(let id): return .toOne(id.map { mapping[$0] ?? $0 })
-        case .toMany(let ids): return .toMany(ids.map { mapping[$0] ?? $0 })
+        case .toMany(let list): return .toMany(ObjectIDList(list.ids.map { mapping[$0] ?? $0 }))
         }
     }
 }

@@ -79,7 +79,9 @@ extension ObjectContext {
         func without(_ value: RelationshipValue) -> RelationshipValue {
             switch value {
             case .toOne(let id) where id == objectID: return .toOne(nil)
-            case .toMany(let ids) where ids.contains(objectID): return .toMany(ids.filter { $0 != objectID })
+            case .toMany(var list) where list.contains(objectID):
+                list.remove(objectID)
+                return .toMany(list)
             default: return value
             }
         }

@@ -38,7 +38,7 @@ extension ObjectContext {
         pointers: PendingPointers? = nil
     ) {
         let isToMany = object.entity.relationships[index].isToMany
-        func value(_ ids: [ObjectID]) -> RelationshipValue { isToMany ? .toMany(ids) : .toOne(ids.first) }
+        func value(_ ids: [ObjectID]) -> RelationshipValue { isToMany ? .toMany(ObjectIDList(ids)) : .toOne(ids.first) }
         let stored = value(ids)
         let current = value(reconcile(ids, of: object, index, pointers ?? pendingPointers(for: object.entity, index)))
         if current != stored { willChange(object) }
@@ -114,53 +114,62 @@ extension ObjectContext {
     }
 
     /// Adds `target` to a to-many relationship (at `position` for an ordered one, else at the end);
-    /// for a member already there, moves it to `position`.
+    /// for a member already there, moves it to `position`. O(1) for an addition at the end (see
+    /// ``ObjectIDList``).
     func insertRelated(_ object: EntityObject, _ index: Int, _ target: EntityObject, at position: Int?) throws(SkerryError) {
-        guard case .toMany(var ids) = try relationshipValue(object, index) else { return }
-        if let existing = ids.firstIndex(of: target.objectID) {
-            guard let position, position != existing else { return }
+        let id = target.objectID
+        guard let isMember = try holds(object, index, id) else { return }
+        if isMember {
+            // Already there (setRelatedObjects passes each member's position): no search.
+            guard let position, !object.relationshipValues[index].holds(id, at: position),
+                let existing = object.relationshipValues[index].position(of: id), position != existing
+            else { return }
             willChange(object)
-            ids.remove(at: existing)
-            ids.insert(target.objectID, at: min(max(position, 0), ids.count))
-            object.relationshipValues[index] = .toMany(ids)
+            object.changeMembers(index) { $0.insert(id, at: position) }
             return
         }
         willChange(object)
-        ids.insert(target.objectID, at: min(max(position ?? ids.count, 0), ids.count))
-        object.relationshipValues[index] = .toMany(ids)
+        object.changeMembers(index) { members in
+            if let position { members.insert(id, at: position) } else { members.append(id) }
+        }
         try linkInverse(object, index, target)
     }
 
     /// Removes `target` from a to-many relationship; its inverse follows.
     func removeRelated(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
-        guard case .toMany(var ids) = try relationshipValue(object, index),
-            let position = ids.firstIndex(of: target.objectID)
-        else { return }
+        guard try holds(object, index, target.objectID) == true else { return }
         willChange(object)
-        ids.remove(at: position)
-        object.relationshipValues[index] = .toMany(ids)
+        object.changeMembers(index) { $0.remove(target.objectID) }
         try unlinkInverse(object, index, target)
     }
 
     /// Removes from a to-many relationship an ID that names no object of this context any more (an
     /// insert deleted before its save, when the relationship has no inverse to clear it).
     func removeUnreachableMember(_ object: EntityObject, _ index: Int, _ objectID: ObjectID) {
-        guard case .toMany(var ids) = object.relationshipValues[index], let position = ids.firstIndex(of: objectID) else { return }
+        guard object.relationshipValues[index].holds(objectID) else { return }
         willChange(object)
-        ids.remove(at: position)
-        object.relationshipValues[index] = .toMany(ids)
+        object.changeMembers(index) { $0.remove(objectID) }
+    }
+
+    /// Whether loaded to-many relationship `index` of `object` (loaded first) holds `id`; nil for a
+    /// relationship that is not to-many. (A function of its own, so that no copy of the members
+    /// outlives the answer: a change that follows finds them unshared, and changes them in place.)
+    private func holds(_ object: EntityObject, _ index: Int, _ id: ObjectID) throws(SkerryError) -> Bool? {
+        guard case .toMany = try relationshipValue(object, index) else { return nil }
+        return object.relationshipValues[index].holds(id)
     }
 
     /// Makes `target`'s inverse of relationship `index` point at `object`.
     private func linkInverse(_ object: EntityObject, _ index: Int, _ target: EntityObject) throws(SkerryError) {
         guard let (inverseIndex, _) = inverse(of: object.entity, index) else { return }
-        switch try relationshipValue(target, inverseIndex) {
-        case .toMany(var ids):
-            guard !ids.contains(object.objectID) else { return }
+        // Loaded, then read from the object, not switched over: a copy of a to-many's members
+        // alive while they change would make each change copy them.
+        try ensureLoaded(target, inverseIndex)
+        if target.relationshipValues[inverseIndex].isToMany {
+            guard !target.relationshipValues[inverseIndex].holds(object.objectID) else { return }
             willChange(target)
-            ids.append(object.objectID)
-            target.relationshipValues[inverseIndex] = .toMany(ids)
-        case .toOne(let previous):
+            target.changeMembers(inverseIndex) { $0.append(object.objectID) }
+        } else if case .toOne(let previous) = target.relationshipValues[inverseIndex] {
             guard previous != object.objectID else { return }
             // The target leaves the relationship of the object it pointed at before.
             if let previous, let holder = relatedObject(previous) {
@@ -168,8 +177,6 @@ extension ObjectContext {
             }
             willChange(target)
             target.relationshipValues[inverseIndex] = .toOne(object.objectID)
-        case .notLoaded:
-            return
         }
     }
 
@@ -181,18 +188,21 @@ extension ObjectContext {
 
     /// Removes `objectID` from relationship `index` of `holder`, without touching inverses.
     private func removeOneSide(_ holder: EntityObject, _ index: Int, _ objectID: ObjectID) throws(SkerryError) {
-        switch try relationshipValue(holder, index) {
-        case .toOne(let current) where current == objectID:
+        // Read from the object, not switched over (see linkInverse).
+        try ensureLoaded(holder, index)
+        if holder.relationshipValues[index].isToMany {
+            guard holder.relationshipValues[index].holds(objectID) else { return }
+            willChange(holder)
+            holder.changeMembers(index) { $0.remove(objectID) }
+        } else if case .toOne(let current) = holder.relationshipValues[index], current == objectID {
             willChange(holder)
             holder.relationshipValues[index] = .toOne(nil)
-        case .toMany(var ids):
-            guard let position = ids.firstIndex(of: objectID) else { return }
-            willChange(holder)
-            ids.remove(at: position)
-            holder.relationshipValues[index] = .toMany(ids)
-        default:
-            return
         }
+    }
+
+    /// Loads relationship `index` of `object` (see ``relationshipValue(_:_:)``), keeping no copy.
+    private func ensureLoaded(_ object: EntityObject, _ index: Int) throws(SkerryError) {
+        _ = try relationshipValue(object, index)
     }
 
     // MARK: Delete rules and validation
@@ -254,6 +264,44 @@ extension ObjectContext {
                 }
             }
         }
+    }
+}
+
+extension RelationshipValue {
+    /// Whether the value is a loaded to-many relationship's.
+    var isToMany: Bool {
+        if case .toMany = self { return true }
+        return false
+    }
+
+    /// Whether the value is a to-many relationship's that holds `id`.
+    func holds(_ id: ObjectID) -> Bool {
+        guard case .toMany(let list) = self else { return false }
+        return list.contains(id)
+    }
+
+    /// Whether the value is a to-many relationship's whose member at `position` is `id`.
+    func holds(_ id: ObjectID, at position: Int) -> Bool {
+        guard case .toMany(let list) = self else { return false }
+        return list.member(at: position) == id
+    }
+
+    /// The position of `id` among a to-many relationship's members.
+    func position(of id: ObjectID) -> Int? {
+        guard case .toMany(let list) = self else { return nil }
+        return list.firstIndex(of: id)
+    }
+}
+
+extension EntityObject {
+    /// Changes the members of loaded to-many relationship `index` in place: the object lets go of
+    /// them while `body` runs, so that the list (unless the committed state shares it) is not
+    /// copied for each change.
+    func changeMembers(_ index: Int, _ body: (inout ObjectIDList) -> Void) {
+        guard case .toMany(var list) = relationshipValues[index] else { return }
+        relationshipValues[index] = .notLoaded
+        body(&list)
+        relationshipValues[index] = .toMany(list)
     }
 }
 

@@ -58,7 +58,7 @@ package struct StoreWritePlanner: Sendable {
     ) -> [MembersWrite] {
         relationships.compactMap { index, value in
             guard case .toMany(let members) = value, entityLayout.storage[index].isWrittenBySource else { return nil }
-            return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members)
+            return MembersWrite(source: source, relationship: index, storage: entityLayout.storage[index], members: members.ids)
         }
     }
 
