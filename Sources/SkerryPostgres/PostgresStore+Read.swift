@@ -59,7 +59,7 @@ extension PostgresStore {
             hasRelationships ? readRelationships(row) : []
         }
 
-        private func readRelationships(_ row: Int32) -> [RelationshipValue] {
+        fileprivate func readRelationships(_ row: Int32) -> [RelationshipValue] {
             var relationships = Array(repeating: RelationshipValue.notLoaded, count: entity.relationships.count)
             var column = Int32(decoders.count + 2)
             for (position, index) in foreignKeyIndexes.enumerated() {
@@ -184,11 +184,18 @@ extension PostgresStore {
             let result = try connection.query(sql.text, sql.bindings)
             let decoder = RowDecoder(result, query.entity, entityLayout, storeLayout, reading: reading)
             reserve(Int(result.rowCount))
+            // An entity without relationships (the usual case) hands every row this one empty
+            // array, borrowed: no release per row.
+            let none: [RelationshipValue] = []
             for row in 0..<result.rowCount {
                 // The ID goes to `makeStorage` (taken, not copied).
                 let storage = makeStorage(decoder.objectID(row))
                 try decoder.read(row, into: storage)
-                body(decoder.version(row), storage, decoder.relationships(row))
+                if decoder.hasRelationships {
+                    body(decoder.version(row), storage, decoder.readRelationships(row))
+                } else {
+                    body(decoder.version(row), storage, none)
+                }
             }
         }
     }

@@ -169,6 +169,10 @@ extension ObjectContext {
             objectID.entity, objectID, context: self, version: 0, relationships: [], isFault: true, withRoomForValues: true)
         let base = object.emptyStorage()
         object.storage = base
+        // The store contract: one `body` call (which takes the object) per storage made. Checked
+        // in release builds too: a second storage for one row would leave an object half made.
+        // (It also tells the compiler that nothing is released by the assignment below.)
+        guard reading == nil else { preconditionFailure("store contract broken: storage made twice for one row") }
         reading = object
         return base
     }

@@ -249,6 +249,10 @@ final class SQLiteStore: ObjectStore {
         let entityLayout = try layout.of(query.entity)
         let sql = SQLBuilder.query(entityLayout.selectRows, query, layout: layout)
         let entity = query.entity
+        // An entity without relationships (the usual case) hands every row this one empty array,
+        // borrowed: no release per row.
+        let hasRelationships = !entity.relationships.isEmpty
+        let none: [RelationshipValue] = []
         try read(entity) { connection in
             try checkRawConditions(query.predicate, connection)
             let statement = try connection.cachedStatement(sql.text)
@@ -258,7 +262,11 @@ final class SQLiteStore: ObjectStore {
                 let rowEntity = objectID.entity // a sub-entity's row: its own
                 let storage = makeStorage(objectID)
                 try Self.decodeAttributes(statement, rowEntity, into: storage)
-                body(statement.int64(at: 1), storage, decodeRelationships(statement, entity, entityLayout))
+                if hasRelationships {
+                    body(statement.int64(at: 1), storage, decodeRelationships(statement, entity, entityLayout))
+                } else {
+                    body(statement.int64(at: 1), storage, none)
+                }
             }
         }
     }
