@@ -60,9 +60,12 @@ import Testing
         var token: PersistentHistoryToken?
         var seen: [PersistentHistoryTransaction] = []
         var fetches = 0
+        // A guard against hanging (a writer that never finishes), not a measurement.
+        let deadline = Date().addingTimeInterval(120)
         while true {
             // Read before fetching: once every writer was done, one more fetch sees all.
             let finished = done.value == writers
+            let late = Date() > deadline
             let fresh = try consumer.viewContext.history(.fetchHistory(after: token))
             fetches += 1
             if let last = seen.last?.transactionNumber, let first = fresh.first?.transactionNumber {
@@ -71,6 +74,9 @@ import Testing
             seen += fresh
             token = fresh.last?.token ?? token
             if finished { break }
+            #expect(!late, "the writers had not finished after 120 s (\(done.value) of \(writers) done)")
+            if late { return }
+            Thread.sleep(forTimeInterval: 0.001)
         }
         group.wait()
         #expect(failures.value.isEmpty)
