@@ -153,6 +153,12 @@ extension PostgresStore {
         let author = HistoryAuthor.current
         let numbers = q(Self.historyNumbersSequence), changeIDs = q(Self.historyChangeIDsSequence)
         try connection.pipeline { pipeline in
+            // Bounded (PostgresStoreOptions.historyLockTimeout): a holder that stalls fails the
+            // waiting saves with 55P03 instead of holding them up. Only the history's own
+            // statements follow in this transaction, so the setting reaches nothing else.
+            if let timeout = options.historyLockTimeout {
+                try pipeline.send("SET LOCAL lock_timeout = \(Self.milliseconds(timeout))", [])
+            }
             try pipeline.send(Self.historyLockSQL, [])
             // The server's clock, read under the lock: timestamps follow the numbers.
             try pipeline.send(
@@ -204,6 +210,14 @@ extension PostgresStore {
                 }
             }
         }
+    }
+
+    /// `duration` in whole milliseconds for `lock_timeout`, at least 1 (0 would mean no limit).
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        // The setting's largest value (about 24 days) for anything longer.
+        guard seconds < Int64(Int32.max) / 1000 else { return Int64(Int32.max) }
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     /// The SQL that a delete of a row of `entity` ends with to return the values its tombstone

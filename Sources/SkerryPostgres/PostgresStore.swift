@@ -136,6 +136,13 @@ final class PostgresStore: ObjectStore {
         switch error {
         case let error as SkerryError:
             return error
+        case let error as PostgresError where error.sqlState == .lockNotAvailable:
+            var mapped = SkerryError(
+                .database,
+                "Timed out waiting for a lock (PostgresStoreOptions.historyLockTimeout for the persistent history's lock; another save holds it): nothing was written; the save can be tried again. \(error.message)",
+                entityName: entity?.name)
+            mapped.underlyingError = error
+            return mapped
         case let error as PostgresError:
             var mapped = SkerryError(
                 error.isUniqueViolation ? .constraintViolation : .database,

@@ -22,18 +22,27 @@ public struct PostgresStoreOptions: Sendable, Hashable {
     /// off from the database for longer than this cannot learn what it missed (see the services
     /// guide). Default: one hour.
     public var changeRetention: Duration
+    /// How long a save of a store that records persistent history waits for the store's history
+    /// lock (held by another save from its number to its commit) before it fails: the save is
+    /// not written, the context keeps its changes, and the error is `.database` with
+    /// `postgres?.sqlState == .lockNotAvailable` (`55P03`), which a caller can retry. A client
+    /// that stalls holding the lock (stopped, cut off) would otherwise hold up every saving
+    /// instance; see also `idle_in_transaction_session_timeout` in the PostgreSQL guide. nil
+    /// waits without bound. Default: 10 seconds.
+    public var historyLockTimeout: Duration?
 
     /// Options with defaults: 8 connections, the default schema, no change propagation, one hour
-    /// of change retention.
+    /// of change retention, 10 seconds of history lock timeout.
     public init(
         connectionString: String, maximumConnections: Int = 8, schema: String? = nil, propagatesChanges: Bool = false,
-        changeRetention: Duration = .seconds(3600)
+        changeRetention: Duration = .seconds(3600), historyLockTimeout: Duration? = .seconds(10)
     ) {
         self.connectionString = connectionString
         self.maximumConnections = maximumConnections
         self.schema = schema
         self.propagatesChanges = propagatesChanges
         self.changeRetention = changeRetention
+        self.historyLockTimeout = historyLockTimeout
     }
 }
 

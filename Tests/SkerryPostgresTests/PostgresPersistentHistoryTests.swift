@@ -60,9 +60,12 @@ import Testing
         var token: PersistentHistoryToken?
         var seen: [PersistentHistoryTransaction] = []
         var fetches = 0
+        // A guard against hanging (a writer that never finishes), not a measurement.
+        let deadline = Date().addingTimeInterval(120)
         while true {
             // Read before fetching: once every writer was done, one more fetch sees all.
             let finished = done.value == writers
+            let late = Date() > deadline
             let fresh = try consumer.viewContext.history(.fetchHistory(after: token))
             fetches += 1
             if let last = seen.last?.transactionNumber, let first = fresh.first?.transactionNumber {
@@ -71,6 +74,9 @@ import Testing
             seen += fresh
             token = fresh.last?.token ?? token
             if finished { break }
+            #expect(!late, "the writers had not finished after 120 s (\(done.value) of \(writers) done)")
+            if late { return }
+            Thread.sleep(forTimeInterval: 0.001)
         }
         group.wait()
         #expect(failures.value.isEmpty)
@@ -350,6 +356,62 @@ import Testing
         // The failed save had recorded its transaction (its number was taken) before it rolled back.
         let before = try #require(token.storeTokens.values.first)
         #expect(try #require(next.first?.transactionNumber) > before + 1)
+    }
+
+    /// A save that cannot get the history lock within `historyLockTimeout` (another session holds
+    /// it, as a stalled client would) fails with a typed, retryable error: nothing is written, the
+    /// context keeps its changes, and the same save succeeds once the lock is free.
+    @Test func aSaveWaitingForTheHistoryLockLongerThanItsTimeoutFailsAndCanBeRetried() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = PersistentStack(name: "Waiting", model: Self.model)
+        var description = StoreDescription.postgres(
+            PostgresStoreOptions(
+                connectionString: try PostgresTestServer.require(), maximumConnections: 2, schema: schema,
+                historyLockTimeout: .milliseconds(200)))
+        description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        let token = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        // Another session holds the store's history lock in an open transaction, until told to
+        // let go; a guard lets go after 10 s anyway (a save that waited that long then succeeds,
+        // and the expectations below fail instead of the test hanging).
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+        let holderFailure = Locked<String?>(nil)
+        DispatchQueue.global().async {
+            defer { released.signal() }
+            do {
+                let holder = try PostgresTestServer.connect()
+                try holder.execute("BEGIN")
+                try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
+                held.signal()
+                _ = release.wait(timeout: .now() + 10)
+                try holder.execute("ROLLBACK")
+            } catch {
+                holderFailure.set("\(error)")
+                held.signal()
+            }
+        }
+        held.wait()
+        #expect(holderFailure.value == nil)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let entry = try context.insert(entityName: "Entry")
+            try entry.setValue(Int32(1), forKey: "writer")
+            try entry.setValue(Int32(1), forKey: "index")
+            let error = expectError(.database) { try context.save() }
+            #expect(error?.postgres?.sqlState == .lockNotAvailable)
+            #expect(context.hasChanges && context.insertedObjects.count == 1)
+        }
+        release.signal()
+        released.wait()
+        // Nothing of the failed save was written.
+        let fresh = stack.newBackgroundContext()
+        #expect(try fresh.performAndWait { try fresh.count(for: FetchRequest(entityName: "Entry")) } == 0)
+        #expect(try stack.viewContext.history(.fetchHistory(after: token)).isEmpty)
+        // The same save, tried again once the lock is free.
+        try context.performAndWait { try context.save() }
+        #expect(try fresh.performAndWait { try fresh.count(for: FetchRequest(entityName: "Entry")) } == 1)
+        #expect(try stack.viewContext.history(.fetchHistory(after: token)).count == 1)
     }
 }
 
