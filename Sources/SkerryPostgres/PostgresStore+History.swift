@@ -24,8 +24,8 @@ extension PostgresStore {
     static let historyNumbersSequence = "_skerry_history_numbers"
     /// The sequence of change IDs.
     static let historyChangeIDsSequence = "_skerry_history_change_ids"
-    private static let trackingKey = "historyTracking"
-    private static let expiredBeforeKey = "historyExpiredBefore"
+    private static let trackingKey = PersistentHistoryMetadata.trackingKey
+    private static let expiredBeforeKey = PersistentHistoryMetadata.expiredBeforeKey
 
     /// The lock that orders the store's history writers: held from a writer's number to its commit.
     static let historyLockSQL = "SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || current_schema(), 0))"
@@ -34,7 +34,7 @@ extension PostgresStore {
     enum HistoryTracking {
         static let on = "on"
         static let cleared = "cleared"
-        static let off = "off"
+        static let off = PersistentHistoryMetadata.trackingOff
     }
 
     /// What loading `description` means for its history, decided in one transaction under the
@@ -296,26 +296,9 @@ extension PostgresStore: PersistentHistoryStore {
     /// after the transaction `number` (a token's) is all there, read in the fetch's snapshot: not
     /// deleted, not past the last transaction, and recorded (tracking not off).
     private func checkToken(_ number: Int64, _ connection: PostgresConnection) throws {
-        let metadata = try Self.schema.readMetadata(connection)
-        if let expired = metadata[Self.expiredBeforeKey].flatMap(Int64.init), number < expired - 1 {
-            throw SkerryError(
-                .persistentHistoryTokenExpired,
-                "The persistent history of \(storeDescription) after transaction \(number) was deleted (it now starts after \(expired - 1)): fetch all history again (after nil) and take a new token."
-            )
-        }
-        let last = try Self.lastHistoryNumber(connection)
-        if number > last {
-            throw SkerryError(
-                .persistentHistoryTokenExpired,
-                "The token names transaction \(number) of \(storeDescription), past its last transaction \(last): it was taken from a later state of the store (an older copy was restored since). Fetch all history again (after nil) and take a new token."
-            )
-        }
-        if metadata[Self.trackingKey] == HistoryTracking.off {
-            throw SkerryError(
-                .persistentHistoryTokenExpired,
-                "Persistent history tracking of \(storeDescription) was turned off (it was opened without PersistentHistoryTrackingKey after its history was deleted): the saves since are not recorded after transaction \(number). Open it with the option to record again, then fetch all history (after nil)."
-            )
-        }
+        try PersistentHistoryMetadata.checkToken(
+            number, metadata: try Self.schema.readMetadata(connection), last: try Self.lastHistoryNumber(connection),
+            store: storeDescription, reopening: "Open it with the option")
     }
 
     /// Gives the delete changes of `records` the tombstones kept for them (read in the same

@@ -15,8 +15,8 @@ extension SQLiteStore {
     /// The values kept of deleted objects (tombstones): one row per preserved attribute, its
     /// value stored as the attribute's column stores it.
     static let historyTombstonesTable = "_skerry_history_tombstones"
-    private static let trackingKey = "historyTracking"
-    private static let expiredBeforeKey = "historyExpiredBefore"
+    private static let trackingKey = PersistentHistoryMetadata.trackingKey
+    private static let expiredBeforeKey = PersistentHistoryMetadata.expiredBeforeKey
 
     /// What loading `description` means for its history.
     ///
@@ -92,7 +92,7 @@ extension SQLiteStore {
         /// option turns tracking off, unless a transaction was recorded since.
         static let cleared = "cleared"
         /// Saves are not recorded: the history, if any, has a gap after its last transaction.
-        static let off = "off"
+        static let off = PersistentHistoryMetadata.trackingOff
     }
 
     static func historyTablesExist(_ connection: SQLiteConnection) throws -> Bool {
@@ -299,26 +299,9 @@ extension SQLiteStore: PersistentHistoryStore {
     /// deleted, not past the last transaction (a token taken before an older copy of the store
     /// was restored: later saves would reuse its numbers), and recorded (tracking not off).
     private func checkToken(_ number: Int64, _ connection: SQLiteConnection) throws {
-        let metadata = try Self.readMetadata(connection)
-        if let expired = metadata[Self.expiredBeforeKey].flatMap(Int64.init), number < expired - 1 {
-            throw SkerryError(
-                .persistentHistoryTokenExpired,
-                "The persistent history of \(storeDescription) after transaction \(number) was deleted (it now starts after \(expired - 1)): fetch all history again (after nil) and take a new token."
-            )
-        }
-        let last = try Self.lastHistoryNumber(connection)
-        if number > last {
-            throw SkerryError(
-                .persistentHistoryTokenExpired,
-                "The token names transaction \(number) of \(storeDescription), past its last transaction \(last): it was taken from a later state of the store (an older copy was restored since). Fetch all history again (after nil) and take a new token."
-            )
-        }
-        if metadata[Self.trackingKey] == Tracking.off {
-            throw SkerryError(
-                .persistentHistoryTokenExpired,
-                "Persistent history tracking of \(storeDescription) was turned off (it was opened without PersistentHistoryTrackingKey after its history was deleted): the saves since are not recorded after transaction \(number). Open it read-write with the option to record again, then fetch all history (after nil)."
-            )
-        }
+        try PersistentHistoryMetadata.checkToken(
+            number, metadata: try Self.readMetadata(connection), last: try Self.lastHistoryNumber(connection),
+            store: storeDescription, reopening: "Open it read-write with the option")
     }
 
     /// Gives the delete changes of `records` the tombstones kept for them (read in the same

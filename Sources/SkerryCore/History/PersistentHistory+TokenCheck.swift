@@ -1,0 +1,44 @@
+/// What a store's metadata says about its persistent history, shared by the stores that keep it
+/// (SQLite and PostgreSQL write the same keys and values).
+package enum PersistentHistoryMetadata {
+    /// The key of the tracking state (`on`, `cleared`, `off`).
+    package static let trackingKey = "historyTracking"
+    /// The key of the first transaction number still held (history below it was deleted).
+    package static let expiredBeforeKey = "historyExpiredBefore"
+    /// The tracking state whose saves are not recorded.
+    package static let trackingOff = "off"
+
+    /// Throws ``SkerryError/Code/persistentHistoryTokenExpired`` unless the history after the
+    /// transaction `number` (a token's) is all there: not deleted, not past the last transaction
+    /// (a token taken before an older copy of the store was restored), and recorded (tracking not
+    /// off).
+    ///
+    /// - Parameters:
+    ///   - number: The token's transaction number.
+    ///   - metadata: The store's metadata, read in the fetch's transaction.
+    ///   - last: The store's last transaction number, read in the same transaction.
+    ///   - store: The store, named in the errors.
+    ///   - reopening: How the error says to open the store to record again.
+    package static func checkToken(
+        _ number: Int64, metadata: [String: String], last: Int64, store: StoreDescription, reopening: String
+    ) throws(SkerryError) {
+        if let expired = metadata[expiredBeforeKey].flatMap(Int64.init), number < expired - 1 {
+            throw SkerryError(
+                .persistentHistoryTokenExpired,
+                "The persistent history of \(store) after transaction \(number) was deleted (it now starts after \(expired - 1)): fetch all history again (after nil) and take a new token."
+            )
+        }
+        if number > last {
+            throw SkerryError(
+                .persistentHistoryTokenExpired,
+                "The token names transaction \(number) of \(store), past its last transaction \(last): it was taken from a later state of the store (an older copy was restored since). Fetch all history again (after nil) and take a new token."
+            )
+        }
+        if metadata[trackingKey] == trackingOff {
+            throw SkerryError(
+                .persistentHistoryTokenExpired,
+                "Persistent history tracking of \(store) was turned off (it was opened without PersistentHistoryTrackingKey after its history was deleted): the saves since are not recorded after transaction \(number). \(reopening) to record again, then fetch all history (after nil)."
+            )
+        }
+    }
+}
