@@ -11,15 +11,6 @@ struct PostgresColumnDecoder {
         /// changed by hand): any value but NULL is undecodable.
         case mismatch
         case bool, integer, float4, float8, numeric, timestamp, text, url, bytea, uuid
-
-        /// Whether a value of this kind is never empty (a fixed-size binary value): an empty cell
-        /// is then NULL, and one call (`PQgetlength`) tells both.
-        var isNeverEmpty: Bool {
-            switch self {
-            case .bool, .integer, .float4, .float8, .timestamp, .uuid: return true
-            case .mismatch, .numeric, .text, .url, .bytea: return false
-            }
-        }
     }
 
     let kind: Kind
@@ -70,17 +61,10 @@ extension PostgresResult {
         }
     }
 
-    /// The bytes of the cell at (`row`, `column`), or nil for NULL.
-    @inline(__always)
-    func cell(_ row: Int32, _ column: Int32) -> UnsafeRawBufferPointer? {
-        if PQgetisnull(handle, row, column) != 0 { return nil }
-        return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: Int(PQgetlength(handle, row, column)))
-    }
-
     /// The value at (`row`, `column`) read by `decoder`, or nil when the cell is not a valid value
     /// of the decoder's attribute type.
     func value(_ row: Int32, _ column: Int32, _ decoder: PostgresColumnDecoder) -> AttributeValue? {
-        guard let raw = cell(row, column) else { return .null }
+        guard let raw = Self.bytes(cell(row, column)) else { return .null }
         switch decoder.kind {
         case .mismatch: return nil
         case .bool: return Self.bool(raw).map(AttributeValue.bool)
@@ -92,29 +76,18 @@ extension PostgresResult {
         }
     }
 
-    /// Reads the cells of row `row` from `firstColumn` on into attributes `0..<decoders.count` of
-    /// `base` (storage of `layout` holding none of them), one per decoder. NULL cells leave their
-    /// attribute without a value.
+    /// Reads a row's `cells` (``cells(_:)``, with a cell for each column below `firstColumn +
+    /// decoders.count`) from `firstColumn` on into attributes `0..<decoders.count` of `base` (storage of `layout`
+    /// holding none of them), one per decoder. NULL cells leave their attribute without a value.
     /// - Returns: nil, or the index of the first attribute whose cell was not a valid value (the
     ///   attributes before it are set).
-    func decode(
-        _ row: Int32, from firstColumn: Int32, _ decoders: [PostgresColumnDecoder],
+    static func decode(
+        _ cells: UnsafePointer<SkerryPQCell>, from firstColumn: Int, _ decoders: [PostgresColumnDecoder],
         into base: UnsafeMutableRawPointer, _ layout: ValueLayout
     ) -> Int? {
-        var column = firstColumn
         for index in decoders.indices {
-            defer { column += 1 }
             let decoder = decoders[index]
-            let raw: UnsafeRawBufferPointer
-            if decoder.kind.isNeverEmpty {
-                // libpq gives NULL a length of 0, which no value of these kinds has.
-                let length = Int(PQgetlength(handle, row, column))
-                if length == 0 { continue }
-                raw = UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: length)
-            } else {
-                guard let cell = cell(row, column) else { continue }
-                raw = cell
-            }
+            guard let raw = bytes(cells[firstColumn + index]) else { continue }
             switch decoder.kind {
             case .mismatch:
                 return index

@@ -11,14 +11,26 @@ final class PostgresResult {
     let rowCount: Int32
     /// Number of columns.
     let columnCount: Int32
+    /// libpq's own table of the rows (`rowCount` pointers, each to `columnCount` cells), when
+    /// this process's libpq keeps results as ``PostgresResultLayout`` checked and this result's
+    /// head agrees; else nil, and cells are read through libpq's calls (see ``cells(_:)``).
+    let rows: UnsafePointer<UnsafeMutablePointer<SkerryPQCell>?>?
+    /// Room for one row's cells read through libpq's calls, when `rows` is nil (made on first use).
+    var scratch: UnsafeMutablePointer<SkerryPQCell>?
 
-    init(_ handle: OpaquePointer) {
+    /// Takes over `handle`; its cells are read in place when the layout allows and `readsInPlace`
+    /// is true (false: through libpq's calls, for the tests that compare the two).
+    init(_ handle: OpaquePointer, readsInPlace: Bool = true) {
         self.handle = handle
         self.rowCount = PQntuples(handle)
         self.columnCount = PQnfields(handle)
+        rows = readsInPlace ? PostgresResultLayout.rows(of: handle, rowCount: rowCount, columnCount: columnCount) : nil
     }
 
-    deinit { PQclear(handle) }
+    deinit {
+        scratch?.deallocate()
+        PQclear(handle)
+    }
 
     /// Rows inserted, updated or deleted by the statement (its command tag's count).
     var affectedRows: Int { Self.affectedRows(handle) }
@@ -39,26 +51,31 @@ final class PostgresResult {
     /// Whether the value at (`row`, `column`) is NULL.
     @inline(__always)
     func isNull(_ row: Int32, _ column: Int32) -> Bool {
-        PQgetisnull(handle, row, column) != 0
+        cell(row, column).len < 0
     }
 
     /// The type OID of `column`.
     func type(of column: Int32) -> UInt32 { PQftype(handle, column) }
 
+    /// The bytes of the cell at (`row`, `column`): none for NULL.
     @inline(__always)
     private func bytes(_ row: Int32, _ column: Int32) -> UnsafeRawBufferPointer {
-        let count = Int(PQgetlength(handle, row, column))
-        return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: count)
+        let cell = cell(row, column)
+        return UnsafeRawBufferPointer(start: cell.value, count: Int(max(cell.len, 0)))
     }
 
     /// The integer at (`row`, `column`) of an `int2`, `int4` or `int8` column; 0 for NULL.
     @inline(__always)
-    func int64(_ row: Int32, _ column: Int32) -> Int64 {
-        let raw = bytes(row, column)
-        switch raw.count {
-        case 8: return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
-        case 4: return Int64(Int32(bigEndian: raw.loadUnaligned(as: Int32.self)))
-        case 2: return Int64(Int16(bigEndian: raw.loadUnaligned(as: Int16.self)))
+    func int64(_ row: Int32, _ column: Int32) -> Int64 { Self.int64(cell(row, column)) }
+
+    /// The integer in `cell` (of an `int2`, `int4` or `int8` column); 0 for NULL.
+    @inline(__always)
+    static func int64(_ cell: SkerryPQCell) -> Int64 {
+        // Each case reads no more than the cell's length.
+        switch cell.len {
+        case 8: return Int64(bigEndian: UnsafeRawPointer(cell.value!).loadUnaligned(as: Int64.self))
+        case 4: return Int64(Int32(bigEndian: UnsafeRawPointer(cell.value!).loadUnaligned(as: Int32.self)))
+        case 2: return Int64(Int16(bigEndian: UnsafeRawPointer(cell.value!).loadUnaligned(as: Int16.self)))
         default: return 0
         }
     }

@@ -9,8 +9,8 @@ import SkerryCore
 /// A result whose columns have exactly those types (``matches(_:from:)``, checked once per result:
 /// the usual case) is read cell by cell with the kind worked out here: no look-up of the column
 /// type, no range check (a `smallint` cell always fits a 16-bit attribute), a fixed-size value
-/// read straight from libpq's bytes, and libpq asked for a cell's NULL flag only when the cell is
-/// empty. Other results (a column changed by hand, a foreign table) are read through
+/// read straight from libpq's bytes (the cells read in place: ``PostgresResult/cells(_:)``). Other
+/// results (a column changed by hand, a foreign table) are read through
 /// ``PostgresColumnDecoder``s, which accept every type that can hold the attribute's values.
 struct PostgresRowReading: Sendable {
     /// How one attribute's cell is read: the column type the store gives the attribute.
@@ -83,23 +83,22 @@ struct PostgresRowReading: Sendable {
         return true
     }
 
-    /// Reads the cells of row `row` from `firstColumn` on into attributes `0..<kinds.count` of
-    /// `base` (storage of `layout` holding none of them), for a result that ``matches(_:from:)``.
-    /// NULL cells leave their attribute without a value.
+    /// Reads a row's `cells` (``PostgresResult/cells(_:)`` of a result that
+    /// ``matches(_:from:)`` from `firstColumn`: it has a cell for each kind there) from
+    /// `firstColumn` on into attributes `0..<kinds.count` of `base` (storage of `layout` holding
+    /// none of them). NULL cells leave their attribute without a value.
     /// - Returns: nil, or the index of the first attribute whose cell was not a valid value (the
     ///   attributes before it are set).
     func read(
-        _ result: PostgresResult, _ row: Int32, from firstColumn: Int32,
-        into base: UnsafeMutableRawPointer, _ layout: ValueLayout
+        _ cells: UnsafePointer<SkerryPQCell>, from firstColumn: Int, into base: UnsafeMutableRawPointer, _ layout: ValueLayout
     ) -> Int? {
-        let handle = result.handle
-        var column = firstColumn
+        var cell = cells + firstColumn
         for index in kinds.indices {
-            defer { column += 1 }
-            let length = Int(PQgetlength(handle, row, column))
-            // libpq gives NULL a length of 0; only an empty cell can be NULL.
-            if length == 0 && PQgetisnull(handle, row, column) != 0 { continue }
-            let bytes = UnsafeRawPointer(PQgetvalue(handle, row, column)!)
+            defer { cell += 1 }
+            // libpq gives NULL a length of -1 (and every value a non-null pointer).
+            let length = Int(cell.pointee.len)
+            if length < 0 { continue }
+            let bytes = UnsafeRawPointer(cell.pointee.value!)
             switch kinds[index] {
             case .int8:
                 guard length == 8 else { return index }

@@ -1,3 +1,4 @@
+import CLibPQ
 import SkerryCore
 
 extension PostgresStore {
@@ -44,13 +45,24 @@ extension PostgresStore {
             self.storeLayout = storeLayout
             hasRelationships = !entity.relationships.isEmpty
             hasTransientDefaults = entity.defaultValues[decoders.count...].contains { !$0.isNull }
+            // Release check: rows are read from their cells (`read(_:into:)`) without a check
+            // per cell; the key, the version and the attributes must all have a column.
+            precondition(Int(result.columnCount) >= 2 + decoders.count, "PostgreSQL result with fewer columns than the entity's")
         }
 
         @inline(__always)
         func objectID(_ row: Int32) -> ObjectID { ObjectID(space: space, key: result.int64(row, 0)) }
 
+        /// The ID of the row whose cells are `cells` (``PostgresResult/cells(_:)``).
+        @inline(__always)
+        func objectID(_ cells: UnsafePointer<SkerryPQCell>) -> ObjectID { ObjectID(space: space, key: PostgresResult.int64(cells[0])) }
+
         @inline(__always)
         func version(_ row: Int32) -> Int64 { result.int64(row, 1) }
+
+        /// The version of the row whose cells are `cells`.
+        @inline(__always)
+        func version(_ cells: UnsafePointer<SkerryPQCell>) -> Int64 { PostgresResult.int64(cells[1]) }
 
         /// The row's relationships: the to-ones kept in foreign-key columns, after the attributes.
         /// Inlined for an entity without relationships: no call per row.
@@ -85,7 +97,7 @@ extension PostgresStore {
             values.reserveCapacity(entity.defaultValues.count)
             var column: Int32 = 2
             for decoder in decoders {
-                guard let value = result.value(row, column, decoder) else { throw undecodable(row, at: values.count) }
+                guard let value = result.value(row, column, decoder) else { throw undecodable(result.int64(row, 0), at: values.count) }
                 values.append(value)
                 column += 1
             }
@@ -93,16 +105,18 @@ extension PostgresStore {
             return values
         }
 
-        /// Reads the row's attribute values into `base` (storage laid out by the entity's
-        /// `valueLayout`, holding no value); transient attributes get their default values. On
-        /// failure, `base` holds the values read before it, each with its bit set.
-        func read(_ row: Int32, into base: UnsafeMutableRawPointer) throws(SkerryError) {
+        /// Reads the attribute values of the row whose cells are `cells` (``PostgresResult/cells(_:)``,
+        /// which has a cell for the key, the version and each attribute: checked by `init`) into
+        /// `base` (storage laid out by the entity's `valueLayout`, holding no value); transient
+        /// attributes get their default values. On failure, `base` holds the values read before
+        /// it, each with its bit set.
+        func read(_ cells: UnsafePointer<SkerryPQCell>, into base: UnsafeMutableRawPointer) throws(SkerryError) {
             let valueLayout = entity.valueLayout
             let failed =
-                if let reading { reading.read(result, row, from: 2, into: base, valueLayout) } else {
-                    result.decode(row, from: 2, decoders, into: base, valueLayout)
+                if let reading { reading.read(cells, from: 2, into: base, valueLayout) } else {
+                    PostgresResult.decode(cells, from: 2, decoders, into: base, valueLayout)
                 }
-            if let index = failed { throw undecodable(row, at: index) }
+            if let index = failed { throw undecodable(PostgresResult.int64(cells[0]), at: index) }
             guard hasTransientDefaults else { return }
             let defaults = entity.defaultValues
             for index in decoders.count..<defaults.count where !defaults[index].isNull { valueLayout.store(base, index, defaults[index]) }
@@ -112,8 +126,8 @@ extension PostgresStore {
             RowSnapshot(objectID: objectID(row), version: version(row), values: try values(row), relationships: relationships(row))
         }
 
-        private func undecodable(_ row: Int32, at index: Int) -> SkerryError {
-            PostgresStore.undecodable(entity, entity.attributes[index], primaryKey: result.int64(row, 0))
+        private func undecodable(_ primaryKey: Int64, at index: Int) -> SkerryError {
+            PostgresStore.undecodable(entity, entity.attributes[index], primaryKey: primaryKey)
         }
     }
 
@@ -188,13 +202,14 @@ extension PostgresStore {
             // array, borrowed: no release per row.
             let none: [RelationshipValue] = []
             for row in 0..<result.rowCount {
+                let cells = result.cells(row)
                 // The ID goes to `makeStorage` (taken, not copied).
-                let storage = makeStorage(decoder.objectID(row))
-                try decoder.read(row, into: storage)
+                let storage = makeStorage(decoder.objectID(cells))
+                try decoder.read(cells, into: storage)
                 if decoder.hasRelationships {
-                    body(decoder.version(row), storage, decoder.readRelationships(row))
+                    body(decoder.version(cells), storage, decoder.readRelationships(row))
                 } else {
-                    body(decoder.version(row), storage, none)
+                    body(decoder.version(cells), storage, none)
                 }
             }
         }
