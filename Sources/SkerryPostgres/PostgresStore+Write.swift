@@ -34,6 +34,46 @@ extension PostgresStore {
         }
     }
 
+    /// Writes the rows of another store, as ``SkerryCore/ObjectStore/importWrites(_:)`` describes:
+    /// each write `next` returns, pipelined as a save's statements are, in one transaction,
+    /// without history or change records. The inserts keep their keys (permanent IDs); at the end
+    /// each hierarchy's key sequence is made again past its largest key, in the transaction (not
+    /// moved with `setval`, which PostgreSQL never rolls back), so a failed copy leaves every
+    /// sequence where it was.
+    func importWrites(_ next: () throws -> StoreWrite?) throws {
+        try checkWritable()
+        do {
+            try pool.withConnection { connection in
+                try connection.transaction {
+                    while let changes = try next() {
+                        _ = try writeTransaction(changes, connection, importing: true) { () }
+                    }
+                    try restartKeySequences(connection)
+                }
+            }
+        } catch let conflicts as StoreWriteConflicts {
+            throw conflicts
+        } catch {
+            throw Self.mapError(error, entity: nil)
+        }
+    }
+
+    /// Makes each hierarchy's key sequence again, starting past the largest key of its tables,
+    /// where the sequence would hand out a key the tables hold.
+    private func restartKeySequences(_ connection: PostgresConnection) throws {
+        let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
+        for root in entities where StoreWritePlanner.keyRoot(root, among: entities) === root {
+            let tables = entities.filter { StoreWritePlanner.keyRoot($0, among: entities) === root }
+            let largest = tables.map { "(SELECT COALESCE(max(\(pk)), 0) FROM \(q($0.name)))" }.joined(separator: ", ")
+            let sequence = q(Self.sequenceName(root.name))
+            let result = try connection.query(
+                "SELECT GREATEST(\(largest)), CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM \(sequence)")
+            let wanted = result.int64(0, 0) + 1
+            guard wanted > result.int64(0, 1) else { continue }
+            try connection.execute("DROP SEQUENCE \(sequence); CREATE SEQUENCE \(sequence) START WITH \(wanted)")
+        }
+    }
+
     /// How many times a write is tried when the server ends it to break a deadlock or a
     /// serialization conflict (``write(_:then:)``). Locking every changed row first, in one
     /// order, keeps saves from deadlocking on the rows they change; what remains (a batch delete's
@@ -77,7 +117,7 @@ extension PostgresStore {
     /// its own old row. Then the rows behind conflicts are read, and the write fails with them
     /// (rolled back) or runs `next` before it commits.
     private func writeTransaction<T>(
-        _ changes: StoreWrite, _ connection: PostgresConnection,
+        _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool = false,
         then next: () throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         let keys = try allocateKeys(changes.inserts, connection)
@@ -111,7 +151,7 @@ extension PostgresStore {
             try sendUpdates(updates, resolve, send)
             try sendInserts(changes.inserts, keys: keys, resolve, send)
             try sendMembers(members, resolve, send)
-            if options.propagatesChanges, let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys)) {
+            if options.propagatesChanges, !importing, let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys)) {
                 try send(Self.recordChangesSQL, .other(nil)) { for value in bindings { try $0.append(value) } }
             }
             try pipeline.finish()
@@ -160,7 +200,7 @@ extension PostgresStore {
             conflicts.store = identity
             throw conflicts
         }
-        if tracksPersistentHistory {
+        if tracksPersistentHistory && !importing {
             let deleted = changes.deletes.lazy.filter { !gone.contains($0.objectID) }.map {
                 HistoryEntry(
                     type: .delete, entity: $0.objectID.entity, key: $0.objectID.key, tombstone: tombstones.values[$0.objectID])

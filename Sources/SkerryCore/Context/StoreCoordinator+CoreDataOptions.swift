@@ -34,6 +34,29 @@ extension StoreCoordinator {
     public func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil
     ) throws(SkerryError) -> StoreDescription {
+        let description = try StoreDescription(
+            coreDataType: storeType, configurationName: configuration, at: storeURL, options: options, verb: "opens")
+        _ = try addStore(with: description)
+        return description.resolvedForLoading
+    }
+
+    /// The description of the loaded store at `url`, if any: Core Data's `persistentStore(for:)`.
+    /// - Parameter url: a store file's URL.
+    public func persistentStore(for url: URL) -> StoreDescription? {
+        let path = url.standardizedFileURL.path
+        return persistentStores.first { $0.url?.standardizedFileURL.path == path }
+    }
+}
+
+extension StoreDescription {
+    /// The description Core Data's arguments (a store type, a configuration, a URL and options)
+    /// describe, as `addPersistentStore(ofType:configurationName:at:options:)` reads them:
+    /// migration only when the options ask for it, `/dev/null` for a store in memory.
+    /// - Parameter verb: what the caller does with it, for the message of an unknown type.
+    init(
+        coreDataType storeType: String, configurationName configuration: String?, at storeURL: URL?,
+        options: [AnyHashable: Any]?, verb: String
+    ) throws(SkerryError) {
         var description: StoreDescription
         switch storeType {
         case SQLiteStoreType:
@@ -47,7 +70,7 @@ extension StoreCoordinator {
             description.url = storeURL
         default:
             throw SkerryError(
-                .invalidArgument, "Store type '\(storeType)' is not one Skerry opens: use SQLiteStoreType or InMemoryStoreType.")
+                .invalidArgument, "Store type '\(storeType)' is not one Skerry \(verb): use SQLiteStoreType or InMemoryStoreType.")
         }
         description.configuration = configuration
         // Core Data migrates only when asked to; a description's defaults (true) are the container's.
@@ -59,14 +82,6 @@ extension StoreCoordinator {
             }
             try description.applyOption(value, forKey: key)
         }
-        _ = try addStore(with: description)
-        return description.resolvedForLoading
-    }
-
-    /// The description of the loaded store at `url`, if any: Core Data's `persistentStore(for:)`.
-    /// - Parameter url: a store file's URL.
-    public func persistentStore(for url: URL) -> StoreDescription? {
-        let path = url.standardizedFileURL.path
-        return persistentStores.first { $0.url?.standardizedFileURL.path == path }
+        self = description
     }
 }

@@ -23,6 +23,13 @@ public final class StoreCoordinator: @unchecked Sendable {
     /// it changed may name a store that is gone (a context's cached temporary-ID space).
     let removals = Atomic<Int>(0)
 
+    /// The stores ``migratePersistentStore(_:to:)`` replaced, each with the store that replaced it
+    /// (``objectID(migratedFrom:)``).
+    let migrations = Mutex<[(old: StoreIdentity, new: StoreIdentity)]>([])
+    /// Where a store added outside ``PersistentStack/loadPersistentStores()`` (a migration's new
+    /// store) hands the saves of other processes: the stack's, set when a stack made the coordinator.
+    let savesOfOthersHandler = Mutex<(@Sendable (SavesOfOthers) -> Void)?>(nil)
+
     /// For each entity (by identity), each relationship's inverse: its index in the destination,
     /// and the destination. Computed once, so that keeping inverses in sync looks nothing up by
     /// name per object.
@@ -87,6 +94,17 @@ public final class StoreCoordinator: @unchecked Sendable {
             guard let index = stores.firstIndex(where: { $0.storeDescription == description }) else { return nil }
             removals.add(1, ordering: .releasing)
             return stores.remove(at: index)
+        }
+    }
+
+    /// Puts `new` in the place of the loaded store `old` (same position in load order), at once:
+    /// no request finds neither. Returns false, changing nothing, when `old` is not loaded.
+    func replaceStore(_ old: any ObjectStore, with new: any ObjectStore) -> Bool {
+        lock.withLock {
+            guard let index = stores.firstIndex(where: { $0 === old }) else { return false }
+            removals.add(1, ordering: .releasing)
+            stores[index] = new
+            return true
         }
     }
 

@@ -43,6 +43,7 @@ open class PersistentStack: @unchecked Sendable {
         self.coordinator = StoreCoordinator(model: model)
         self.descriptions = []
         self.descriptions = [StoreDescription(url: type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).sqlite"))]
+        coordinator.savesOfOthersHandler.withLock { $0 = { [weak self] saves in self?.postSavesOfOthers(saves) } }
     }
 
     /// Creates a stack: Core Data's `NSPersistentContainer(name:managedObjectModel:)`; see

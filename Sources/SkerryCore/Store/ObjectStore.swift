@@ -204,6 +204,16 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// (`ObjectContext.obtainPermanentIDs(for:)`.) The default throws: a store kind that cannot
     /// reserve keys says so.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64]
+    /// Writes the rows of another store into this one, for
+    /// `StoreCoordinator.migratePersistentStore(_:to:)`: every ``StoreWrite`` `next` returns, in
+    /// order, until it returns nil, all in one transaction, rolled back whole when anything fails
+    /// (`next` throwing included). Inserts carry permanent IDs, whose keys the rows keep; later
+    /// inserts get keys past every key written. Records no persistent history and no change for
+    /// other processes to hear of. The default throws ``SkerryError/Code/invalidArgument``: a
+    /// store kind that cannot take a copy says so.
+    /// - Throws: ``StoreWriteConflicts`` for an insert that collides with a uniqueness constraint
+    ///   (or an update whose version is not the one expected); ``SkerryError`` for anything else.
+    func importWrites(_ next: () throws -> StoreWrite?) throws
     /// Closes the store's connections once it was removed from its coordinator
     /// (`StoreCoordinator.remove(_:)`): work already running ends first; later work throws
     /// ``SkerryError/Code/noStore``. Stores without connections of their own do nothing (the default).
@@ -237,6 +247,10 @@ extension ObjectStore {
     }
 
     package func deliverSavesOfOthers(to deliver: @escaping @Sendable (SavesOfOthers) -> Void) {}
+
+    package func importWrites(_ next: () throws -> StoreWrite?) throws {
+        throw SkerryError(.invalidArgument, "\(storeDescription) cannot take the objects of another store.")
+    }
 }
 
 /// Opens stores of a kind implemented outside this module (see ``StoreDescription/storeFactory``):

@@ -15,26 +15,53 @@ extension SQLiteStore {
         then next: () throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
-            // Keys first, so that any row may point at any insert. Then deletes, updates and
-            // inserts — deletes first, so that a save that deletes a row and inserts another with
-            // the same unique value does not trip over its own old row — then to-many members.
-            let keys = try allocateKeys(changes.inserts, connection)
-            let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
-            var conflicts = StoreWriteConflicts()
-            var members: [MembersWrite] = []
-            // The rows the deletes removed, for the history (nil: not recorded).
-            var deleted: [HistoryEntry]? = tracksPersistentHistory ? [] : nil
-            try writeDeletes(changes.deletes, connection, &conflicts, &deleted)
-            try writeUpdates(changes.updates, resolve, connection, &conflicts, &members)
-            try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts, &members)
-            try writeMembers(members, resolve, connection)
-            if !conflicts.isEmpty {
-                conflicts.store = identity
-                throw conflicts
-            }
-            if let deleted { try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: deleted), connection) }
+            let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
             return (keys, try next())
         }
+    }
+
+    /// Writes the rows of another store, as ``ObjectStore/importWrites(_:)`` describes: each
+    /// write `next` returns, in one transaction, without history. The keys of the inserts (all
+    /// permanent) are the rows' keys; later inserts get keys past the largest key of each
+    /// hierarchy's tables (``nextPrimaryKey(_:among:_:)``), so no sequence needs moving.
+    func importWrites(_ next: () throws -> StoreWrite?) throws {
+        try checkWritable()
+        do {
+            try pool.write { connection in
+                try connection.writeTransaction {
+                    while let changes = try next() { _ = try writeChanges(changes, connection, recordsHistory: false) }
+                }
+            }
+        } catch let conflicts as StoreWriteConflicts {
+            throw conflicts
+        } catch let error as SkerryError {
+            throw error
+        } catch {
+            throw Self.mapError(error, entity: nil)
+        }
+    }
+
+    /// The statements of one write, inside its transaction; returns the keys of the inserts.
+    private func writeChanges(_ changes: StoreWrite, _ connection: SQLiteConnection, recordsHistory: Bool) throws -> [Int64] {
+        // Keys first, so that any row may point at any insert. Then deletes, updates and
+        // inserts — deletes first, so that a save that deletes a row and inserts another with
+        // the same unique value does not trip over its own old row — then to-many members.
+        let keys = try allocateKeys(changes.inserts, connection)
+        let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
+        var conflicts = StoreWriteConflicts()
+        var members: [MembersWrite] = []
+        // The rows the deletes removed, for the history (nil: not recorded).
+        var deleted: [HistoryEntry]? = recordsHistory ? [] : nil
+        try writeDeletes(changes.deletes, connection, &conflicts, &deleted)
+        try writeUpdates(changes.updates, resolve, connection, &conflicts, &members)
+        try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts, &members)
+        try writeMembers(members, resolve, connection)
+        if !conflicts.isEmpty {
+            conflicts.store = identity
+            throw conflicts
+        }
+        if let deleted { try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: deleted), connection) }
+        return keys
     }
 
     /// The next keys of each entity's sequence, one per insert, recorded as used. An insert whose

@@ -1,0 +1,224 @@
+import Foundation
+
+extension StoreCoordinator {
+    /// Moves the objects of a loaded store into a new store, of any kind, and uses the new store
+    /// in its place: Core Data's `migratePersistentStore(_:to:options:type:)`, with a description
+    /// for the destination, so that a SQLite file moves into PostgreSQL (`SkerryPostgres`'s
+    /// `StoreDescription.postgres(_:)`) as well as into another file or into memory.
+    ///
+    /// ```swift
+    /// let moved = try coordinator.migratePersistentStore(store, to: .postgres(options))
+    /// ```
+    ///
+    /// The destination is opened as ``addPersistentStore(with:)`` opens a store (created, or
+    /// migrated to the model), and must hold no object. Every object of `store` is copied into it,
+    /// 1,000 objects at a time (the keys of one entity at a time and
+    /// one batch of rows are held in memory, never the whole store), with every attribute value
+    /// and every relationship (to-one, to-many, ordered, many-to-many); the destination's
+    /// uniqueness constraints are checked on the way. The whole copy is one transaction of the
+    /// destination. Then the new store takes the old one's place among ``persistentStores``, and
+    /// the old store is closed (its file, or its schema, stays as it is; an in-memory store's data
+    /// is gone), as in Core Data, where the old store is no longer a useful reference.
+    ///
+    /// Object IDs change, as in Core Data: each object keeps its entity and its key, in the new
+    /// store; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
+    /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification). The
+    /// objects contexts hold from the old store are objects of a removed store, as after
+    /// ``remove(_:)``: fetch them again (or ``ObjectContext/reset()`` the contexts). Versions for
+    /// optimistic locking start again in the new store (every object is new there). Persistent
+    /// history is not carried, as in Core Data: the new store's history starts empty (a
+    /// history-tracking destination records the saves made after the migration), and tokens of
+    /// the old store do not apply to it; process what the old history holds first.
+    ///
+    /// Stop saving to `store` while it migrates (other processes included): the copy reads it in
+    /// batches, and an object saved meanwhile may be copied in part or not at all. A
+    /// ``PersistentStack`` still lists the old description in
+    /// ``PersistentStack/persistentStoreDescriptions``: set it to the new one, or the next
+    /// ``PersistentStack/loadPersistentStores()`` loads the old store again.
+    ///
+    /// On failure nothing changes for the coordinator: `store` stays loaded and untouched, and the
+    /// destination holds what it held (the copy's transaction is rolled back; a SQLite file the
+    /// migration created is removed again).
+    /// - Parameters:
+    ///   - store: a store this coordinator has loaded, as ``persistentStores`` lists it.
+    ///   - destination: the new store. Without a configuration or entity names of its own, it
+    ///     holds the entities `store` held; with them, it must hold every one of those.
+    /// - Returns: the description of the new store (what ``persistentStores`` lists).
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded, the destination
+    ///   is the same store, is loaded already, does not hold every entity of `store`, is
+    ///   read-only, or holds objects; ``SkerryError/Code/constraintViolation`` when the objects
+    ///   break a uniqueness constraint of the destination; the destination's load errors
+    ///   (``SkerryError/Code/storeLoadFailed``, a connection error); the stores' read and write
+    ///   errors.
+    @discardableResult
+    public func migratePersistentStore(_ store: StoreDescription, to destination: StoreDescription)
+        throws(SkerryError)
+        -> StoreDescription
+    {
+        guard !isUnattached else {
+            throw SkerryError(
+                .invalidArgument,
+                "This coordinator stands for a context not attached yet; it holds no stores.")
+        }
+        let described = store.resolvedForLoading
+        guard let source = loadedStores.first(where: { $0.storeDescription == described }) else {
+            throw SkerryError(
+                .invalidArgument,
+                "\(store) is not loaded by this coordinator; persistentStores lists the stores it holds.")
+        }
+        var target = destination.resolvedForLoading
+        if target.configuration == nil && target.entityNames == nil {
+            target.configuration = source.storeDescription.configuration
+            target.entityNames = source.storeDescription.entityNames
+        }
+        try checkMigration(from: source.storeDescription, to: target)
+        let entities = model.entities.filter { source.storeDescription.holds($0, of: model) }
+        let createdFile =
+            target.kind == .sqlite
+            && target.url.map { !FileManager.default.fileExists(atPath: $0.path) } ?? false
+        let opened: any ObjectStore
+        do {
+            opened = try target.makeStore(
+                model: model, entities: model.entities.filter { target.holds($0, of: model) },
+                events: events)
+        } catch {
+            if createdFile { Self.removeSQLiteFiles(of: target) }
+            events.emit(.storeLoadFailed(store: target, error: error))
+            throw error
+        }
+        do {
+            try StoreCopy(source: source, destination: opened, entities: entities).run()
+        } catch {
+            opened.close()
+            if createdFile { Self.removeSQLiteFiles(of: target) }
+            throw error
+        }
+        guard replaceStore(source, with: opened) else {
+            opened.close()
+            if createdFile { Self.removeSQLiteFiles(of: target) }
+            throw SkerryError(
+                .invalidArgument, "\(store) was removed from the coordinator while it migrated.")
+        }
+        source.close()
+        migrations.withLock { $0.append((source.identity, opened.identity)) }
+        if let handler = savesOfOthersHandler.withLock({ $0 }) {
+            opened.deliverSavesOfOthers(to: handler)
+        }
+        return opened.storeDescription
+    }
+
+    /// Moves a loaded store to a new location, changing its type if asked: Core Data's
+    /// `migratePersistentStore(_:to:options:withType:)`; see ``migratePersistentStore(_:to:)``.
+    ///
+    /// ```swift
+    /// let moved = try coordinator.migratePersistentStore(store, to: newURL, options: nil, withType: SQLiteStoreType)
+    /// ```
+    /// - Parameters:
+    ///   - store: a store this coordinator has loaded, as ``persistentStores`` lists it.
+    ///   - url: the new store's database file (`/dev/null` for a store in memory); for an
+    ///     in-memory store, the URL ``persistentStores`` lists it with.
+    ///   - options: Core Data's option keys and values for the new store, as
+    ///     ``addPersistentStore(ofType:configurationName:at:options:)`` takes them; nil for none.
+    ///   - storeType: ``SQLiteStoreType`` or ``InMemoryStoreType``.
+    /// - Returns: the description of the new store (what ``persistentStores`` lists).
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for another store type or an option Skerry
+    ///   does not honour; the errors of ``migratePersistentStore(_:to:)``.
+    @discardableResult
+    public func migratePersistentStore(
+        _ store: StoreDescription, to url: URL, options: [AnyHashable: Any]? = nil,
+        withType storeType: String
+    ) throws(SkerryError) -> StoreDescription {
+        let destination = try StoreDescription(
+            coreDataType: storeType, configurationName: store.configuration, at: url, options: options,
+            verb: "migrates to")
+        return try migratePersistentStore(store, to: destination)
+    }
+
+    /// Moves a loaded store to a new location, changing its type if asked: Core Data's
+    /// `migratePersistentStore(_:to:options:type:)` (iOS 15, macOS 12), the same as
+    /// ``migratePersistentStore(_:to:options:withType:)``.
+    ///
+    /// ```swift
+    /// let moved = try coordinator.migratePersistentStore(store, to: newURL, type: .sqlite)
+    /// ```
+    /// - Parameters:
+    ///   - store: a store this coordinator has loaded, as ``persistentStores`` lists it.
+    ///   - url: the new store's database file (`/dev/null` for a store in memory).
+    ///   - options: Core Data's option keys and values for the new store; nil for none.
+    ///   - storeType: ``StoreDescription/StoreType/sqlite`` or ``StoreDescription/StoreType/inMemory``.
+    /// - Returns: the description of the new store (what ``persistentStores`` lists).
+    /// - Throws: the errors of ``migratePersistentStore(_:to:options:withType:)``.
+    @discardableResult
+    public func migratePersistentStore(
+        _ store: StoreDescription, to url: URL, options: [AnyHashable: Any]? = nil,
+        type storeType: StoreDescription.StoreType
+    ) throws(SkerryError) -> StoreDescription {
+        try migratePersistentStore(store, to: url, options: options, withType: storeType.rawValue)
+    }
+
+    /// The ID of the object that ``migratePersistentStore(_:to:)`` made of the object `objectID`
+    /// names in the store it replaced: the same entity and key in the new store (after several
+    /// migrations, in the latest). Nil when `objectID` is temporary or its store was not replaced
+    /// by a migration of this coordinator.
+    ///
+    /// ```swift
+    /// let newID = coordinator.objectID(migratedFrom: oldID)
+    /// ```
+    /// - Parameter objectID: an ID of an object of a store this coordinator migrated.
+    /// - Returns: the object's ID in the store that holds it now, or nil.
+    public func objectID(migratedFrom objectID: ObjectID) -> ObjectID? {
+        guard !objectID.isTemporary else { return nil }
+        let chain = migrations.withLock { $0 }
+        var store = objectID.store
+        var moved = false
+        while let next = chain.first(where: { $0.old === store })?.new {
+            store = next
+            moved = true
+        }
+        return moved ? ObjectID(store: store, entity: objectID.entity, primaryKey: objectID.key) : nil
+    }
+
+    /// Fails for a migration from `source` to `destination` that cannot be made.
+    private func checkMigration(from source: StoreDescription, to destination: StoreDescription)
+        throws(SkerryError)
+    {
+        if destination == source
+            || (destination.kind == .sqlite && source.kind == .sqlite
+                && destination.url?.standardizedFileURL.path == source.url?.standardizedFileURL.path)
+        {
+            throw SkerryError(
+                .invalidArgument, "\(source) cannot migrate into itself: give another location.")
+        }
+        if persistentStores.contains(destination) {
+            throw SkerryError(
+                .invalidArgument,
+                "\(destination) is loaded already: a store migrates into a store not loaded.")
+        }
+        if destination.isReadOnly {
+            throw SkerryError(
+                .storeIsReadOnly, "\(destination) is read-only: a store cannot migrate into it.")
+        }
+        try destination.checkOptions()
+        try destination.checkConfiguration(of: model)
+        let lost = model.entities.filter {
+            source.holds($0, of: model) && !destination.holds($0, of: model)
+        }
+        if let first = lost.first {
+            throw SkerryError(
+                .invalidArgument,
+                "\(destination) does not hold '\(first.name)', which \(source) holds: its objects would be lost.",
+                entityName: first.name)
+        }
+    }
+
+    /// Removes the files of the SQLite store `description` describes, for a migration that
+    /// created them and failed.
+    private static func removeSQLiteFiles(of description: StoreDescription) {
+        guard let path = description.url?.standardizedFileURL.path else { return }
+        for suffix in ["", "-wal", "-shm", "-journal"]
+        where FileManager.default.fileExists(atPath: path + suffix) {
+            // A file that cannot be removed stays a stray file; the error to report is the migration's.
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import SkerryTestSupport
+import Testing
+
+@testable import SkerryCore
+
+/// Core Data's `migratePersistentStore`: a loaded store's objects move into a new store (another
+/// SQLite file, or memory), which takes its place in the coordinator; a failure changes nothing.
+@Suite struct MigratePersistentStoreTests {
+    /// A stack on a SQLite file at `url` (created), filled with `people` people.
+    static func filledStack(at url: URL, people: Int, history: Bool = false) throws -> PersistentStack {
+        let stack = PersistentStack(name: "Move", model: try StoreMoveFixture.model())
+        stack.persistentStoreDescriptions[0].url = url
+        if history { stack.persistentStoreDescriptions[0].setOption(true, forKey: PersistentHistoryTrackingKey) }
+        try stack.loadPersistentStores()
+        try StoreMoveFixture.fill(stack.newBackgroundContext(), people: people)
+        return stack
+    }
+
+    /// What the stack's stores hold, read by a new context.
+    static func contents(_ stack: PersistentStack) throws -> [String] {
+        try StoreMoveFixture.contents(stack.newBackgroundContext())
+    }
+
+    /// What the SQLite file at `url` holds, read by a stack of its own.
+    static func contents(ofFileAt url: URL) throws -> [String] {
+        let stack = PersistentStack(name: "Check", model: try StoreMoveFixture.model())
+        stack.persistentStoreDescriptions[0].url = url
+        try stack.loadPersistentStores()
+        return try contents(stack)
+    }
+
+    @Test func aFileMovesToAnotherFileWithEveryValueAndLink() throws {
+        let directory = TemporaryDirectory()
+        let old = directory.file("Old.sqlite")
+        let stack = try Self.filledStack(at: old, people: 1_200)
+        let before = try Self.contents(stack)
+        #expect(before.count == 1_200 + 120 + 5 + 2_400)
+        let coordinator = stack.persistentStoreCoordinator
+        let context = stack.newBackgroundContext()
+        let oldID = try context.performAndWait {
+            try #require(try context.fetch(FetchRequest(entityName: "Person", sortKeys: [SortKey("name")])).first).objectID
+        }
+
+        let new = directory.file("New.sqlite")
+        let moved = try coordinator.migratePersistentStore(
+            coordinator.persistentStores[0], to: new, options: nil, withType: SQLiteStoreType)
+
+        #expect(moved.url?.standardizedFileURL.path == new.standardizedFileURL.path)
+        #expect(coordinator.persistentStores == [moved])
+        #expect(try Self.contents(stack) == before)
+        // The old file is left as it was.
+        #expect(try Self.contents(ofFileAt: old) == before)
+
+        // The old ID names the same object in the new store; the old store's objects are gone.
+        let newID = try #require(coordinator.objectID(migratedFrom: oldID))
+        #expect(newID != oldID && newID.entity === oldID.entity && newID.key == oldID.key)
+        let name = try context.performAndWait { try context.existingObject(with: newID).value(forKey: "name") as? String }
+        #expect(name == "person00000")
+        #expect(coordinator.objectID(migratedFrom: newID) == nil)
+
+        // The new store goes on: new objects get keys of their own, constraints hold.
+        let fresh = stack.newBackgroundContext()
+        try fresh.performAndWait {
+            let person = try fresh.insert(entityName: "Person")
+            try person.setValue("newcomer", forKey: "name")
+            let item = try fresh.insert(entityName: "Gadget")
+            try item.setValue("new-item", forKey: "code")
+            try person.setRelatedObjects([item], forKey: "items")
+            try fresh.save()
+            #expect(try fresh.count(for: FetchRequest(entityName: "Person")) == 1_201)
+            #expect(try fresh.count(for: FetchRequest(entityName: "Item")) == 2_401)
+            let twin = try fresh.insert(entityName: "Person")
+            try twin.setValue("newcomer", forKey: "name")
+            expectError(.constraintViolation) { try fresh.save() }
+        }
+        // A stack that opens the new file finds it all.
+        #expect(try Self.contents(ofFileAt: new).count == before.count + 2)
+    }
+
+    @Test func aFileMovesIntoMemoryAndBack() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 60)
+        let before = try Self.contents(stack)
+        let coordinator = stack.persistentStoreCoordinator
+
+        let memory = try coordinator.migratePersistentStore(
+            coordinator.persistentStores[0], to: URL(fileURLWithPath: "/dev/null"), type: .inMemory)
+        #expect(memory.kind == .inMemory)
+        #expect(try Self.contents(stack) == before)
+
+        let back = directory.file("Back.sqlite")
+        try coordinator.migratePersistentStore(memory, to: StoreDescription(url: back))
+        #expect(coordinator.persistentStores.map(\.kind) == [.sqlite])
+        #expect(try Self.contents(ofFileAt: back) == before)
+    }
+
+    @Test func aDestinationThatHoldsObjectsIsRefusedAndNothingChanges() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 20)
+        let other = directory.file("Other.sqlite")
+        let otherContents = try Self.contents(Self.filledStack(at: other, people: 3))
+        let before = try Self.contents(stack)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = coordinator.persistentStores[0]
+
+        let error = expectError(.invalidArgument) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: other)) }
+        #expect(error?.message.contains("already holds") == true)
+        #expect(coordinator.persistentStores == [store])
+        #expect(try Self.contents(stack) == before)
+        #expect(try Self.contents(ofFileAt: other) == otherContents)
+        // The source still saves.
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            try context.insert(entityName: "Tag").setValue("late", forKey: "label")
+            try context.save()
+        }
+
+        expectError(.invalidArgument) { try coordinator.migratePersistentStore(store, to: store) }
+        expectError(.invalidArgument) {
+            try coordinator.migratePersistentStore(StoreDescription(url: directory.file("Nowhere.sqlite")), to: .inMemory())
+        }
+        expectError(.invalidArgument) { try coordinator.migratePersistentStore(store, to: directory.file("X.sqlite"), withType: "Binary") }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("X.sqlite").path))
+    }
+
+    @Test func aCopyThatBreaksAConstraintLeavesNoFileAndTheSourceLoaded() throws {
+        let directory = TemporaryDirectory()
+        let old = directory.file("Old.sqlite")
+        let stack = try Self.filledStack(at: old, people: 1_100)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = coordinator.persistentStores[0]
+        // Two people of the source share a name (written past the store, its unique index dropped):
+        // the destination's constraint refuses the copy, in the second batch of people.
+        let raw = try SQLiteConnection(path: old.path, readOnly: false, busyTimeout: 5)
+        try raw.execute("DROP INDEX \"\(StoreIndexes.indexName("Person", ["name"], unique: true))\"")
+        try raw.execute("UPDATE \"Person\" SET \"name\" = 'person01050' WHERE \"name\" = 'person01060'")
+        let before = try Self.contents(stack)
+
+        let new = directory.file("New.sqlite")
+        let error = expectError(.constraintViolation) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: new)) }
+        #expect(error?.key == "name")
+        for suffix in ["", "-wal", "-shm", "-journal"] { #expect(!FileManager.default.fileExists(atPath: new.path + suffix)) }
+        #expect(coordinator.persistentStores == [store])
+        #expect(try Self.contents(stack) == before)
+    }
+
+    @Test func historyIsNotCarried() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 10, history: true)
+        let coordinator = stack.persistentStoreCoordinator
+        var destination = StoreDescription(url: directory.file("New.sqlite"))
+        destination.setOption(true, forKey: PersistentHistoryTrackingKey)
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: destination)
+
+        let context = stack.newBackgroundContext()
+        func transactions() throws -> [PersistentHistoryTransaction] {
+            try context.performAndWait {
+                try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)).result
+                    as? [PersistentHistoryTransaction] ?? []
+            }
+        }
+        #expect(try transactions().isEmpty)
+        try context.performAndWait {
+            try context.insert(entityName: "Tag").setValue("after", forKey: "label")
+            try context.save()
+        }
+        #expect(try transactions().count == 1)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import SkerryTestSupport
+import Testing
+
+@testable import SkerryCore
+@testable import SkerryPostgres
+
+/// `StoreCoordinator.migratePersistentStore(_:to:)` between SQLite and PostgreSQL: a service's
+/// SQLite file moves into a PostgreSQL schema that several instances then share, and back.
+@Suite(.postgres) struct PostgresMigrateStoreTests {
+    /// A stack on a new SQLite file in `directory`, filled with `people` people.
+    static func sqliteStack(_ directory: TemporaryDirectory, people: Int) throws -> (
+        PersistentStack, URL
+    ) {
+        let url = directory.file("Service.sqlite")
+        let stack = PersistentStack(name: "Service", model: try StoreMoveFixture.model())
+        stack.persistentStoreDescriptions = [StoreDescription(url: url)]
+        try stack.loadPersistentStores()
+        try StoreMoveFixture.fill(stack.newBackgroundContext(), people: people)
+        return (stack, url)
+    }
+
+    static func contents(_ stack: PersistentStack) throws -> [String] {
+        try StoreMoveFixture.contents(stack.newBackgroundContext())
+    }
+
+    /// Inserts a person named `name` through a new context of `stack`.
+    static func insertPerson(_ name: String, _ stack: PersistentStack) throws {
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let person = try context.insert(entityName: "Person")
+            try person.setValue(name, forKey: "name")
+            let item = try context.insert(entityName: "Item")
+            try item.setValue("\(name)-item", forKey: "code")
+            try person.setRelatedObjects([item], forKey: "items")
+            try context.save()
+        }
+    }
+
+    @Test func aSQLiteFileMovesIntoPostgreSQLForSeveralInstances() throws {
+        let directory = TemporaryDirectory()
+        let (stack, url) = try Self.sqliteStack(directory, people: 1_200)
+        let before = try Self.contents(stack)
+        let connectionString = try PostgresTestServer.require()
+        let schema = PostgresTestServer.newSchema()
+
+        // doc: move-to-postgres
+        let coordinator = stack.persistentStoreCoordinator
+        let file = try #require(coordinator.persistentStore(for: url))
+        let postgres = try coordinator.migratePersistentStore(
+            file, to: .postgres(connectionString, maximumConnections: 4, schema: schema))
+        // The next loadPersistentStores() loads the PostgreSQL store, not the file.
+        stack.persistentStoreDescriptions = [postgres]
+        // doc: end
+
+        #expect(coordinator.persistentStores.map(\.kind) == [.postgres])
+        #expect(try Self.contents(stack) == before)
+        // Another instance opens the schema and finds every object and link.
+        let other = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Other")
+        #expect(try Self.contents(other) == before)
+        // Both write on: keys come from sequences restarted past the copied rows.
+        try Self.insertPerson("from-first", stack)
+        try Self.insertPerson("from-other", other)
+        let after = try Self.contents(other)
+        #expect(after.count == before.count + 4)
+        #expect(
+            after.contains { $0.hasPrefix("Person:from-first ") }
+                && after.contains { $0.hasPrefix("Person:from-other ") })
+        // The file is left as it was.
+        let check = PersistentStack(name: "Check", model: try StoreMoveFixture.model())
+        check.persistentStoreDescriptions = [StoreDescription(url: url)]
+        try check.loadPersistentStores()
+        #expect(try Self.contents(check) == before)
+    }
+
+    @Test func aPostgreSQLStoreMovesBackIntoAFile() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema)
+        try StoreMoveFixture.fill(stack.newBackgroundContext(), people: 40)
+        let before = try Self.contents(stack)
+        let directory = TemporaryDirectory()
+        let coordinator = stack.persistentStoreCoordinator
+
+        try coordinator.migratePersistentStore(
+            coordinator.persistentStores[0], to: directory.file("Back.sqlite"), type: .sqlite)
+        #expect(coordinator.persistentStores.map(\.kind) == [.sqlite])
+        #expect(try Self.contents(stack) == before)
+        // The schema is left as it was.
+        #expect(
+            try Self.contents(
+                PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Check")) == before)
+    }
+
+    @Test func aFailedCopyLeavesTheSchemaEmptyAndTheFileLoaded() throws {
+        let directory = TemporaryDirectory()
+        let (stack, url) = try Self.sqliteStack(directory, people: 1_100)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+        // Two people share a name in the file (written past the store, its unique index dropped):
+        // PostgreSQL's constraint refuses the copy, in its second batch of people.
+        let raw = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: 5)
+        try raw.execute("DROP INDEX \"\(StoreIndexes.indexName("Person", ["name"], unique: true))\"")
+        try raw.execute("UPDATE \"Person\" SET \"name\" = 'person01050' WHERE \"name\" = 'person01060'")
+        let before = try Self.contents(stack)
+        let schema = PostgresTestServer.newSchema()
+
+        let error = expectError(.constraintViolation) {
+            try coordinator.migratePersistentStore(
+                file, to: try PostgresTestServer.description(schema: schema))
+        }
+        #expect(error?.key == "name")
+        #expect(coordinator.persistentStores == [file])
+        #expect(try Self.contents(stack) == before)
+        // The schema was made when the store opened; the copy's rows were rolled back.
+        let check = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Check")
+        #expect(try Self.contents(check).isEmpty)
+        // ...and the sequences are where they were: the first key given is 1.
+        let context = check.newBackgroundContext()
+        let key = try context.performAndWait {
+            let tag = try context.insert(entityName: "Tag")
+            try tag.setValue("first", forKey: "label")
+            try context.save()
+            return tag.objectID.key
+        }
+        #expect(key == 1)
+    }
+
+    @Test func aDestinationSchemaWithObjectsIsRefused() throws {
+        let schema = PostgresTestServer.newSchema()
+        let occupied = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema)
+        try Self.insertPerson("already-here", occupied)
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 5)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+
+        expectError(.invalidArgument) {
+            try coordinator.migratePersistentStore(
+                file, to: try PostgresTestServer.description(schema: schema))
+        }
+        #expect(coordinator.persistentStores == [file])
+        #expect(try Self.contents(occupied).count == 2)
+    }
+}
