@@ -22,7 +22,10 @@ extension StoreCoordinator {
     ///
     /// Object IDs change, as in Core Data: each object keeps its entity and its key, in the new
     /// store; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
-    /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification). The
+    /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification), and in
+    /// this process the URIs and string forms of the old IDs resolve to the new ones
+    /// (``PersistentStack/objectID(forURIRepresentation:)``); after a restart, map them by entity
+    /// and key. The
     /// objects contexts hold from the old store are objects of a removed store, as after
     /// ``remove(_:)``: fetch them again (or ``ObjectContext/reset()`` the contexts). Versions for
     /// optimistic locking start again in the new store (every object is new there). Persistent
@@ -168,15 +171,29 @@ extension StoreCoordinator {
     /// - Parameter objectID: an ID of an object of a store this coordinator migrated.
     /// - Returns: the object's ID in the store that holds it now, or nil.
     public func objectID(migratedFrom objectID: ObjectID) -> ObjectID? {
-        guard !objectID.isTemporary else { return nil }
+        guard !objectID.isTemporary, let store = latestIdentity(after: objectID.store) else { return nil }
+        return ObjectID(store: store, entity: objectID.entity, primaryKey: objectID.key)
+    }
+
+    /// The identity of the store that holds now the objects of the store `identity` names, after
+    /// one or more migrations; nil when no migration of this coordinator replaced it.
+    private func latestIdentity(after identity: StoreIdentity) -> StoreIdentity? {
         let chain = migrations.withLock { $0 }
-        var store = objectID.store
+        var store = identity
         var moved = false
         while let next = chain.first(where: { $0.old === store })?.new {
             store = next
             moved = true
         }
-        return moved ? ObjectID(store: store, entity: objectID.entity, primaryKey: objectID.key) : nil
+        return moved ? store : nil
+    }
+
+    /// The identity of the store that holds now the objects of the store whose persistent
+    /// identifier is `identifier`, when a migration of this coordinator replaced that store: so
+    /// that the URIs and string forms of the old IDs resolve (in this process).
+    func migratedIdentity(ofStoreIdentifiedBy identifier: String) -> StoreIdentity? {
+        let old = migrations.withLock { chain in chain.first { $0.old.identifier.lowercased() == identifier.lowercased() }?.old }
+        return old.flatMap(latestIdentity(after:))
     }
 
     /// Fails for a migration from `source` to `destination` that cannot be made.
