@@ -12,8 +12,9 @@ extension StoreCoordinator {
     ///
     /// The destination is opened as ``addPersistentStore(with:)`` opens a store (created, or
     /// migrated to the model), and must hold no object. Every object of `store` is copied into it,
-    /// 1,000 objects at a time (the keys of one entity at a time and
-    /// one batch of rows are held in memory, never the whole store), with every attribute value
+    /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch; the
+    /// keys of one entity at a time and one batch of rows are held in memory, never the whole
+    /// store; a to-many relationship's members come whole), with every attribute value
     /// and every relationship (to-one, to-many, ordered, many-to-many); the destination's
     /// uniqueness constraints are checked on the way. The whole copy is one transaction of the
     /// destination. Then the new store takes the old one's place among ``persistentStores``, and
@@ -33,8 +34,10 @@ extension StoreCoordinator {
     /// history-tracking destination records the saves made after the migration), and tokens of
     /// the old store do not apply to it; process what the old history holds first.
     ///
-    /// Stop saving to `store` while it migrates (other processes included): the copy reads it in
-    /// batches, and an object saved meanwhile may be copied in part or not at all. A
+    /// Stop saving to `store` while it migrates: the copy reads it in batches. A save to it from
+    /// this process during the copy fails the migration with ``SkerryError/Code/mergeConflict``
+    /// (nothing changes; migrate again once saves have stopped); saves of other processes are not
+    /// detected, so stop them first. A
     /// ``PersistentStack`` still lists the old description in
     /// ``PersistentStack/persistentStoreDescriptions``: set it to the new one, or the next
     /// ``PersistentStack/loadPersistentStores()`` loads the old store again.
