@@ -58,6 +58,9 @@ import Testing
         let name = try context.performAndWait { try context.existingObject(with: newID).value(forKey: "name") as? String }
         #expect(name == "person00000")
         #expect(coordinator.objectID(migratedFrom: newID) == nil)
+        // The old ID's URI and string form (durable IDs kept elsewhere) resolve to the new ID.
+        #expect(try stack.objectID(forURIRepresentation: oldID.uriRepresentation()) == newID)
+        #expect(try stack.objectID(forStringRepresentation: oldID.stringRepresentation) == newID)
 
         // The new store goes on: new objects get keys of their own, constraints hold.
         let fresh = stack.newBackgroundContext()

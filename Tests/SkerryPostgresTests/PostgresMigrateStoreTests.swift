@@ -9,9 +9,7 @@ import Testing
 /// SQLite file moves into a PostgreSQL schema that several instances then share, and back.
 @Suite(.postgres) struct PostgresMigrateStoreTests {
     /// A stack on a new SQLite file in `directory`, filled with `people` people.
-    static func sqliteStack(_ directory: TemporaryDirectory, people: Int) throws -> (
-        PersistentStack, URL
-    ) {
+    static func sqliteStack(_ directory: TemporaryDirectory, people: Int) throws -> (PersistentStack, URL) {
         let url = directory.file("Service.sqlite")
         let stack = PersistentStack(name: "Service", model: try StoreMoveFixture.model())
         stack.persistentStoreDescriptions = [StoreDescription(url: url)]
@@ -63,9 +61,7 @@ import Testing
         try Self.insertPerson("from-other", other)
         let after = try Self.contents(other)
         #expect(after.count == before.count + 4)
-        #expect(
-            after.contains { $0.hasPrefix("Person:from-first ") }
-                && after.contains { $0.hasPrefix("Person:from-other ") })
+        #expect(after.contains { $0.hasPrefix("Person:from-first ") } && after.contains { $0.hasPrefix("Person:from-other ") })
         // The file is left as it was.
         let check = PersistentStack(name: "Check", model: try StoreMoveFixture.model())
         check.persistentStoreDescriptions = [StoreDescription(url: url)]
@@ -81,17 +77,19 @@ import Testing
         let directory = TemporaryDirectory()
         let coordinator = stack.persistentStoreCoordinator
 
-        try coordinator.migratePersistentStore(
-            coordinator.persistentStores[0], to: directory.file("Back.sqlite"), type: .sqlite)
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: directory.file("Back.sqlite"), type: .sqlite)
         #expect(coordinator.persistentStores.map(\.kind) == [.sqlite])
         #expect(try Self.contents(stack) == before)
         // The schema is left as it was.
-        #expect(
-            try Self.contents(
-                PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Check")) == before)
+        #expect(try Self.contents(PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Check")) == before)
     }
 
-    @Test func aFailedCopyLeavesTheSchemaEmptyAndTheFileLoaded() throws {
+    /// Whether `schema` exists on the test server.
+    static func schemaExists(_ schema: String) throws -> Bool {
+        try PostgresTestServer.connect().scalarInt64("SELECT count(*) FROM pg_namespace WHERE nspname = ?", [.string(schema)]) == 1
+    }
+
+    @Test func aFailedCopyLeavesNoSchemaAndTheFileLoaded() throws {
         let directory = TemporaryDirectory()
         let (stack, url) = try Self.sqliteStack(directory, people: 1_100)
         let coordinator = stack.persistentStoreCoordinator
@@ -105,16 +103,33 @@ import Testing
         let schema = PostgresTestServer.newSchema()
 
         let error = expectError(.constraintViolation) {
-            try coordinator.migratePersistentStore(
-                file, to: try PostgresTestServer.description(schema: schema))
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
         }
         #expect(error?.key == "name")
         #expect(coordinator.persistentStores == [file])
         #expect(try Self.contents(stack) == before)
-        // The schema was made when the store opened; the copy's rows were rolled back.
+        // The schema the store made when it opened is dropped again: the server is as it was.
+        #expect(try !Self.schemaExists(schema))
+    }
+
+    @Test func aFailedCopyIntoAnExistingSchemaLeavesItsStoreEmpty() throws {
+        let directory = TemporaryDirectory()
+        let (stack, url) = try Self.sqliteStack(directory, people: 1_100)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+        let raw = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: 5)
+        try raw.execute("DROP INDEX \"\(StoreIndexes.indexName("Person", ["name"], unique: true))\"")
+        try raw.execute("UPDATE \"Person\" SET \"name\" = 'person01050' WHERE \"name\" = 'person01060'")
+        // An empty store there already (made by another instance's load).
+        let schema = PostgresTestServer.newSchema()
+        _ = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Empty")
+
+        expectError(.constraintViolation) {
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
+        }
         let check = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Check")
         #expect(try Self.contents(check).isEmpty)
-        // ...and the sequences are where they were: the first key given is 1.
+        // The sequences are where they were: the copy's keys were rolled back, the first key given is 1.
         let context = check.newBackgroundContext()
         let key = try context.performAndWait {
             let tag = try context.insert(entityName: "Tag")
@@ -135,10 +150,49 @@ import Testing
         let file = coordinator.persistentStores[0]
 
         expectError(.invalidArgument) {
-            try coordinator.migratePersistentStore(
-                file, to: try PostgresTestServer.description(schema: schema))
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
         }
         #expect(coordinator.persistentStores == [file])
         #expect(try Self.contents(occupied).count == 2)
+    }
+
+    @Test func destroyDropsTheStoresSchemaAndUnloadsIt() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema)
+        let other = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema, name: "Other")
+        try Self.insertPerson("doomed", stack)
+        let coordinator = stack.persistentStoreCoordinator
+
+        try coordinator.destroyPersistentStore(with: try PostgresTestServer.description(schema: schema))
+        #expect(try !Self.schemaExists(schema))
+        // Both stacks of the process lost the store; loading again makes a new, empty one.
+        #expect(coordinator.persistentStores.isEmpty && other.persistentStoreCoordinator.persistentStores.isEmpty)
+        try stack.loadPersistentStores()
+        #expect(try Self.contents(stack).isEmpty)
+
+        // A schema that is not there: nothing to do.
+        try coordinator.destroyPersistentStore(with: try PostgresTestServer.description(schema: PostgresTestServer.newSchema()))
+        // A store without a schema of its own, and a schema that holds no store, are refused.
+        expectError(.invalidArgument) { try coordinator.destroyPersistentStore(with: .postgres(try PostgresTestServer.require())) }
+        let foreign = PostgresTestServer.newSchema()
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE SCHEMA \(foreign); CREATE TABLE \(foreign).keep (id integer)")
+        expectError(.invalidArgument) { try coordinator.destroyPersistentStore(with: try PostgresTestServer.description(schema: foreign)) }
+        #expect(try Self.schemaExists(foreign))
+        try connection.execute("DROP SCHEMA \(foreign) CASCADE")
+    }
+
+    @Test func replaceRefusesPostgreSQLStoresWithATypedError() throws {
+        let directory = TemporaryDirectory()
+        let coordinator = StoreCoordinator(managedObjectModel: try StoreMoveFixture.model())
+        let postgres = try PostgresTestServer.description()
+        let error = expectError(.invalidArgument) {
+            try coordinator.replacePersistentStore(postgres, withPersistentStoreFrom: StoreDescription(url: directory.file("A.sqlite")))
+        }
+        #expect(error?.message.contains("migratePersistentStore") == true)
+        expectError(.invalidArgument) {
+            try coordinator.replacePersistentStore(StoreDescription(url: directory.file("B.sqlite")), withPersistentStoreFrom: postgres)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("B.sqlite").path))
     }
 }

@@ -140,11 +140,16 @@ extension StoreCoordinator {
     ///   loaded (another store, or one not loaded yet), an entity the store does not hold, or a
     ///   temporary ID (which names an unsaved object of one context, in one process).
     func objectID(for reference: ObjectIDReference, named text: String) throws(SkerryError) -> ObjectID {
-        guard let store = loadedStores.first(where: { $0.identity.identifier.lowercased() == reference.storeIdentifier.lowercased() })
+        let stores = loadedStores
+        // A store a migration replaced (in this process) names its objects in the store that holds them now.
+        let moved = migratedIdentity(ofStoreIdentifiedBy: reference.storeIdentifier)
+        guard
+            let store = stores.first(where: { $0.identity.identifier.lowercased() == reference.storeIdentifier.lowercased() })
+                ?? moved.flatMap({ moved in stores.first { $0.identity === moved } })
         else {
             throw SkerryError(
                 .unknownObjectURI,
-                "\(text) names an object of store \(reference.storeIdentifier), which is not loaded in this stack (loaded: \(loadedStores.map(\.identity.identifier).joined(separator: ", ")); an ID names its row only in the store that made it.",
+                "\(text) names an object of store \(reference.storeIdentifier), which is not loaded in this stack (loaded: \(stores.map(\.identity.identifier).joined(separator: ", ")); an ID names its row only in the store that made it.",
                 entityName: reference.entityName)
         }
         guard let entity = model.entity(named: reference.entityName), store.storeDescription.holds(entity, of: model) else {

@@ -49,7 +49,9 @@ extension StoreCoordinator {
         case SQLiteStoreType, InMemoryStoreType: break
         default:
             throw SkerryError(
-                .invalidArgument, "Store type '\(storeType)' is not one Skerry destroys: use SQLiteStoreType or InMemoryStoreType.")
+                .invalidArgument,
+                "Store type '\(storeType)' is not one Skerry destroys at a URL: use SQLiteStoreType or InMemoryStoreType "
+                    + "(a PostgreSQL store: destroyPersistentStore(with:) and its description).")
         }
         let file = url.standardizedFileURL
         for loaded in persistentStores where loaded.url?.standardizedFileURL.path == file.path {
@@ -68,5 +70,40 @@ extension StoreCoordinator {
                 throw failure
             }
         }
+    }
+
+    /// Deletes the store `description` describes, of any kind: Core Data's
+    /// `destroyPersistentStore(at:type:options:)` with a description for the store, as
+    /// ``addPersistentStore(with:)`` takes one, so that it reaches PostgreSQL stores too.
+    ///
+    /// ```swift
+    /// try coordinator.destroyPersistentStore(with: .postgres(connectionString, schema: "tenant_42"))
+    /// ```
+    ///
+    /// A SQLite or in-memory store is destroyed as ``destroyPersistentStore(at:ofType:options:)``
+    /// destroys it. A PostgreSQL store is destroyed the way Core Data destroys a file: its schema
+    /// is dropped with everything in it (tables, key sequences, functions, triggers, history),
+    /// under the lock a load takes, in one transaction. It must have a schema of its own
+    /// (`StoreDescription.postgres(_:schema:)`), and the schema must hold a Skerry store: a store
+    /// in the connection's default schema shares it with whatever else is there, so Skerry drops
+    /// nothing of it. A schema that does not exist is no error (as a missing file is not). Every
+    /// coordinator of the process that has the store loaded (with the same connection string and
+    /// schema) loses it first, as for a SQLite file. Other processes are not told: their next
+    /// statements fail (the tables are gone); stop the other instances first.
+    /// - Parameter description: the store.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for a PostgreSQL store without a schema of its
+    ///   own or whose schema holds no Skerry store; ``SkerryError/Code/database`` for the server's
+    ///   errors (a connection that cannot be made); the errors of
+    ///   ``destroyPersistentStore(at:ofType:options:)``.
+    public func destroyPersistentStore(with description: StoreDescription) throws(SkerryError) {
+        let description = description.resolvedForLoading
+        guard let factory = description.storeFactory else {
+            try destroyPersistentStore(
+                at: description.url ?? StoreDescription.inMemoryURL,
+                ofType: description.kind == .sqlite ? SQLiteStoreType : InMemoryStoreType)
+            return
+        }
+        removeFromEveryCoordinator { factory.describesSameStore(as: $0) }
+        try factory.destroyStore()
     }
 }

@@ -12,8 +12,9 @@ extension StoreCoordinator {
     ///
     /// The destination is opened as ``addPersistentStore(with:)`` opens a store (created, or
     /// migrated to the model), and must hold no object. Every object of `store` is copied into it,
-    /// 1,000 objects at a time (the keys of one entity at a time and
-    /// one batch of rows are held in memory, never the whole store), with every attribute value
+    /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch; the
+    /// keys of one entity at a time and one batch of rows are held in memory, never the whole
+    /// store; a to-many relationship's members come whole), with every attribute value
     /// and every relationship (to-one, to-many, ordered, many-to-many); the destination's
     /// uniqueness constraints are checked on the way. The whole copy is one transaction of the
     /// destination. Then the new store takes the old one's place among ``persistentStores``, and
@@ -22,7 +23,10 @@ extension StoreCoordinator {
     ///
     /// Object IDs change, as in Core Data: each object keeps its entity and its key, in the new
     /// store; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
-    /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification). The
+    /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification), and in
+    /// this process the URIs and string forms of the old IDs resolve to the new ones
+    /// (``PersistentStack/objectID(forURIRepresentation:)``); after a restart, map them by entity
+    /// and key. The
     /// objects contexts hold from the old store are objects of a removed store, as after
     /// ``remove(_:)``: fetch them again (or ``ObjectContext/reset()`` the contexts). Versions for
     /// optimistic locking start again in the new store (every object is new there). Persistent
@@ -30,15 +34,18 @@ extension StoreCoordinator {
     /// history-tracking destination records the saves made after the migration), and tokens of
     /// the old store do not apply to it; process what the old history holds first.
     ///
-    /// Stop saving to `store` while it migrates (other processes included): the copy reads it in
-    /// batches, and an object saved meanwhile may be copied in part or not at all. A
+    /// Stop saving to `store` while it migrates: the copy reads it in batches. A save to it from
+    /// this process during the copy fails the migration with ``SkerryError/Code/mergeConflict``
+    /// (nothing changes; migrate again once saves have stopped); saves of other processes are not
+    /// detected, so stop them first. A
     /// ``PersistentStack`` still lists the old description in
     /// ``PersistentStack/persistentStoreDescriptions``: set it to the new one, or the next
     /// ``PersistentStack/loadPersistentStores()`` loads the old store again.
     ///
     /// On failure nothing changes for the coordinator: `store` stays loaded and untouched, and the
-    /// destination holds what it held (the copy's transaction is rolled back; a SQLite file the
-    /// migration created is removed again).
+    /// destination holds what it held: the copy's transaction is rolled back, and a SQLite file or
+    /// a PostgreSQL schema the migration created is removed again (an existing schema keeps the
+    /// empty tables the load made in it).
     /// - Parameters:
     ///   - store: a store this coordinator has loaded, as ``persistentStores`` lists it.
     ///   - destination: the new store. Without a configuration or entity names of its own, it
@@ -51,20 +58,15 @@ extension StoreCoordinator {
     ///   (``SkerryError/Code/storeLoadFailed``, a connection error); the stores' read and write
     ///   errors.
     @discardableResult
-    public func migratePersistentStore(_ store: StoreDescription, to destination: StoreDescription)
-        throws(SkerryError)
+    public func migratePersistentStore(_ store: StoreDescription, to destination: StoreDescription) throws(SkerryError)
         -> StoreDescription
     {
         guard !isUnattached else {
-            throw SkerryError(
-                .invalidArgument,
-                "This coordinator stands for a context not attached yet; it holds no stores.")
+            throw SkerryError(.invalidArgument, "This coordinator stands for a context not attached yet; it holds no stores.")
         }
         let described = store.resolvedForLoading
         guard let source = loadedStores.first(where: { $0.storeDescription == described }) else {
-            throw SkerryError(
-                .invalidArgument,
-                "\(store) is not loaded by this coordinator; persistentStores lists the stores it holds.")
+            throw SkerryError(.invalidArgument, "\(store) is not loaded by this coordinator; persistentStores lists the stores it holds.")
         }
         var target = destination.resolvedForLoading
         if target.configuration == nil && target.entityNames == nil {
@@ -73,37 +75,45 @@ extension StoreCoordinator {
         }
         try checkMigration(from: source.storeDescription, to: target)
         let entities = model.entities.filter { source.storeDescription.holds($0, of: model) }
-        let createdFile =
-            target.kind == .sqlite
-            && target.url.map { !FileManager.default.fileExists(atPath: $0.path) } ?? false
+        // What was there before, so that a failure removes what the migration made.
+        let nothingThere: Bool
+        if let factory = target.storeFactory {
+            nothingThere = try !factory.placeExists()
+        } else {
+            nothingThere = target.kind == .sqlite && target.url.map { !FileManager.default.fileExists(atPath: $0.path) } ?? false
+        }
+        func undo(_ opened: (any ObjectStore)?) {
+            opened?.close()
+            guard nothingThere else { return }
+            if let factory = target.storeFactory {
+                // The schema the load made goes again; failing that, it stays (empty), and the
+                // error to report is the migration's.
+                try? factory.destroyStore()
+            } else {
+                Self.removeSQLiteFiles(of: target)
+            }
+        }
         let opened: any ObjectStore
         do {
-            opened = try target.makeStore(
-                model: model, entities: model.entities.filter { target.holds($0, of: model) },
-                events: events)
+            opened = try target.makeStore(model: model, entities: model.entities.filter { target.holds($0, of: model) }, events: events)
         } catch {
-            if createdFile { Self.removeSQLiteFiles(of: target) }
+            undo(nil)
             events.emit(.storeLoadFailed(store: target, error: error))
             throw error
         }
         do {
             try StoreCopy(source: source, destination: opened, entities: entities).run()
         } catch {
-            opened.close()
-            if createdFile { Self.removeSQLiteFiles(of: target) }
+            undo(opened)
             throw error
         }
         guard replaceStore(source, with: opened) else {
-            opened.close()
-            if createdFile { Self.removeSQLiteFiles(of: target) }
-            throw SkerryError(
-                .invalidArgument, "\(store) was removed from the coordinator while it migrated.")
+            undo(opened)
+            throw SkerryError(.invalidArgument, "\(store) was removed from the coordinator while it migrated.")
         }
         source.close()
         migrations.withLock { $0.append((source.identity, opened.identity)) }
-        if let handler = savesOfOthersHandler.withLock({ $0 }) {
-            opened.deliverSavesOfOthers(to: handler)
-        }
+        if let handler = savesOfOthersHandler.withLock({ $0 }) { opened.deliverSavesOfOthers(to: handler) }
         return opened.storeDescription
     }
 
@@ -125,12 +135,10 @@ extension StoreCoordinator {
     ///   does not honour; the errors of ``migratePersistentStore(_:to:)``.
     @discardableResult
     public func migratePersistentStore(
-        _ store: StoreDescription, to url: URL, options: [AnyHashable: Any]? = nil,
-        withType storeType: String
+        _ store: StoreDescription, to url: URL, options: [AnyHashable: Any]? = nil, withType storeType: String
     ) throws(SkerryError) -> StoreDescription {
         let destination = try StoreDescription(
-            coreDataType: storeType, configurationName: store.configuration, at: url, options: options,
-            verb: "migrates to")
+            coreDataType: storeType, configurationName: store.configuration, at: url, options: options, verb: "migrates to")
         return try migratePersistentStore(store, to: destination)
     }
 
@@ -150,8 +158,7 @@ extension StoreCoordinator {
     /// - Throws: the errors of ``migratePersistentStore(_:to:options:withType:)``.
     @discardableResult
     public func migratePersistentStore(
-        _ store: StoreDescription, to url: URL, options: [AnyHashable: Any]? = nil,
-        type storeType: StoreDescription.StoreType
+        _ store: StoreDescription, to url: URL, options: [AnyHashable: Any]? = nil, type storeType: StoreDescription.StoreType
     ) throws(SkerryError) -> StoreDescription {
         try migratePersistentStore(store, to: url, options: options, withType: storeType.rawValue)
     }
@@ -167,47 +174,52 @@ extension StoreCoordinator {
     /// - Parameter objectID: an ID of an object of a store this coordinator migrated.
     /// - Returns: the object's ID in the store that holds it now, or nil.
     public func objectID(migratedFrom objectID: ObjectID) -> ObjectID? {
-        guard !objectID.isTemporary else { return nil }
+        guard !objectID.isTemporary, let store = latestIdentity(after: objectID.store) else { return nil }
+        return ObjectID(store: store, entity: objectID.entity, primaryKey: objectID.key)
+    }
+
+    /// The identity of the store that holds now the objects of the store `identity` names, after
+    /// one or more migrations; nil when no migration of this coordinator replaced it.
+    private func latestIdentity(after identity: StoreIdentity) -> StoreIdentity? {
         let chain = migrations.withLock { $0 }
-        var store = objectID.store
+        var store = identity
         var moved = false
         while let next = chain.first(where: { $0.old === store })?.new {
             store = next
             moved = true
         }
-        return moved ? ObjectID(store: store, entity: objectID.entity, primaryKey: objectID.key) : nil
+        return moved ? store : nil
+    }
+
+    /// The identity of the store that holds now the objects of the store whose persistent
+    /// identifier is `identifier`, when a migration of this coordinator replaced that store: so
+    /// that the URIs and string forms of the old IDs resolve (in this process).
+    func migratedIdentity(ofStoreIdentifiedBy identifier: String) -> StoreIdentity? {
+        let old = migrations.withLock { chain in chain.first { $0.old.identifier.lowercased() == identifier.lowercased() }?.old }
+        return old.flatMap(latestIdentity(after:))
     }
 
     /// Fails for a migration from `source` to `destination` that cannot be made.
-    private func checkMigration(from source: StoreDescription, to destination: StoreDescription)
-        throws(SkerryError)
-    {
+    private func checkMigration(from source: StoreDescription, to destination: StoreDescription) throws(SkerryError) {
         if destination == source
             || (destination.kind == .sqlite && source.kind == .sqlite
                 && destination.url?.standardizedFileURL.path == source.url?.standardizedFileURL.path)
         {
-            throw SkerryError(
-                .invalidArgument, "\(source) cannot migrate into itself: give another location.")
+            throw SkerryError(.invalidArgument, "\(source) cannot migrate into itself: give another location.")
         }
         if persistentStores.contains(destination) {
-            throw SkerryError(
-                .invalidArgument,
-                "\(destination) is loaded already: a store migrates into a store not loaded.")
+            throw SkerryError(.invalidArgument, "\(destination) is loaded already: a store migrates into a store not loaded.")
         }
         if destination.isReadOnly {
-            throw SkerryError(
-                .storeIsReadOnly, "\(destination) is read-only: a store cannot migrate into it.")
+            throw SkerryError(.storeIsReadOnly, "\(destination) is read-only: a store cannot migrate into it.")
         }
         try destination.checkOptions()
         try destination.checkConfiguration(of: model)
-        let lost = model.entities.filter {
-            source.holds($0, of: model) && !destination.holds($0, of: model)
-        }
+        let lost = model.entities.filter { source.holds($0, of: model) && !destination.holds($0, of: model) }
         if let first = lost.first {
             throw SkerryError(
                 .invalidArgument,
-                "\(destination) does not hold '\(first.name)', which \(source) holds: its objects would be lost.",
-                entityName: first.name)
+                "\(destination) does not hold '\(first.name)', which \(source) holds: its objects would be lost.", entityName: first.name)
         }
     }
 
@@ -215,8 +227,7 @@ extension StoreCoordinator {
     /// created them and failed.
     private static func removeSQLiteFiles(of description: StoreDescription) {
         guard let path = description.url?.standardizedFileURL.path else { return }
-        for suffix in ["", "-wal", "-shm", "-journal"]
-        where FileManager.default.fileExists(atPath: path + suffix) {
+        for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
             // A file that cannot be removed stays a stray file; the error to report is the migration's.
             try? FileManager.default.removeItem(atPath: path + suffix)
         }

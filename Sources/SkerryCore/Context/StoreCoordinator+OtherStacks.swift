@@ -36,4 +36,16 @@ extension StoreCoordinator {
             }
         }
     }
+
+    /// Removes the stores `matches` picks from every coordinator of the process, this one
+    /// included, as ``remove(_:)`` does (for a store about to be destroyed).
+    func removeFromEveryCoordinator(where matches: (StoreDescription) -> Bool) {
+        let all = liveCoordinators.withLock { list in list.compactMap(\.coordinator) }
+        for coordinator in all {
+            for store in coordinator.persistentStores where matches(store) {
+                // As above: `remove` throws only when another thread removed the store meanwhile.
+                try? coordinator.remove(store)
+            }
+        }
+    }
 }

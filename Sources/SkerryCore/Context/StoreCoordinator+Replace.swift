@@ -34,7 +34,10 @@ extension StoreCoordinator {
         ofType storeType: String
     ) throws(SkerryError) {
         guard storeType == SQLiteStoreType else {
-            throw SkerryError(.invalidArgument, "Store type '\(storeType)' is not one Skerry replaces: use SQLiteStoreType.")
+            throw SkerryError(
+                .invalidArgument,
+                "Store type '\(storeType)' is not one Skerry replaces: use SQLiteStoreType (for a PostgreSQL store, see replacePersistentStore(_:withPersistentStoreFrom:))."
+            )
         }
         let source = sourceURL.standardizedFileURL
         let destination = destinationURL.standardizedFileURL
@@ -79,5 +82,46 @@ extension StoreCoordinator {
             failure.underlyingError = error
             throw failure
         }
+    }
+
+    /// Replaces the store `destination` describes with a copy of the store `source` describes:
+    /// ``replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)``
+    /// with descriptions, for SQLite files.
+    ///
+    /// ```swift
+    /// try coordinator.replacePersistentStore(StoreDescription(url: storeURL), withPersistentStoreFrom: StoreDescription(url: backupURL))
+    /// ```
+    ///
+    /// A PostgreSQL store (source or destination) is refused with a typed error, because Core
+    /// Data's semantics do not carry over: a replace copies the store as a whole (its identifier,
+    /// so durable object IDs stay valid, and its persistent history) and puts the copy in place
+    /// only once it is complete, so that a failed copy leaves the destination as it was. A
+    /// PostgreSQL store is a schema that running instances hold open, whose triggers and functions
+    /// name it: it cannot be swapped for a copy at once, and a row-by-row copy carries neither
+    /// the identifier nor the history. Use ``destroyPersistentStore(with:)`` and then
+    /// ``migratePersistentStore(_:to:)`` from a coordinator that has the source loaded (a copy of
+    /// the objects, in one transaction, with new IDs), or PostgreSQL's `pg_dump` and `pg_restore`
+    /// for a copy of the schema as a whole.
+    /// - Parameters:
+    ///   - destination: the store to replace (a SQLite file, created if missing).
+    ///   - source: the store to copy (a SQLite file).
+    /// - Throws: ``SkerryError/Code/invalidArgument`` for a store that is not a SQLite file (a
+    ///   PostgreSQL or in-memory store); the errors of
+    ///   ``replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)``.
+    public func replacePersistentStore(
+        _ destination: StoreDescription, withPersistentStoreFrom source: StoreDescription
+    ) throws(SkerryError) {
+        let destination = destination.resolvedForLoading
+        let source = source.resolvedForLoading
+        for store in [destination, source] where store.kind != .sqlite || store.url == nil {
+            let why =
+                store.kind == .postgres
+                ? "a PostgreSQL store cannot be swapped for a whole copy of another under the instances that hold it open, and a copy of its rows "
+                    + "would carry neither its identifier nor its history: use destroyPersistentStore(with:) then migratePersistentStore(_:to:), "
+                    + "or pg_dump and pg_restore"
+                : "an in-memory store has no file to copy: use migratePersistentStore(_:to:)"
+            throw SkerryError(.invalidArgument, "\(store) cannot be replaced or copied by replacePersistentStore: \(why).")
+        }
+        try replacePersistentStore(at: destination.url!, withPersistentStoreFrom: source.url!, ofType: SQLiteStoreType)
     }
 }

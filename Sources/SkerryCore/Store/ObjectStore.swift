@@ -272,6 +272,15 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
         description: StoreDescription, model: ObjectModel, entities: [EntityDescription],
         events: EventHub?
     ) throws(SkerryError) -> any ObjectStore
+    /// Whether `other` describes the store this factory opens (the same place), for
+    /// `StoreCoordinator.destroyPersistentStore(with:)` to find it among the loaded stores.
+    func describesSameStore(as other: StoreDescription) -> Bool
+    /// Whether anything is there where this factory opens a store (for PostgreSQL, the store's
+    /// schema): a migration that fails destroys the store it made only when nothing was there.
+    func placeExists() throws(SkerryError) -> Bool
+    /// Deletes the store this factory opens, with everything in it
+    /// (`StoreCoordinator.destroyPersistentStore(with:)`); a store that does not exist is no error.
+    func destroyStore() throws(SkerryError)
 }
 
 extension ObjectStore {

@@ -4,8 +4,8 @@
 /// Works through the store boundary only (``ObjectStore``), so that any store kind copies into
 /// any other: the source is read with ``ObjectStore/fetchObjectIDs(_:)`` (the keys of one entity
 /// at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
-/// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time; the
-/// destination takes every batch in one transaction (``ObjectStore/importWrites(_:)``). Each row
+/// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time (fewer
+/// when rows are large: see ``byteBudget``); the destination takes every batch in one transaction (``ObjectStore/importWrites(_:)``). Each row
 /// keeps its key, so an object's new ID is its old one's entity and key in the new store.
 ///
 /// Two passes: first every row with its attribute values and no relationship, then every
@@ -13,21 +13,30 @@
 /// object of any entity or batch, and the side of a relationship the destination keeps (a
 /// foreign key, an order column of another table, a join table) is written whatever it is.
 struct StoreCopy {
-    /// Objects read and written per batch.
+    /// The most objects read and written per batch.
     static let batchSize = 1_000
+    /// The rows of each entity's first batch, read to learn how large its rows are.
+    static let firstBatchSize = 16
 
     let source: any ObjectStore
     let destination: any ObjectStore
     /// The entities both stores hold.
     let entities: [EntityDescription]
+    /// About how many bytes of attribute values a batch of rows holds at most: after an entity's
+    /// first batch, its batches hold as many rows as fit (at least one, at most ``batchSize``).
+    var byteBudget = 32 << 20
+    /// Told the number of rows of each batch of the first pass (for tests).
+    var rowBatchObserver: ((Int) -> Void)?
 
     /// Copies every object.
     /// - Throws: ``SkerryError/Code/invalidArgument`` when the destination already holds objects;
     ///   ``SkerryError/Code/constraintViolation`` when a row breaks a uniqueness constraint of the
     ///   destination; the stores' errors. The destination then holds what it held before.
+    /// A save to the source during the copy (in this process) fails it with
+    /// ``SkerryError/Code/mergeConflict``: the copy could hold part of it.
     func run() throws(SkerryError) {
         try checkDestinationIsEmpty()
-        var batches = Batches(copy: self)
+        var batches = Batches(copy: self, sourceWrites: source.statistics.rowsWritten)
         do {
             try destination.importWrites { () throws -> StoreWrite? in try batches.next() }
         } catch let conflicts as StoreWriteConflicts {
@@ -71,17 +80,37 @@ struct StoreCopy {
     /// The batches of the copy, made one at a time as the destination asks for them.
     private struct Batches {
         let copy: StoreCopy
+        /// The rows the source had written when the copy began.
+        let sourceWrites: Int
         /// 0: rows; 1: relationships; 2: done.
         var pass = 0
         var entityIndex = 0
         /// The keys of the current entity's own rows, in order; nil until read.
         var keys: [Int64]?
         var position = 0
+        /// The rows of the current entity's next batch.
+        var size = StoreCopy.firstBatchSize
 
-        init(copy: StoreCopy) { self.copy = copy }
+        init(copy: StoreCopy, sourceWrites: Int) {
+            self.copy = copy
+            self.sourceWrites = sourceWrites
+        }
 
         /// The next batch to write; nil when every object was copied.
         mutating func next() throws -> StoreWrite? {
+            guard let write = try nextBatch() else {
+                guard copy.source.statistics.rowsWritten == sourceWrites else {
+                    throw SkerryError(
+                        .mergeConflict,
+                        "\(copy.source.storeDescription) was saved to while it was copied: nothing was copied. Migrate once saves have stopped."
+                    )
+                }
+                return nil
+            }
+            return write
+        }
+
+        private mutating func nextBatch() throws -> StoreWrite? {
             while pass < 2 {
                 guard entityIndex < copy.entities.count else {
                     pass += 1
@@ -94,6 +123,7 @@ struct StoreCopy {
                     query.includesSubentities = false
                     keys = try copy.source.fetchObjectIDs(query).map(\.key).sorted()
                     position = 0
+                    size = pass == 0 ? StoreCopy.firstBatchSize : StoreCopy.batchSize
                 }
                 let all = keys!
                 guard position < all.count else {
@@ -101,10 +131,20 @@ struct StoreCopy {
                     entityIndex += 1
                     continue
                 }
-                let end = min(position + StoreCopy.batchSize, all.count)
+                let end = min(position + size, all.count)
                 let batch = Array(all[position..<end])
                 position = end
-                let write = pass == 0 ? try copy.rows(entity, batch) : try copy.links(entity, batch)
+                let write: StoreWrite
+                if pass == 0 {
+                    let rows = try copy.rows(entity, batch)
+                    write = rows.write
+                    copy.rowBatchObserver?(write.inserts.count)
+                    // As many rows as the budget holds, at the size of these.
+                    let perRow = max(1, rows.bytes / max(1, write.inserts.count))
+                    size = min(StoreCopy.batchSize, max(1, copy.byteBudget / perRow))
+                } else {
+                    write = try copy.links(entity, batch)
+                }
                 if write.inserts.isEmpty && write.updates.isEmpty { continue }
                 return write
             }
@@ -117,16 +157,25 @@ struct StoreCopy {
         ObjectID(store: destination.identity, entity: objectID.entity, primaryKey: objectID.key)
     }
 
-    /// The rows of `keys` (rows of `entity` itself), with their values and no relationship.
-    private func rows(_ entity: EntityDescription, _ keys: [Int64]) throws -> StoreWrite {
+    /// The rows of `keys` (rows of `entity` itself), with their values and no relationship, and
+    /// about how many bytes their values take.
+    private func rows(_ entity: EntityDescription, _ keys: [Int64]) throws -> (write: StoreWrite, bytes: Int) {
         let empty: [RelationshipValue] = entity.relationships.map { $0.isToMany ? .toMany(ObjectIDList()) : .toOne(nil) }
         var write = StoreWrite()
+        var bytes = 0
         let rows = try source.fetchRows(entity, primaryKeys: keys).sorted { $0.primaryKey < $1.primaryKey }
         write.inserts.reserveCapacity(rows.count)
         for row in rows where row.objectID.entity === entity {
+            for value in row.values {
+                switch value {
+                case .string(let text): bytes += text.utf8.count
+                case .data(let data): bytes += data.count
+                default: bytes += 16
+                }
+            }
             write.inserts.append(RowInsert(objectID: moved(row.objectID), values: row.values, relationships: empty))
         }
-        return write
+        return (write, bytes)
     }
 
     /// The relationships of the objects of `keys` (rows of `entity` itself), each as an update

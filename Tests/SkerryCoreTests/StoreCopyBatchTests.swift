@@ -1,0 +1,83 @@
+import Foundation
+import SkerryTestSupport
+import Testing
+
+@testable import SkerryCore
+
+/// How the copy behind `migratePersistentStore` bounds its batches, and what it does when the
+/// source is saved to while it copies.
+@Suite struct StoreCopyBatchTests {
+    @Test func largeRowsComeInSmallerBatches() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Blob", attributes: [AttributeDescription("bytes", .binary), AttributeDescription("index", .integer32)])
+        ])
+        let source = PersistentStack(name: "Source", model: model)
+        source.persistentStoreDescriptions = [.inMemory()]
+        try source.loadPersistentStores()
+        let context = source.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<60 {
+                let blob = try context.insert(entityName: "Blob")
+                try blob.setValue(Data(repeating: UInt8(index), count: 100_000), forKey: "bytes")
+                try blob.setValue(Int32(index), forKey: "index")
+            }
+            try context.save()
+        }
+        let directory = TemporaryDirectory()
+        let destination = PersistentStack(name: "Destination", model: model)
+        destination.persistentStoreDescriptions = [StoreDescription(url: directory.file("D.sqlite"))]
+        try destination.loadPersistentStores()
+
+        let sizes = Locked<[Int]>([])
+        var copy = StoreCopy(
+            source: try #require(source.persistentStoreCoordinator.loadedStores.first),
+            destination: try #require(destination.persistentStoreCoordinator.loadedStores.first), entities: model.entities)
+        copy.byteBudget = 1_000_000
+        copy.rowBatchObserver = { sizes.append($0) }
+        try copy.run()
+
+        // The first batch learns the rows' size (16 rows); then about 1 MB, 9 rows, at a time.
+        #expect(sizes.value == [16, 9, 9, 9, 9, 8])
+        let check = destination.newBackgroundContext()
+        let copied = try check.performAndWait {
+            try check.fetch(FetchRequest(entityName: "Blob", sortKeys: [SortKey("index")])).map {
+                try $0.value(forKey: "bytes") as? Data
+            }
+        }
+        #expect(copied == (0..<60).map { Data(repeating: UInt8($0), count: 100_000) })
+    }
+
+    @Test func aSaveToTheSourceDuringTheCopyFailsItAndChangesNothing() throws {
+        let directory = TemporaryDirectory()
+        let stack = try MigratePersistentStoreTests.filledStack(at: directory.file("Old.sqlite"), people: 30)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = coordinator.persistentStores[0]
+        let new = directory.file("New.sqlite")
+        // Once the copy writes people into the new file, another context saves to the old one.
+        let saved = Locked(false)
+        let observation = stack.addEventObserver(statements: .all) { event in
+            guard case .statement(let trace) = event, trace.store.url?.standardizedFileURL.path == new.standardizedFileURL.path,
+                trace.sql.hasPrefix("INSERT INTO \"Person\""), !saved.value
+            else { return }
+            saved.set(true)
+            let context = stack.newBackgroundContext()
+            context.performAndWait {
+                do {
+                    try context.insert(entityName: "Tag").setValue("meanwhile", forKey: "label")
+                    try context.save()
+                } catch {
+                    Issue.record("The save during the copy failed: \(error)")
+                }
+            }
+        }
+        defer { observation.cancel() }
+
+        expectError(.mergeConflict) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: new)) }
+        #expect(saved.value)
+        #expect(coordinator.persistentStores == [store])
+        #expect(!FileManager.default.fileExists(atPath: new.path))
+        // The save is in the old store, which is still the stack's.
+        #expect(try MigratePersistentStoreTests.contents(stack).contains { $0.hasPrefix("Tag:meanwhile ") })
+    }
+}
