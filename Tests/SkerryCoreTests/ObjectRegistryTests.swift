@@ -146,6 +146,79 @@ import Testing
         }
     }
 
+    /// Whether objects of a bulk registration wait for `context`'s identity map's table.
+    private static func waiting(_ context: ObjectContext) -> Bool { context.registry.objects.hasPending }
+
+    /// A bulk fetch leaves its objects waiting for the identity map's table (listed, not indexed)
+    /// until something looks an object up, adds or removes one by ID: a context whose objects are
+    /// read and dropped never indexes them. Whatever comes first finds every object under its ID.
+    @Test func aBulkFetchsObjectsAreIndexedAtTheFirstLookUpOrChangeByID() throws {
+        let stack = try makeMemoryStack()
+        let writer = stack.newBackgroundContext()
+        try writer.performAndWait {
+            for index in 0..<1500 { try writer.insertBook("Book \(index)", year: Int32(index)) }
+            try writer.save()
+        }
+        let firsts: [(String, (ObjectContext, [EntityObject]) throws -> Void)] = [
+            ("look-up", { context, fetched in #expect(context.registeredObject(for: fetched[7].objectID) === fetched[7]) }),
+            (
+                "fetch again",
+                { context, fetched in
+                    let again = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("year")]))
+                    #expect(again == fetched)
+                }
+            ),
+            ("insert", { context, _ in _ = try context.insertBook("New", year: 5000) }),
+            (
+                "delete and save",
+                { context, fetched in
+                    try context.delete(fetched[3])
+                    try context.save()
+                    #expect(fetched[3].context == nil)
+                }
+            ),
+            (
+                "change and save",
+                { context, fetched in
+                    try fetched[9].setValue("Changed", forKey: "title")
+                    #expect(Self.waiting(context))
+                    self.checked(context)
+                    try context.save()
+                }
+            ),
+            ("refresh", { context, fetched in try context.refresh(fetched[2], mergeChanges: false) }),
+        ]
+        for (name, first) in firsts {
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                let fetched = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("year")]))
+                #expect(Self.waiting(context), "\(name)")
+                #expect(context.registry.count == fetched.count && context.registeredObjects.count == fetched.count, "\(name)")
+                checked(context)
+                try first(context, fetched)
+                for book in fetched where book.context != nil {
+                    #expect(context.registeredObject(for: book.objectID) === book, "\(name): \(book.objectID)")
+                }
+                #expect(!Self.waiting(context), "\(name)")
+                checked(context)
+                let again = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("year")]))
+                #expect(again.allSatisfy { $0.context === context }, "\(name)")
+                #expect(
+                    Set(again.map(ObjectIdentifier.init)).isSuperset(of: fetched.filter { $0.context != nil }.map(ObjectIdentifier.init)))
+                context.reset()
+                #expect(fetched.allSatisfy { $0.context == nil } && context.registry.isEmpty, "\(name)")
+            }
+        }
+        // Dropped without a look-up: the objects go with the context, never indexed.
+        let reader = stack.newBackgroundContext()
+        let dropped = try reader.performAndWait {
+            let fetched = try reader.fetch(FetchRequest(entityName: "Book"))
+            #expect(Self.waiting(reader))
+            return fetched.count
+        }
+        #expect(dropped >= 1499)
+    }
+
     // MARK: Recorded errors
 
     @Test(arguments: StoreKind.allCases)

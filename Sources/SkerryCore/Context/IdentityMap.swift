@@ -111,10 +111,13 @@ struct IdentityMap: ~Copyable {
         free(slots)
     }
 
-    /// Whether the table holds no object (objects waiting in a bulk registration do not count).
-    var isEmpty: Bool { count == 0 }
+    /// Whether the map holds no object (in the table or waiting for it).
+    var isEmpty: Bool { count == 0 && pending.count == 0 }
 
-    /// Whether objects wait in a bulk registration (see ``insertLater(_:for:)``).
+    /// The objects the map holds: in the table, or waiting for it.
+    var registeredCount: Int { count + pending.count }
+
+    /// Whether objects wait for the table (see ``insertLater(_:)``).
     var hasPending: Bool { pending.count > 0 }
 
     /// The hash of `objectID`: Fibonacci hashing of the key, mixed with the entity's address and
@@ -494,11 +497,13 @@ struct IdentityMap: ~Copyable {
     /// when it has no hole (no object was removed since the map was last emptied, as after a bulk
     /// fetch into an empty context), else a copy (``values``). `body` must not change the map.
     func withObjects<R>(_ body: (UnsafeBufferPointer<EntityObject>) -> R) -> R {
-        guard listCount == count, pending.count == 0 else { return values.withUnsafeBufferPointer(body) }
-        // No hole: the first `count` entries are the objects, each a reference the map holds, as
+        // The list holds every object, in the table or waiting for it.
+        let total = count + pending.count
+        guard listCount == total else { return values.withUnsafeBufferPointer(body) }
+        // No hole: the first `total` entries are the objects, each a reference the map holds, as
         // plain pointers (an `Unmanaged<EntityObject>?` that is not nil is laid out as the
         // reference it holds).
-        return list.withMemoryRebound(to: EntityObject.self, capacity: count) { body(UnsafeBufferPointer(start: $0, count: count)) }
+        return list.withMemoryRebound(to: EntityObject.self, capacity: total) { body(UnsafeBufferPointer(start: $0, count: total)) }
     }
 
     /// Whether some registered object satisfies `predicate`.
@@ -511,7 +516,16 @@ struct IdentityMap: ~Copyable {
     /// map's back), that the list holds each object once, at its position, and that `count` is
     /// right, stopping with a message otherwise.
     func checkConsistency() {
-        precondition(pending.count == 0, "identity map: \(pending.count) objects wait to be indexed")
+        // Objects waiting for the table: each listed, with its ID's hash.
+        for index in 0..<pending.count {
+            let entry = pending.base![index]
+            let object = entry.object!.takeUnretainedValue()
+            precondition(entry.hash == Self.hash(object.objectID), "identity map: \(object.objectID) waits under another ID")
+            let position = Int(object.registration.mapPosition)
+            precondition(
+                position < listCount && list[position]?.takeUnretainedValue() === object,
+                "identity map: \(object.objectID), waiting for the table, is not listed at its position")
+        }
         var seen = 0
         for index in 0...mask {
             guard let object = slots[index].object?.takeUnretainedValue() else { continue }
@@ -528,7 +542,8 @@ struct IdentityMap: ~Copyable {
         precondition(seen == count, "identity map: \(seen) entries, count \(count)")
         var listed = 0
         for index in 0..<listCount where list[index] != nil { listed += 1 }
-        precondition(listed == count, "identity map: \(listed) objects listed, count \(count)")
+        precondition(
+            listed == count + pending.count, "identity map: \(listed) objects listed, count \(count), \(pending.count) waiting")
     }
 
     /// Calls `body` with every (ID, object) entry, in registration order.

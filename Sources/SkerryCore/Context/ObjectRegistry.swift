@@ -72,12 +72,24 @@ final class ObjectRegistry {
     @exclusivity(unchecked) private(set) var holdingTemporaryIDs: Set<EntityObject> = []
 
     /// The number of registered objects.
-    var count: Int { objects.count }
+    var count: Int { objects.registeredCount }
     var isEmpty: Bool { objects.isEmpty }
 
     /// The object registered for `objectID`, or nil.
     @inline(__always)
-    subscript(_ objectID: ObjectID) -> EntityObject? { objects[objectID] }
+    subscript(_ objectID: ObjectID) -> EntityObject? {
+        indexPending()
+        return objects[objectID]
+    }
+
+    /// Puts the objects of the last bulk registration in the identity map's table, if they are not
+    /// there yet: before anything that looks up, adds or removes an object by ID. A bulk
+    /// registration leaves them waiting, so that a context that never looks one up (a fetch whose
+    /// objects are read and dropped) never indexes them.
+    @inline(__always)
+    private func indexPending() {
+        if objects.hasPending { objects.insertPending() }
+    }
 
     /// The pending inserts, in insertion order.
     var inserted: [EntityObject] {
@@ -91,6 +103,7 @@ final class ObjectRegistry {
 
     /// Makes room for `additional` more objects.
     func reserveCapacity(_ additional: Int) {
+        indexPending()
         objects.reserveCapacity(additional)
     }
 
@@ -98,21 +111,23 @@ final class ObjectRegistry {
 
     /// Registers `object`, a new object for a row that has none registered here.
     func register(_ object: EntityObject) {
+        indexPending()
         assert(objects[object.registration.objectID] == nil, "a second object for \(object.registration.objectID)")
         object.registration.isRegistered = true
         objects.insert(object, for: object.registration.objectID)
     }
 
     /// Registers the new objects `body` passes to its argument, each for a row
-    /// that has none registered here, all at once when `body` returns or throws: inserting them in
-    /// the identity map in the order of its slots touches it front to back, not at random. `body`
-    /// must not look objects up in this registry. Inlined, with the registration of each object:
-    /// one bulk fetch calls it, once per object. The registration takes the caller's reference
-    /// to the object (`consuming`): the identity map keeps it, with no retain and release per object.
+    /// that has none registered here. They are listed at once, and put in the identity map's
+    /// table together later, before the first look-up, addition or removal by ID (never, for a
+    /// context whose objects are read and dropped): inserting them in the order of its slots
+    /// touches the table front to back, not at random. `body` must not look objects up in this
+    /// registry. Inlined, with the registration of each object: one bulk fetch calls it, once per
+    /// object. The registration takes the caller's reference to the object (`consuming`): the
+    /// identity map keeps it, with no retain and release per object.
     @inline(__always)
     func registerNewInBulk<E: Error>(_ body: ((consuming EntityObject) -> Void) throws(E) -> Void) throws(E) {
-        precondition(!objects.hasPending, "registry: bulk registrations nested")
-        defer { objects.insertPending() }
+        indexPending()
         try body { (object: consuming EntityObject) in
             object.registration.isRegistered = true
             objects.insertLater(object)
@@ -136,6 +151,7 @@ final class ObjectRegistry {
     /// Removes `object` from the context and invalidates it: references held elsewhere see an
     /// object that belongs to no context.
     func unregister(_ object: EntityObject) {
+        indexPending()
         let objectID = object.registration.objectID
         if objects[objectID] === object { objects.removeValue(forKey: objectID) }
         forget(object)
@@ -224,6 +240,7 @@ final class ObjectRegistry {
     /// insert the parent saved). An object already registered for that row leaves the context:
     /// one object per row. `object` is a saved object afterwards.
     func rekey(_ object: EntityObject, to permanentID: ObjectID) {
+        indexPending()
         let previousID = object.registration.objectID
         let isRegistered = objects[previousID] === object
         if let other = objects[permanentID], other !== object { unregister(other) }
@@ -243,12 +260,12 @@ final class ObjectRegistry {
     /// adopting its parent's permanent IDs). Each object must be registered here, and no two may
     /// go to one ID; `body` must not look objects up in this registry.
     func rekeyInBulk(expectedCount: Int, _ body: ((EntityObject, ObjectID) -> Void) -> Void) {
+        indexPending()
         // A few among many objects: one at a time costs less than indexing every object again.
         guard expectedCount * 2 >= objects.count else {
             body { object, permanentID in rekey(object, to: permanentID) }
             return
         }
-        precondition(!objects.hasPending, "registry: a re-key during a bulk registration")
         var moved: [ObjectIdentifier] = []
         moved.reserveCapacity(expectedCount)
         body { object, permanentID in
@@ -273,6 +290,7 @@ final class ObjectRegistry {
     /// Gives `object`, a pending insert, the permanent ID `permanentID` reserved for it before its
     /// save (``ObjectContext/obtainPermanentIDs(for:)``); it stays a pending insert.
     func assignPermanentID(_ object: EntityObject, _ permanentID: ObjectID) {
+        indexPending()
         assert(object.registration.isInserted && objects[permanentID] == nil, "\(permanentID) assigned to a non-insert or twice")
         let previousID = object.registration.objectID
         let isRegistered = objects[previousID] === object
@@ -331,24 +349,26 @@ final class ObjectRegistry {
             liveInserts.count == insertedCount,
             "registry: the inserted list holds \(liveInserts.count) inserts, the count is \(insertedCount)")
         precondition(Set(liveInserts.map(ObjectIdentifier.init)).count == liveInserts.count, "registry: an insert is listed twice")
+        // `holds` (listed) stands for "registered under its ID": `checkConsistency` checked that
+        // each listed object is in the table under its ID, or waits for it with its ID's hash.
         for object in liveInserts {
             precondition(
-                objects[object.registration.objectID] === object, "registry: insert \(object.registration.objectID) is not registered")
+                objects.holds(object), "registry: insert \(object.registration.objectID) is not registered")
         }
         precondition(deletedSeen == deleted.count, "registry: \(deletedSeen) objects are deleted, the table holds \(deleted.count)")
         for object in deleted {
             precondition(
-                objects[object.registration.objectID] === object && !object.registration.isInserted,
+                objects.holds(object) && !object.registration.isInserted,
                 "registry: deleted \(object.registration.objectID) is not a registered saved object")
         }
         for object in changed {
             precondition(
-                objects[object.registration.objectID] === object && !object.registration.isInserted,
+                objects.holds(object) && !object.registration.isInserted,
                 "registry: changed \(object.registration.objectID) is not a registered saved object")
         }
         for object in holdingTemporaryIDs {
             precondition(
-                objects[object.registration.objectID] === object,
+                objects.holds(object),
                 "registry: \(object.registration.objectID), noted as holding temporary IDs, is not registered")
         }
     }
