@@ -2,7 +2,8 @@ import Foundation
 
 extension SQLiteStore {
     /// One step: every old table steps aside, the new version's tables are made, the step's
-    /// `prepare` runs, rows are copied (through the step's `transformRow`), links are moved to where the new version keeps them,
+    /// `prepare` runs, the rows its `keepsRow` keeps are copied (through its `transformRow`),
+    /// links between kept rows are moved to where the new version keeps them,
     /// the step's `finish` runs, and every row and link the new version can hold is checked to be
     /// there before the old tables go. Runs inside a transaction.
     static func runMigrationStep(_ step: MigrationStepSpec, _ connection: SQLiteConnection) throws {
@@ -22,11 +23,19 @@ extension SQLiteStore {
         }
         for table in destinationLayout.joinTables.sorted() { try createJoinTable(table, connection) }
 
+        if let prepare = step.custom?.prepare {
+            try prepare(migrationContext(step, retired: retired, layout: destinationLayout, connection).readingOnly())
+        }
         var rows: [String: [MigrationSourceRow]] = [:]
         for entityMapping in mapping.entities {
-            rows[entityMapping.source.name] = try readSourceRows(
+            var read = try readSourceRows(
                 entityMapping.source, table: retired[entityMapping.source.name]!,
                 layout: sourceLayout, connection)
+            // Rows the step leaves out have no key in the new store: no link reaches them.
+            if let keepsRow = step.custom?.keepsRow {
+                read = try read.filter { try keepsRow(entityMapping.destination.name, $0.row) }
+            }
+            rows[entityMapping.source.name] = read
         }
         let keys = try migrationKeys(mapping, rows: rows, step: step, connection)
         var expectedLinks: [(group: LinkGroup, links: LinkSet)] = []
@@ -40,9 +49,6 @@ extension SQLiteStore {
             expectedLinks.append((group, links))
         }
 
-        if let prepare = step.custom?.prepare {
-            try prepare(migrationContext(step, retired: retired, layout: destinationLayout, connection))
-        }
         var customizedForeignKeys = Set<String>()
         for entityMapping in mapping.entities {
             let entity = entityMapping.destination
