@@ -110,6 +110,8 @@ extension PostgresStore {
         if let finish = custom?.finish {
             try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection))
         }
+        // Derived attributes new or changed in this version get their values in every row.
+        try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
         // Every row is still there, every required value set, every link carried.
         for entityMapping in mapping.entities {
             let name = entityMapping.destination.name

@@ -112,6 +112,8 @@ extension SQLiteStore {
         if let finish = step.custom?.finish {
             try finish(migrationContext(step, retired: retired, layout: destinationLayout, connection))
         }
+        // Derived attributes new or changed in this version get their values in every row.
+        try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
         try verifyRows(mapping, keys: keys, connection)
         try verifyLinks(expectedLinks, customized: customizedForeignKeys, layout: destinationLayout, connection)
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }
@@ -124,7 +126,9 @@ extension SQLiteStore {
     /// lightweight migration fails the same way).
     private static func checkRequiredValues(_ mapping: SchemaMapping.EntityMapping, rows: [MigrationSourceRow], number: Int) throws {
         for (attribute, old) in zip(mapping.destination.attributes, mapping.attributes)
-        where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue.isNull && !rows.isEmpty {
+        where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue.isNull && attribute.derivation == nil
+            && !rows.isEmpty
+        {
             let empty = rows.filter { row in old.map { (row.row.values[$0.name] ?? .null).isNull } ?? true }.count
             guard empty > 0 else { continue }
             let why = old == nil ? "it is new in this model" : "it was optional"

@@ -382,7 +382,10 @@ struct StepBuilder {
         // a custom step's code after it, that code answers for them.
         let required = Dictionary(
             (leavesToCustomCode ? [] : destination?.entities ?? []).map { entity in
-                (entity.name, entity.storedAttributes.filter { !$0.isOptional && $0.defaultValue.isNull }.map(\.name))
+                (
+                    entity.name,
+                    entity.storedAttributes.filter { !$0.isOptional && $0.defaultValue.isNull && $0.derivation == nil }.map(\.name)
+                )
             }, uniquingKeysWith: { first, _ in first })
         let number = index + 1
         let checkRequired = { @Sendable (entity: String, source: MigrationRow, row: MigrationRow) throws -> Void in
