@@ -8,7 +8,8 @@ import SkerryCore
 /// entities and attributes, changes number types with `ALTER COLUMN … TYPE` after checking that
 /// every value fits exactly, fills required attributes that were optional with their default,
 /// rebuilds relationship storage and carries every link over (through temporary tables), runs a
-/// plan step's `prepare`, `transformRow` and `finish`, and checks that every row is still there: the same
+/// plan step's `prepare`, `keepsRow` (deleting the rows it leaves out, and with them their links,
+/// before anything else changes), `transformRow` and `finish`, and checks that every row is still there: the same
 /// "carry every row and link or fail saying what could not be carried" rule as the SQLite store.
 ///
 /// With entity hierarchies (a table per entity, keys unique in a hierarchy, from its root's
@@ -39,16 +40,24 @@ extension PostgresStore {
         try syncFamilyUniqueness([], connection)
         let keys = try MigrationKeys(step, connection)
 
-        // What must survive: each kept entity's row count, the rows a step's code reads, the links.
-        var rowCounts: [String: Int64] = [:]
-        for entityMapping in mapping.entities {
-            rowCounts[entityMapping.destination.name] = try count(connection, "SELECT count(*) FROM \(q(entityMapping.source.name))")
-        }
+        // The rows a step's code reads, as they were; then the rows the step leaves out go
+        // (before the links are read: those of rows no longer there are not carried).
         var sourceRows: [String: [MigrationRow]] = [:]
-        if transforms || custom?.finish != nil || custom?.prepare != nil {
+        if transforms || custom?.finish != nil || custom?.prepare != nil || custom?.keepsRow != nil {
             for entity in step.source.entities {
                 sourceRows[entity.name] = try readRows(entity, layout: oldLayout, connection)
             }
+        }
+        if let prepare = custom?.prepare {
+            try prepare(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection).readingOnly())
+        }
+        if let keepsRow = custom?.keepsRow {
+            try leaveOut(mapping, sourceRows: sourceRows, keepsRow, connection)
+        }
+        // What must survive: each kept entity's row count, the links.
+        var rowCounts: [String: Int64] = [:]
+        for entityMapping in mapping.entities {
+            rowCounts[entityMapping.destination.name] = try count(connection, "SELECT count(*) FROM \(q(entityMapping.source.name))")
         }
         let renumbered = try keys.renumberClashingKeys(mapping, layout: oldLayout, connection)
         let links = try MigrationLinks(
@@ -95,15 +104,14 @@ extension PostgresStore {
         try links.drop(connection)
         try keys.carry(mapping, connection)
 
-        if let prepare = custom?.prepare {
-            try prepare(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection))
-        }
         if let transform = custom?.transformRow {
             try transformRows(mapping, sourceRows: sourceRows, renumbered: renumbered, layout: newLayout, transform, connection)
         }
         if let finish = custom?.finish {
             try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection))
         }
+        // Derived attributes new or changed in this version get their values in every row.
+        try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
         // Every row is still there, every required value set, every link carried.
         for entityMapping in mapping.entities {
             let name = entityMapping.destination.name
@@ -254,6 +262,28 @@ extension PostgresStore {
                 values[column] = result.isNull(row, position) ? .null : .int(result.int64(row, position))
             }
             return MigrationRow(primaryKey: result.int64(row, 0), values: values)
+        }
+    }
+
+    /// Deletes from the old tables the rows a step's `keepsRow` leaves out of the new version.
+    private static func leaveOut(
+        _ mapping: SchemaMapping, sourceRows: [String: [MigrationRow]],
+        _ keepsRow: (_ entity: String, _ source: MigrationRow) throws -> Bool, _ connection: PostgresConnection
+    ) throws {
+        let q = SQLBuilder.quote
+        for entityMapping in mapping.entities {
+            var left: [Int64] = []
+            for row in sourceRows[entityMapping.source.name] ?? [] {
+                if try !keepsRow(entityMapping.destination.name, row) { left.append(row.primaryKey) }
+            }
+            var start = 0
+            while start < left.count {
+                let keys = left[start..<min(start + 500, left.count)]
+                try connection.execute(
+                    "DELETE FROM \(q(entityMapping.source.name)) WHERE \(q(SQLBuilder.primaryKeyColumn)) IN (\(keys.map(String.init).joined(separator: ", ")))"
+                )
+                start += keys.count
+            }
         }
     }
 

@@ -9,6 +9,9 @@ import Foundation
 struct MappedChanges {
     var entities: [String: String] = [:]
     var setProperties: Set<String> = []
+    /// The entities (in the last version) whose rows an entity mapping's source filter
+    /// predicate picks: rows it leaves out, and links to them, are not missing.
+    var filtered: Set<String> = []
     /// For a chain of one mapping model, the values it declares: "Entity.attribute" (new) -> a
     /// copy of an old attribute of the row ($source.other) or a constant; checked row by row.
     var expected: [String: Expected] = [:]
@@ -57,8 +60,12 @@ struct MappedChain {
             var name = entity.name
             for version in versions.indices.dropFirst().reversed() {
                 let mapping = mappings.first { $0.destinationVersionName == versions[version].name }
-                if let source = mapping?.entityMappings.first(where: { $0.destinationEntityName == name })?.sourceEntityName {
-                    name = source
+                // Only the mappings whose rows keep their keys: another mapping of the same
+                // source entity makes new objects, which the comparison leaves to it.
+                let keeping = mapping?.keyKeepingMappings(destination: versions[version].model) ?? []
+                if let entityMapping = mapping?.entityMappings.first(where: { $0.destinationEntityName == name }) {
+                    if entityMapping.sourceFilterPredicate != nil { changes.filtered.insert(entity.name) }
+                    if let source = entityMapping.sourceEntityName, keeping.contains(entityMapping.name) { name = source }
                 }
             }
             if name != entity.name { changes.entities[entity.name] = name }

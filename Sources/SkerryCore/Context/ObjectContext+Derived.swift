@@ -36,11 +36,7 @@ extension ObjectContext {
             return try value(atKeyPath: path, of: object)
         case .function(let name, let path):
             guard case .string(let text) = try value(atKeyPath: path, of: object) else { return .null }
-            switch name {
-            case "lowercase": return .string(text.lowercased())
-            case "uppercase": return .string(text.uppercased())
-            default: return .string(text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil))
-            }
+            return .string(AttributeDerivation.apply(name, to: text))
         case .count(let relationship):
             return .int(Int64(try object.relatedObjects(forKey: relationship).count))
         case .aggregate(let function, let relationship, let attribute):

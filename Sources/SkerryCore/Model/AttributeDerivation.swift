@@ -27,6 +27,16 @@ public enum AttributeDerivation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The text function `name` (`lowercase`, `uppercase`, or `canonical`: case, diacritics and
+    /// width folded) of `text`, as a save computes it.
+    static func apply(_ name: String, to text: String) -> String {
+        switch name {
+        case "lowercase": return text.lowercased()
+        case "uppercase": return text.uppercased()
+        default: return text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        }
+    }
+
     /// Parses a derivation expression as Xcode writes it (`derivationExpression`), or nil for one
     /// Skerry does not compute.
     public init?(expression: String) {

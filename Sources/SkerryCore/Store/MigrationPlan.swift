@@ -53,8 +53,23 @@ public final class MigrationContext {
     }
 
     /// Inserts a row of an entity of the version being reached; returns its key.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` in a step's `prepare`, which runs before
+    ///   the step's rows are in place (insert in its `finish`).
     public func insert(_ entityName: String, _ values: [String: AttributeValue]) throws -> Int64 {
         try insertRow(try destination.requireEntity(entityName), values)
+    }
+
+    /// This context for a step's `prepare`: the same reads, and no inserts (rows are inserted by
+    /// `finish`, once the step's own rows are in place and their keys taken).
+    package func readingOnly() -> MigrationContext {
+        MigrationContext(
+            source: source, destination: destination, readSource: readSource,
+            insertRow: { entity, _ in
+                throw SkerryError(
+                    .invalidArgument,
+                    "A migration step's prepare reads the old rows only: insert the '\(entity.name)' rows in the step's finish, once the step's own rows are in place.",
+                    entityName: entity.name)
+            })
     }
 }
 
@@ -120,10 +135,18 @@ public struct MigrationStep: Sendable {
     /// Relationships renamed in this step, by "Entity.newName" -> "oldName": their links are
     /// carried over from the old relationship.
     public let renamedRelationships: [String: String]
-    /// Called once before the rows are copied, with the rows of the version being left readable
-    /// through the context (`sourceRows(of:)`): to gather what `transformRow` needs from other
-    /// entities' rows (the rows a to-one relationship reaches, say). Throwing fails the step.
+    /// Called once before any row is copied or left out, with the rows of the version being left
+    /// readable through the context (`sourceRows(of:)`): to gather what `keepsRow` and
+    /// `transformRow` need from other entities' rows (the rows a to-one relationship reaches,
+    /// say). It reads only: inserting rows is for `finish` (``MigrationContext/insert(_:_:)``
+    /// throws here). Throwing fails the step.
     public let prepare: (@Sendable (MigrationContext) throws -> Void)?
+    /// Whether the new entity `entity` gets an object from the old row `source` (of the old
+    /// entity whose rows `entity` takes): a row it returns false for is left out of the new
+    /// version, and so are the links to and from it, as a mapping model's filter predicate
+    /// leaves source objects out of its entity mapping. Nil keeps every row. Throwing fails the
+    /// step.
+    public let keepsRow: (@Sendable (_ entity: String, _ source: MigrationRow) throws -> Bool)?
     /// Called for each row of each entity kept by the step, with the old row and the new one as
     /// prepared by the automatic copy; change `destination` to transform values, split or merge
     /// attributes. Throwing fails the step (and the migration).
@@ -138,12 +161,14 @@ public struct MigrationStep: Sendable {
     ///   - renamedEntities: new entity name -> old entity name.
     ///   - renamedRelationships: "Entity.newName" -> "oldName".
     ///   - prepare: runs once before the rows are copied (reads the old rows of any entity).
+    ///   - keepsRow: whether a new entity gets an object from an old row (nil: from every row).
     ///   - transformRow: converts each copied row.
     ///   - finish: runs once after the rows were copied.
     public init(
         from: Int, renamedAttributes: [String: String] = [:], renamedEntities: [String: String] = [:],
         renamedRelationships: [String: String] = [:],
         prepare: (@Sendable (MigrationContext) throws -> Void)? = nil,
+        keepsRow: (@Sendable (_ entity: String, _ source: MigrationRow) throws -> Bool)? = nil,
         transformRow: (@Sendable (_ entity: String, _ source: MigrationRow, _ destination: inout MigrationRow) throws -> Void)? = nil,
         finish: (@Sendable (MigrationContext) throws -> Void)? = nil
     ) {
@@ -152,6 +177,7 @@ public struct MigrationStep: Sendable {
         self.renamedEntities = renamedEntities
         self.renamedRelationships = renamedRelationships
         self.prepare = prepare
+        self.keepsRow = keepsRow
         self.transformRow = transformRow
         self.finish = finish
     }

@@ -81,7 +81,8 @@ extension SQLiteStore {
                     "Step \(number): the value \(value) of '\(entity.name).\(attribute.name)' in row \(row.primaryKey) is not a \(attribute.type).",
                     entityName: entity.name, key: attribute.name)
             }
-            if value.isNull && !attribute.isOptional {
+            // A derived attribute is computed once the step's rows and links are in place.
+            if value.isNull && !attribute.isOptional && attribute.derivation == nil {
                 throw SkerryError(
                     .missingRequiredValue,
                     "Step \(number): the required attribute '\(entity.name).\(attribute.name)' of row \(row.primaryKey) has no value, and the attribute has no default value to give it.",

@@ -2,7 +2,8 @@ import Foundation
 
 extension SQLiteStore {
     /// One step: every old table steps aside, the new version's tables are made, the step's
-    /// `prepare` runs, rows are copied (through the step's `transformRow`), links are moved to where the new version keeps them,
+    /// `prepare` runs, the rows its `keepsRow` keeps are copied (through its `transformRow`),
+    /// links between kept rows are moved to where the new version keeps them,
     /// the step's `finish` runs, and every row and link the new version can hold is checked to be
     /// there before the old tables go. Runs inside a transaction.
     static func runMigrationStep(_ step: MigrationStepSpec, _ connection: SQLiteConnection) throws {
@@ -22,11 +23,19 @@ extension SQLiteStore {
         }
         for table in destinationLayout.joinTables.sorted() { try createJoinTable(table, connection) }
 
+        if let prepare = step.custom?.prepare {
+            try prepare(migrationContext(step, retired: retired, layout: destinationLayout, connection).readingOnly())
+        }
         var rows: [String: [MigrationSourceRow]] = [:]
         for entityMapping in mapping.entities {
-            rows[entityMapping.source.name] = try readSourceRows(
+            var read = try readSourceRows(
                 entityMapping.source, table: retired[entityMapping.source.name]!,
                 layout: sourceLayout, connection)
+            // Rows the step leaves out have no key in the new store: no link reaches them.
+            if let keepsRow = step.custom?.keepsRow {
+                read = try read.filter { try keepsRow(entityMapping.destination.name, $0.row) }
+            }
+            rows[entityMapping.source.name] = read
         }
         let keys = try migrationKeys(mapping, rows: rows, step: step, connection)
         var expectedLinks: [(group: LinkGroup, links: LinkSet)] = []
@@ -40,9 +49,6 @@ extension SQLiteStore {
             expectedLinks.append((group, links))
         }
 
-        if let prepare = step.custom?.prepare {
-            try prepare(migrationContext(step, retired: retired, layout: destinationLayout, connection))
-        }
         var customizedForeignKeys = Set<String>()
         for entityMapping in mapping.entities {
             let entity = entityMapping.destination
@@ -106,6 +112,8 @@ extension SQLiteStore {
         if let finish = step.custom?.finish {
             try finish(migrationContext(step, retired: retired, layout: destinationLayout, connection))
         }
+        // Derived attributes new or changed in this version get their values in every row.
+        try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
         try verifyRows(mapping, keys: keys, connection)
         try verifyLinks(expectedLinks, customized: customizedForeignKeys, layout: destinationLayout, connection)
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }
@@ -118,7 +126,9 @@ extension SQLiteStore {
     /// lightweight migration fails the same way).
     private static func checkRequiredValues(_ mapping: SchemaMapping.EntityMapping, rows: [MigrationSourceRow], number: Int) throws {
         for (attribute, old) in zip(mapping.destination.attributes, mapping.attributes)
-        where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue.isNull && !rows.isEmpty {
+        where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue.isNull && attribute.derivation == nil
+            && !rows.isEmpty
+        {
             let empty = rows.filter { row in old.map { (row.row.values[$0.name] ?? .null).isNull } ?? true }.count
             guard empty > 0 else { continue }
             let why = old == nil ? "it is new in this model" : "it was optional"

@@ -242,6 +242,9 @@ package struct StoreSchema: Sendable {
                 try connection.run("UPDATE \(q(entity.name)) SET \(q(attribute.name)) = ?", [attribute.defaultValue])
             }
         }
+        // A new derived attribute gets its value in every existing row, as a save would give it.
+        try fillDerivedAttributes(
+            migration.newAttributes.filter { $0.attribute.derivation != nil }, entities: entities, number: nil, connection)
         for entity in entities where !newEntityNames.contains(entity.name) {
             try syncIndexes(entity, extraColumns: newLayout.extraColumns[entity.name] ?? [], connection)
         }

@@ -29,9 +29,14 @@ extension XcodeMappingModel {
     {
         var builder = StepBuilder(mapping: self, index: index, source: source, destination: destination)
         builder.leavesToCustomCode = leavingToCustomCode
+        let keeping = keyKeepingMappings(destination: destination)
+        builder.copyMappings = Set(
+            entityMappings.filter { $0.sourceEntityName != nil && $0.destinationEntityName != nil && !keeping.contains($0.name) }.map(
+                \.name))
         do {
             for entityMapping in entityMappings { try builder.checkEntities(entityMapping) }
             for entityMapping in entityMappings { try builder.add(entityMapping) }
+            if !leavingToCustomCode { try builder.checkLinksIntoCopies() }
         } catch {
             switch error {
             case .cannot(let error), .missing(let error): throw error
@@ -43,14 +48,14 @@ extension XcodeMappingModel {
 
 /// Why a mapping cannot drive its step: something it asks that Skerry cannot carry out, or a
 /// name its versions do not have.
-private enum Refusal: Error {
+enum Refusal: Error {
     case cannot(SkerryError)
     case missing(SkerryError)
 }
 
 /// Turns a mapping model's entity mappings into a ``MigrationStep``: renames where a mapping
 /// names another entity or property, code (`prepare` and `transformRow`) for the rest.
-private struct StepBuilder {
+struct StepBuilder {
     let mapping: XcodeMappingModel
     let index: Int
     let source: ObjectModel?
@@ -65,8 +70,15 @@ private struct StepBuilder {
     var lookups: [String: [String]] = [:]
     /// Whether what cannot be carried out is left out (for a custom step) rather than refused.
     var leavesToCustomCode = false
-    /// Destination entity -> the source filter predicate every source row must match.
-    var filters: [String: Filter] = [:]
+    /// Destination entity -> the source filter predicate that picks the source rows it takes.
+    var filters: [String: MappingFilter] = [:]
+    /// The foreign-key columns of the `lookups` hierarchies read from the other side (by root).
+    var lookupForeignKeys: [String: Set<String>] = [:]
+    /// The entity mappings whose objects `finish` makes: each mapping of a source entity that has
+    /// several but the one whose rows keep their keys (see ``XcodeMappingModel/keyKeepingMappings(destination:)``).
+    var copyMappings: Set<String> = []
+    /// What `finish` makes for each of them.
+    var copies: [Copy] = []
 
     init(mapping: XcodeMappingModel, index: Int, source: ObjectModel?, destination: ObjectModel?) {
         self.mapping = mapping
@@ -114,9 +126,6 @@ private struct StepBuilder {
         }
         guard let sourceName = entityMapping.sourceEntityName else { return }
         let sourceEntity = source?.entity(named: sourceName)
-        if let filter = entityMapping.sourceFilterPredicate {
-            try addFilter(filter, of: entityMapping, source: sourceEntity, destinationName: destinationName)
-        }
         if source != nil && sourceEntity == nil {
             throw missing(entityMapping, "the source entity '\(sourceName)'", in: mapping.sourceVersionName)
         }
@@ -127,6 +136,15 @@ private struct StepBuilder {
                 "fills '\(destinationName)', which the entity mapping '\(other)' fills too (objects of two source entities into one)")
         }
         filled[destinationName] = entityMapping.name
+        if let filter = entityMapping.sourceFilterPredicate {
+            try leavingToCustomCode { (builder: inout StepBuilder) throws(Refusal) in
+                try builder.addFilter(filter, of: entityMapping, source: sourceEntity, destinationName: destinationName)
+            }
+        }
+        if copyMappings.contains(entityMapping.name) {
+            try addCopy(entityMapping, source: sourceEntity, destination: destinationEntity)
+            return
+        }
         if sourceName != destinationName { renamedEntities[destinationName] = sourceName }
         for property in entityMapping.attributeMappings {
             try leavingToCustomCode { (builder: inout StepBuilder) throws(Refusal) in
@@ -140,31 +158,29 @@ private struct StepBuilder {
         }
     }
 
-    /// A source filter predicate: a step makes a destination row of every source row (a custom
-    /// step cannot take rows away either), so the step checks that every source row matches it
-    /// (then the filter leaves nothing out, as with Core Data) and fails otherwise. Only
-    /// `keyPath == nil` and `keyPath != nil` are checked; any other predicate is refused.
+    /// A source filter predicate: the step keeps the source rows that match it (its `keepsRow`,
+    /// or the `finish` that makes the objects of a second mapping of the same source entity),
+    /// evaluated as a fetch's predicate is. One Skerry cannot evaluate on the old rows is refused.
     mutating func addFilter(
         _ filter: String, of entityMapping: XcodeMappingModel.EntityMapping, source sourceEntity: EntityDescription?,
         destinationName: String
     ) throws(Refusal) {
-        let refusal = Refusal.cannot(
-            SkerryError(
-                .modelMismatch,
-                "\(mapping.url.path): the entity mapping '\(entityMapping.name)' keeps only the source objects that match its filter predicate '\(filter)', which Skerry cannot check (it checks 'key != nil' and 'key == nil'), and a step maps every object: write step \(index + 1) as a MigrationStep(from: \(index)) without the mapping model, its finish making the '\(destinationName)' objects the filter keeps.",
-                entityName: destinationName, key: entityMapping.name))
-        let pattern = /^\s*(?:\$source\.)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*(==|=|!=|<>)\s*(?i:nil|null)\s*$/
-        guard let match = filter.wholeMatch(of: pattern) else { throw refusal }
-        let path = String(match.output.1), isNil = match.output.2 == "==" || match.output.2 == "="
-        let value: Evaluable
-        if !path.contains("."), let relationship = sourceEntity?.relationship(named: path) {
-            guard !relationship.isToMany else { throw refusal }
-            value = .keyPath(hops: [], last: path) // a to-one relationship's key
-        } else {
-            value = try evaluable(.keyPath(path), of: entityMapping, source: sourceEntity, what: "filters by '\(filter)'")
+        func refusal(_ reason: String) -> Refusal {
+            .cannot(
+                SkerryError(
+                    .modelMismatch,
+                    "\(mapping.url.path): the entity mapping '\(entityMapping.name)' keeps only the source objects that match its filter predicate '\(filter)', which Skerry cannot evaluate on the old rows (\(reason)): write step \(index + 1) as a MigrationStep(from: \(index)) whose keepsRow keeps the '\(destinationName)' rows the filter keeps, and give it to the plan with the mapping model.",
+                    entityName: destinationName, key: entityMapping.name))
         }
-        filters[destinationName] = Filter(
-            mapping: entityMapping.name, source: entityMapping.sourceEntityName ?? "", predicate: filter, value: value, isNil: isNil)
+        guard let source, let sourceEntity else { throw refusal("the plan has no source model to resolve it against") }
+        switch MappingFilter.compile(filter, mapping: entityMapping.name, entity: sourceEntity, model: source) {
+        case .failure(let problem):
+            throw refusal(problem.reason)
+        case .success(let compiled):
+            for (root, entities) in compiled.hierarchies { lookups[root] = entities }
+            lookupForeignKeys.merge(compiled.foreignKeys) { $0.union($1) }
+            filters[destinationName] = compiled
+        }
     }
 
     /// Runs `body`; when the builder leaves to custom code what it cannot carry out, such a
@@ -227,6 +243,15 @@ private struct StepBuilder {
         case .destinationInstances(let keyPath)?, .keyPath(let keyPath)?: path = keyPath
         case let expression?: throw failure(entityMapping, "sets the relationship '\(property.name)' to \(expression)")
         }
+        if path.isEmpty {
+            // The objects a second entity mapping makes of the source object: they link back,
+            // setting this relationship's inverse.
+            guard let relationship, isSetByANewObject(inverseOf: relationship) else {
+                throw failure(
+                    entityMapping, "sets the relationship '\(property.name)' to the objects another entity mapping makes of $source")
+            }
+            return
+        }
         if !path.contains(".") {
             if let sourceEntity, sourceEntity.relationship(named: path) == nil {
                 throw missing(entityMapping, "the relationship '\(sourceEntity.name).\(path)'", in: mapping.sourceVersionName)
@@ -248,6 +273,21 @@ private struct StepBuilder {
         }
         let value = try evaluable(.keyPath(path), of: entityMapping, source: sourceEntity, what: what, endingInRelationship: true)
         assignments[destinationName, default: []].append(Assignment(name: property.name, type: nil, value: value))
+    }
+
+    /// Whether the inverse of `relationship` is set, to the source object's own destination
+    /// object, on the objects a second entity mapping makes (see ``addCopy(_:source:destination:)``).
+    func isSetByANewObject(inverseOf relationship: RelationshipDescription) -> Bool {
+        guard let inverseName = relationship.inverseName else { return false }
+        return mapping.entityMappings.contains { other in
+            copyMappings.contains(other.name)
+                && other.destinationEntityName.flatMap { destination?.entity(named: $0) }?.isKind(
+                    ofEntityNamed: relationship.destinationEntityName) == true
+                && other.relationshipMappings.contains {
+                    $0.name == inverseName
+                        && ($0.valueExpression == .destinationInstances(sourceKeyPath: "") || $0.valueExpression == .keyPath(""))
+                }
+        }
     }
 
     /// Whether `relationship` has a to-one inverse that an entity mapping of this mapping model
@@ -328,18 +368,24 @@ private struct StepBuilder {
     }
 
     func step() -> MigrationStep {
-        guard !assignments.isEmpty || !filters.isEmpty else {
+        guard !assignments.isEmpty || !filters.isEmpty || !copies.isEmpty else {
             return MigrationStep(
                 from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
                 renamedRelationships: renamedRelationships)
         }
-        let rows = RowLookup(), lookups = lookups, assignments = assignments, filters = filters
+        let rows = RowLookup(), lookups = lookups, foreignKeys = lookupForeignKeys, assignments = assignments
+        let filters = filters, copies = copies
+        let made = Set(copies.map(\.destination))
+        let keptRows = filters.filter { !made.contains($0.key) } // the others pick the rows `finish` makes
         // A step with a transformRow is trusted with required values: this one checks them
         // itself (as the migration does for a step without code), after its assignments; with
         // a custom step's code after it, that code answers for them.
         let required = Dictionary(
             (leavesToCustomCode ? [] : destination?.entities ?? []).map { entity in
-                (entity.name, entity.storedAttributes.filter { !$0.isOptional && $0.defaultValue.isNull }.map(\.name))
+                (
+                    entity.name,
+                    entity.storedAttributes.filter { !$0.isOptional && $0.defaultValue.isNull && $0.derivation == nil }.map(\.name)
+                )
             }, uniquingKeysWith: { first, _ in first })
         let number = index + 1
         let checkRequired = { @Sendable (entity: String, source: MigrationRow, row: MigrationRow) throws -> Void in
@@ -350,71 +396,96 @@ private struct StepBuilder {
                     entityName: entity, key: name)
             }
         }
+        let assign = { @Sendable (entity: String, assigned: [Assignment], source: MigrationRow, row: inout MigrationRow) throws -> Void in
+            let lookup = rows.storage.withLock { $0 }
+            for assignment in assigned {
+                let value = assignment.value.evaluate(source, lookup)
+                guard let type = assignment.type else {
+                    row[assignment.name] = value
+                    continue
+                }
+                guard let converted = MappingValue.convert(value, to: type) else {
+                    throw SkerryError(
+                        .migrationWouldLoseData,
+                        "Step \(number): the mapping model sets '\(entity).\(assignment.name)' of row \(source.primaryKey) to \(value), which is no \(type) value.",
+                        entityName: entity, key: assignment.name)
+                }
+                row[assignment.name] = converted
+            }
+        }
         var prepare: (@Sendable (MigrationContext) throws -> Void)?
         if !lookups.isEmpty {
             prepare = { @Sendable (context: MigrationContext) throws -> Void in
-                var read: [String: [Int64: MigrationRow]] = [:]
-                for (root, entities) in lookups {
-                    for entity in entities {
-                        for row in try context.sourceRows(of: entity) { read[root, default: [:]][row.primaryKey] = row }
+                var read: [String: [Int64: MigrationRow]] = [:], entities: [String: [Int64: String]] = [:]
+                for (root, names) in lookups {
+                    for entity in names {
+                        for row in try context.sourceRows(of: entity) {
+                            read[root, default: [:]][row.primaryKey] = row
+                            entities[root, default: [:]][row.primaryKey] = entity
+                        }
                     }
                 }
-                rows.storage.withLock { $0 = read }
+                let gathered = SourceRows(rows: read, entities: entities, foreignKeys: foreignKeys)
+                rows.storage.withLock { $0 = gathered }
+            }
+        }
+        var keepsRow: (@Sendable (String, MigrationRow) throws -> Bool)?
+        if !keptRows.isEmpty {
+            keepsRow = { @Sendable (entity: String, source: MigrationRow) throws -> Bool in
+                guard let filter = keptRows[entity] else { return true }
+                return try filter.matches(source, rows.storage.withLock { $0 })
+            }
+        }
+        var transformRow: (@Sendable (String, MigrationRow, inout MigrationRow) throws -> Void)?
+        if !assignments.isEmpty {
+            transformRow = { @Sendable (entity: String, source: MigrationRow, row: inout MigrationRow) throws -> Void in
+                try assign(entity, assignments[entity] ?? [], source, &row)
+                try checkRequired(entity, source, row)
+            }
+        }
+        var finish: (@Sendable (MigrationContext) throws -> Void)?
+        if !copies.isEmpty {
+            // The objects of the second mappings of a source entity: new rows (new keys), made
+            // from the source rows their filter keeps.
+            finish = { @Sendable (context: MigrationContext) throws -> Void in
+                let lookup = rows.storage.withLock { $0 }
+                for copy in copies {
+                    let filter = filters[copy.destination]
+                    for source in try context.sourceRows(of: copy.source) {
+                        if let filter, try !filter.matches(source, lookup) { continue }
+                        var row = MigrationRow(primaryKey: source.primaryKey, values: [:])
+                        try assign(copy.destination, copy.attributes, source, &row)
+                        for link in copy.links {
+                            switch link {
+                            case .sameSource(let column, let target):
+                                if let kept = filters[target], try !kept.matches(source, lookup) { continue }
+                                row[column] = .int(source.primaryKey)
+                            case .path(let column, let value):
+                                row[column] = value.evaluate(source, lookup)
+                            }
+                        }
+                        try checkRequired(copy.destination, source, row)
+                        _ = try context.insert(copy.destination, row.values)
+                    }
+                }
             }
         }
         return MigrationStep(
             from: index, renamedAttributes: renamedAttributes, renamedEntities: renamedEntities,
-            renamedRelationships: renamedRelationships, prepare: prepare,
-            transformRow: { @Sendable (entity: String, source: MigrationRow, row: inout MigrationRow) throws -> Void in
-                if let filter = filters[entity], filter.value.evaluate(source, rows.storage.withLock { $0 }).isNull != filter.isNil {
-                    throw SkerryError(
-                        .modelMismatch,
-                        "Step \(number): row \(source.primaryKey) of '\(filter.source)' does not match the filter predicate '\(filter.predicate)' of the entity mapping '\(filter.mapping)', which would leave it out of '\(entity)'; Skerry makes an object of every source object, so the step cannot follow the mapping model. Write the step as a MigrationStep without it, its finish making the '\(entity)' objects the filter keeps.",
-                        entityName: entity, key: filter.mapping)
-                }
-                guard let assigned = assignments[entity] else {
-                    try checkRequired(entity, source, row)
-                    return
-                }
-                let lookup = rows.storage.withLock { $0 }
-                for assignment in assigned {
-                    let value = assignment.value.evaluate(source, lookup)
-                    guard let type = assignment.type else {
-                        row[assignment.name] = value
-                        continue
-                    }
-                    guard let converted = MappingValue.convert(value, to: type) else {
-                        throw SkerryError(
-                            .migrationWouldLoseData,
-                            "Step \(number): the mapping model sets '\(entity).\(assignment.name)' of row \(source.primaryKey) to \(value), which is no \(type) value.",
-                            entityName: entity, key: assignment.name)
-                    }
-                    row[assignment.name] = converted
-                }
-                try checkRequired(entity, source, row)
-            })
+            renamedRelationships: renamedRelationships, prepare: prepare, keepsRow: keepsRow, transformRow: transformRow,
+            finish: finish)
     }
 }
 
 /// A step hop through a to-one relationship: the relationship, and the hierarchy (by root
 /// entity) whose rows hold the objects it reaches.
-private struct Hop: Sendable {
+struct Hop: Sendable {
     let relationship: String
     let hierarchy: String
 }
 
-/// A source filter predicate a step checks: the value at a key path of the source row is nil
-/// (`isNil`), or is not.
-private struct Filter: Sendable {
-    let mapping: String
-    let source: String
-    let predicate: String
-    let value: Evaluable
-    let isNil: Bool
-}
-
 /// What a destination property gets: a value computed from the source row.
-private struct Assignment: Sendable {
+struct Assignment: Sendable {
     let name: String
     /// The attribute's type to convert to (nil: a relationship's key, or no model to check).
     let type: AttributeType?
@@ -422,21 +493,21 @@ private struct Assignment: Sendable {
 }
 
 /// An expression a step computes for each row.
-private indirect enum Evaluable: Sendable {
+indirect enum Evaluable: Sendable {
     case constant(AttributeValue)
     /// A property of the source row, or of the row reached through to-one relationships.
     case keyPath(hops: [Hop], last: String)
     case function(Evaluable, String, [Evaluable])
     case predefined(String, [Evaluable])
 
-    func evaluate(_ source: MigrationRow, _ lookup: [String: [Int64: MigrationRow]]) -> AttributeValue {
+    func evaluate(_ source: MigrationRow, _ lookup: SourceRows) -> AttributeValue {
         switch self {
         case .constant(let value):
             return value
         case .keyPath(let hops, let last):
             var row = source
             for hop in hops {
-                guard case .int(let key) = row[hop.relationship], let next = lookup[hop.hierarchy]?[key] else { return .null }
+                guard case .int(let key) = row[hop.relationship], let next = lookup.rows[hop.hierarchy]?[key] else { return .null }
                 row = next
             }
             return row[last]
@@ -448,7 +519,7 @@ private indirect enum Evaluable: Sendable {
     }
 }
 
-/// The rows a step's `prepare` read, for its `transformRow`.
-private final class RowLookup: Sendable {
-    let storage = Mutex<[String: [Int64: MigrationRow]]>([:])
+/// The rows a step's `prepare` read, for its `keepsRow`, `transformRow` and `finish`.
+final class RowLookup: Sendable {
+    let storage = Mutex<SourceRows>(SourceRows())
 }

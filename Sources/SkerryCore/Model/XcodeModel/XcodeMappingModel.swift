@@ -29,7 +29,8 @@ public struct XcodeMappingModel: Sendable {
         case constant(AttributeValue)
         /// The destination objects of the source objects a key path of `$source` reaches (Core
         /// Data's `destinationInstancesForEntityMappingNamed:sourceInstances:` and
-        /// `destinationInstancesForSourceRelationshipNamed:sourceInstances:`).
+        /// `destinationInstancesForSourceRelationshipNamed:sourceInstances:`); an empty key path
+        /// is `$source` itself: the objects another entity mapping makes of the source object.
         case destinationInstances(sourceKeyPath: String)
         /// `FUNCTION(receiver, "selector", arguments...)`: a method of the receiver's value.
         /// The ones a step carries out are Foundation's common conversions of strings, numbers,
@@ -52,7 +53,7 @@ public struct XcodeMappingModel: Sendable {
             switch self {
             case .keyPath(let path): return "$source.\(path)"
             case .constant(let value): return "\(value)"
-            case .destinationInstances(let path): return "the destination objects of $source.\(path)"
+            case .destinationInstances(let path): return "the destination objects of $source\(path.isEmpty ? "" : ".\(path)")"
             case .function(let receiver, let selector, let arguments):
                 return "FUNCTION(\(receiver), \"\(selector)\"\(arguments.map { ", \($0)" }.joined()))"
             case .predefinedFunction(let name, let arguments):
@@ -67,6 +68,16 @@ public struct XcodeMappingModel: Sendable {
     public struct PropertyMapping: Sendable, Equatable {
         public let name: String
         public let valueExpression: ValueExpression?
+        /// The entity mapping whose destination objects a relationship mapping takes (Xcode's
+        /// "Source Mapping" of a relationship mapping, as `NoteToNote`), if the mapping model names
+        /// one.
+        public let sourceMappingName: String?
+
+        init(name: String, valueExpression: ValueExpression?, sourceMappingName: String? = nil) {
+            self.name = name
+            self.valueExpression = valueExpression
+            self.sourceMappingName = sourceMappingName
+        }
     }
 
     /// How one destination entity gets its objects.
@@ -168,6 +179,9 @@ public struct XcodeMappingModel: Sendable {
             if relationship, let path = attribute(object, "sourcekeypath"), path.hasPrefix("$source.") {
                 return .destinationInstances(sourceKeyPath: String(path.dropFirst("$source.".count)))
             }
+            if relationship, attribute(object, "sourcekeypath") == "$source" {
+                return .destinationInstances(sourceKeyPath: "")
+            }
             return nil
         }
         let model = root.children(named: "object").first { $0["type"] == "XDDEVMAPPINGMODEL" }
@@ -189,7 +203,11 @@ public struct XcodeMappingModel: Sendable {
                     attribute(object, "name").map { PropertyMapping(name: $0, valueExpression: expression(object, relationship: false)) }
                 },
                 relationshipMappings: related(node, "relationshipmappings").compactMap { object in
-                    attribute(object, "name").map { PropertyMapping(name: $0, valueExpression: expression(object, relationship: true)) }
+                    attribute(object, "name").map {
+                        PropertyMapping(
+                            name: $0, valueExpression: expression(object, relationship: true),
+                            sourceMappingName: attribute(object, "sourcemappingname").flatMap { $0.isEmpty ? nil : $0 })
+                    }
                 },
                 sourceFilterPredicate: attribute(node, "sourcefilterpredicatestring").flatMap { $0.isEmpty ? nil : $0 })
         }
@@ -270,9 +288,12 @@ enum ArchivedExpression {
                         "destinationInstancesForEntityMappingNamed:sourceInstances:",
                         "destinationInstancesForSourceRelationshipNamed:sourceInstances:",
                     ].contains(selector),
-                    arguments.count == 2, let path = sourceKeyPath(arguments[1])
+                    arguments.count == 2
                 {
-                    return .destinationInstances(sourceKeyPath: path)
+                    if let path = sourceKeyPath(arguments[1]) { return .destinationInstances(sourceKeyPath: path) }
+                    if className(arguments[1]) == "NSVariableExpression", object(arguments[1]["NSVariable"])?.string == "source" {
+                        return .destinationInstances(sourceKeyPath: "")
+                    }
                 }
                 if let utilities = object(node["NSOperand"]), className(utilities) == "NSConstantValueExpression",
                     object(utilities["NSConstantValueClassName"])?.string == "_NSPredicateUtilities"

@@ -357,7 +357,7 @@ extension MigrationPlan {
                 MigrationStep(
                     from: index, renamedAttributes: renames, renamedEntities: custom?.renamedEntities ?? [:],
                     renamedRelationships: custom?.renamedRelationships ?? [:], prepare: custom?.prepare,
-                    transformRow: custom?.transformRow, finish: custom?.finish))
+                    keepsRow: custom?.keepsRow, transformRow: custom?.transformRow, finish: custom?.finish))
         }
         self.init(versions: xcodeVersions.map(\.model), steps: merged, progress: progress)
     }
@@ -369,7 +369,8 @@ extension MigrationPlan {
     ///   - xcodeVersions: the versions, oldest first.
     ///   - mappingModels: mapping models, each from one version to the next.
     ///   - steps: custom steps; a custom step for the same versions as a mapping model runs its
-    ///     `prepare` and `transformRow` after the mapping's, and its renames win. It also answers
+    ///     `prepare`, `transformRow` and `finish` after the mapping's, keeps the rows both keep,
+    ///     and its renames win. It also answers
     ///     for what the mapping model cannot carry out: the entity mappings of a custom migration
     ///     policy class are carried as far as their expressions go, and the expressions Skerry
     ///     cannot compute (the policy's `FUNCTION($entityPolicy, ...)`) are left to it.
@@ -415,9 +416,18 @@ extension MigrationPlan {
                 renamedAttributes: mapped.renamedAttributes.merging(custom.renamedAttributes) { _, own in own },
                 renamedEntities: mapped.renamedEntities.merging(custom.renamedEntities) { _, own in own },
                 renamedRelationships: mapped.renamedRelationships.merging(custom.renamedRelationships) { _, own in own },
-                prepare: Self.sequence(mapped.prepare, custom.prepare), transformRow: transform, finish: custom.finish)
+                prepare: Self.sequence(mapped.prepare, custom.prepare), keepsRow: Self.both(mapped.keepsRow, custom.keepsRow),
+                transformRow: transform, finish: Self.sequence(mapped.finish, custom.finish))
         }
         self.init(versions: xcodeVersions.map(\.model), steps: Array(byIndex.values), progress: progress)
+    }
+
+    /// Keeps a row both keep (either may be nil, which keeps every row).
+    private static func both(
+        _ first: (@Sendable (String, MigrationRow) throws -> Bool)?, _ second: (@Sendable (String, MigrationRow) throws -> Bool)?
+    ) -> (@Sendable (String, MigrationRow) throws -> Bool)? {
+        guard let first, let second else { return first ?? second }
+        return { entity, row in try first(entity, row) && second(entity, row) }
     }
 
     /// `first` then `second`, either of which may be nil.

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import SkerryCore
+
+/// Derived attributes that a migration adds, or whose derivation it changes, get their values in
+/// the rows the store already has (Core Data computes them when an object is saved; a migrated
+/// row is not saved again): in place for an optional one, in a migration step otherwise, on SQLite
+/// files and PostgreSQL. A derivation Skerry cannot compute for existing rows fails the migration.
+@Suite struct DerivedMigrationTests {
+    /// A model of authors and books, with `author` and `book` holding more attributes.
+    static func model(_ directory: TemporaryDirectory, _ name: String, author: String = "", book: String = "") throws -> ObjectModel {
+        let folder = directory.file("\(name).xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Author" representedClassName="Author" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                \(author)
+                <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Book"/>
+            </entity>
+            <entity name="Book" representedClassName="Book" syncable="YES">
+                <attribute name="pages" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
+                <attribute name="title" optional="YES" attributeType="String"/>
+                \(book)
+                <relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/>
+            </entity>
+        </model>
+        """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        return try XcodeModel(contentsOf: folder).loadCurrentVersion().model
+    }
+
+    static func description(_ kind: StoreKind, _ directory: TemporaryDirectory) throws -> StoreDescription {
+        kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: directory.file("Books.sqlite"))
+    }
+
+    /// A store of `model` with two authors (one with two books, one with none) and a book
+    /// without an author.
+    static func populate(_ description: StoreDescription, _ model: ObjectModel) throws {
+        let stack = PersistentStack(name: "Books", model: model)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let ann = try context.insert(entityName: "Author")
+            try ann.setValue("Ann Émile", forKey: "name")
+            try context.insert(entityName: "Author").setValue("Bob", forKey: "name")
+            for (title, pages, author) in [("Été", 120, ann), ("Winter", 80, ann), ("Loose", 10, nil)] as [(String, Int64, EntityObject?)] {
+                let book = try context.insert(entityName: "Book")
+                try book.setValue(title, forKey: "title")
+                try book.setValue(pages, forKey: "pages")
+                try book.setRelatedObject(author, forKey: "author")
+            }
+            try context.save()
+        }
+    }
+
+    static func open(_ description: StoreDescription, _ model: ObjectModel, plan: MigrationPlan? = nil) throws -> ObjectContext {
+        let stack = PersistentStack(name: "Books", model: model)
+        var migrating = description
+        migrating.migrationPlan = plan
+        stack.persistentStoreDescriptions = [migrating]
+        try stack.loadPersistentStores()
+        return stack.newBackgroundContext()
+    }
+
+    static let added = (
+        author: """
+        <attribute name="bookCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="books.@count" usesScalarValueType="YES"/>
+        <attribute name="checkedAt" optional="YES" attributeType="Date" derived="YES" derivationExpression="now()" usesScalarValueType="NO"/>
+        """,
+        book: """
+        <attribute name="authorName" optional="YES" attributeType="String" derived="YES" derivationExpression="author.name"/>
+        <attribute name="searchTitle" optional="YES" attributeType="String" derived="YES" derivationExpression="canonical:(title)"/>
+        """
+    )
+
+    /// Optional derived attributes added by a version (the load adds them in place): key paths
+    /// through a to-one relationship, `@count` of a to-many one, `canonical:` and `now()` are
+    /// computed for every existing row, as a save computes them.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func optionalDerivedAttributesAddedInPlaceGetTheirValues(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let description = try Self.description(kind, directory)
+        try Self.populate(description, try Self.model(directory, "Books"))
+        let before = Date()
+        let context = try Self.open(description, try Self.model(directory, "Books2", author: Self.added.author, book: Self.added.book))
+        try context.performAndWait {
+            let authors = try context.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("name")]))
+            #expect(try authors.map { try $0.value(forKey: "bookCount", as: Int64?.self) } == [2, 0])
+            for author in authors { #expect(try author.value(forKey: "checkedAt", as: Date.self) >= before.addingTimeInterval(-1)) }
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            #expect(try books.map { try $0.value(forKey: "authorName", as: String?.self) } == [nil, "Ann Émile", "Ann Émile"])
+            #expect(try books.map { try $0.value(forKey: "searchTitle", as: String?.self) } == ["loose", "winter", "ete"])
+            // The values are stored: a fetch can filter by them.
+            let found = try context.fetch(FetchRequest(entityName: "Book", predicate: AttributeKey("searchTitle") == "ete"))
+            #expect(found == [books[2]])
+        }
+    }
+
+    /// A required derived attribute added by a version (SwiftGen's `now()` one, which its
+    /// migration refused for want of a value) makes a migration step, which computes it; so does
+    /// a derivation changed between two versions of a plan.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aRequiredOrChangedDerivedAttributeIsComputedByTheStep(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let description = try Self.description(kind, directory)
+        let v1 = try Self.model(directory, "Books")
+        try Self.populate(description, v1)
+        let v2 = try Self.model(
+            directory, "Books2",
+            book: """
+                <attribute name="stamp" attributeType="Double" derived="YES" derivationExpression="now()" usesScalarValueType="YES"/>
+                <attribute name="shout" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(title)"/>
+                """)
+        let v3 = try Self.model(
+            directory, "Books3",
+            book: """
+                <attribute name="stamp" attributeType="Double" derived="YES" derivationExpression="now()" usesScalarValueType="YES"/>
+                <attribute name="shout" optional="YES" attributeType="String" derived="YES" derivationExpression="uppercase:(title)"/>
+                """)
+        let before = Date().timeIntervalSinceReferenceDate
+        let context = try Self.open(description, v3, plan: MigrationPlan(versions: [v1, v2, v3]))
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            for book in books { #expect(try book.value(forKey: "stamp", as: Double.self) >= before - 1) }
+            #expect(try books.map { try $0.value(forKey: "shout", as: String?.self) } == ["LOOSE", "WINTER", "ÉTÉ"])
+        }
+    }
+
+    /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming
+    /// it, and the store is left as it was.
+    @Test func aDerivationThatCannotBeComputedForExistingRowsFailsTheMigration() throws {
+        let directory = TemporaryDirectory()
+        let description = try Self.description(.file, directory)
+        let v1 = try Self.model(directory, "Books")
+        try Self.populate(description, v1)
+        let v2 = try Self.model(
+            directory, "Books2",
+            author: """
+                <attribute name="pageTotal" optional="YES" attributeType="Decimal" derived="YES" derivationExpression="books.@sum.pages"/>
+                """)
+        let error = expectError(.modelMismatch) { _ = try Self.open(description, v2) }
+        #expect(error?.message.contains("'Author.pageTotal' (books.@sum.pages)") == true, "\(error?.message ?? "")")
+        #expect(
+            try rawSQL(directory.file("Books.sqlite"), "SELECT count(*) FROM pragma_table_info('Author') WHERE name = 'pageTotal'") == [
+                ["0"]
+            ])
+        // Still readable with the model it was written with.
+        let context = try Self.open(description, v1)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 3)
+    }
+}
