@@ -7,10 +7,18 @@ import SkerryCore
 /// Several processes write one store at once, so numbers must follow commit order: a sequence
 /// alone does not (a reader could see transaction 8 committed before 7, fetch after 8, and never
 /// see 7). A write with history takes a transaction-long advisory lock of the store's history
-/// (``historyLockSQL``) after its own statements, just before it takes its number, and holds it
-/// until it commits: the next writer gets its number only once the one before is committed and
-/// visible. Any snapshot that sees a transaction sees every one numbered below it, so a consumer
-/// that fetched after token N never later meets a new transaction numbered N or below.
+/// (``historyLockSQL``) just before it takes its number, and holds it until it commits: the next
+/// writer gets its number only once the one before is committed and visible. Any snapshot that
+/// sees a transaction sees every one numbered below it, so a consumer that fetched after token N
+/// never later meets a new transaction numbered N or below.
+///
+/// The lock is taken after the statements of every store of the save (the record is the
+/// `StoreWriteFinish` of the store's write), so it is never held while rows are awaited; in a
+/// save over several stores, the stores record in the order of their identifiers (the same in
+/// every process), and a store's lock is held too while the stores after it record and the
+/// stores its transaction encloses commit. Holders of the lock therefore wait only for history
+/// locks later in that one order: stacks that loaded their stores in different orders cannot
+/// wait for each other in a cycle.
 ///
 /// The metadata records whether history is tracked (`historyTracking`: `on`, `cleared`, `off`)
 /// and below which number it was deleted (`historyExpiredBefore`), as in the SQLite store.
@@ -21,6 +29,10 @@ extension PostgresStore {
     /// value in the column of its type (``tombstoneColumn(_:)``).
     static let historyTombstonesTable = "_skerry_history_tombstones"
     /// The sequence of transaction numbers (never handed out twice, even after a rollback).
+    /// It must keep the default `CACHE 1` (never ALTER it): with a cache, each session hands out
+    /// numbers from its own block, so a later commit could get a lower number than one already
+    /// committed, and a consumer past the higher number would never see it. Under the history
+    /// lock, `CACHE 1` numbers follow commit order.
     static let historyNumbersSequence = "_skerry_history_numbers"
     /// The sequence of change IDs.
     static let historyChangeIDsSequence = "_skerry_history_change_ids"
@@ -98,6 +110,7 @@ extension PostgresStore {
     private static func createHistoryTables(_ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
         let valueColumns = Set(AttributeType.allCases.map { "\(q(tombstoneColumn($0))) \(columnType($0))" }).sorted()
+        // The numbers' sequence keeps the default CACHE 1 (see ``historyNumbersSequence``).
         try connection.execute(
             """
             CREATE SEQUENCE IF NOT EXISTS \(q(historyNumbersSequence)); \
@@ -145,8 +158,8 @@ extension PostgresStore {
     // MARK: Recording
 
     /// Records one transaction with `entries`, in the write's open transaction on `connection`,
-    /// after its own statements: takes the history lock (held until the commit), then the next
-    /// number, in one pipeline. Records nothing without entries.
+    /// after the statements of every store of the save: takes the history lock (held until the
+    /// commit), then the next number, in one pipeline. Records nothing without entries.
     func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection) throws {
         guard !entries.isEmpty else { return }
         let q = SQLBuilder.quote

@@ -1,5 +1,7 @@
 extension SQLiteStore {
-    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    /// The history is recorded in the write's own transaction, before `next`: it takes no lock
+    /// beyond the store's write lock, held from the start (so no ``StoreWriteFinish``).
+    func write<T>(_ changes: StoreWrite, then next: (StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T) {
         try checkWritable()
         do {
             return try pool.write { connection in try writeTransaction(changes, connection, then: next) }
@@ -12,7 +14,7 @@ extension SQLiteStore {
 
     private func writeTransaction<T>(
         _ changes: StoreWrite, _ connection: SQLiteConnection,
-        then next: () throws -> T
+        then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
             // Keys first, so that any row may point at any insert. Then deletes, updates and
@@ -33,7 +35,7 @@ extension SQLiteStore {
                 throw conflicts
             }
             if let deleted { try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: deleted), connection) }
-            return (keys, try next())
+            return (keys, try next(nil))
         }
     }
 
