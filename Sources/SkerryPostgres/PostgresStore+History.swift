@@ -67,9 +67,15 @@ extension PostgresStore {
                     if tracks {
                         try createHistoryTables(connection)
                         let tracking = try schema.readMetadata(connection)[trackingKey]
-                        // Saves made while history was off are not in it: older tokens expire.
-                        if tracking == HistoryTracking.off { try expireAllHistory(connection) }
-                        if tracking != HistoryTracking.on { try schema.writeMetadata([trackingKey: HistoryTracking.on], connection) }
+                        if tracking != HistoryTracking.on {
+                            // Under the history lock, which the writes of instances loaded without
+                            // the option hold shared (``sendTrackingCheck(_:)``): those under way
+                            // commit first, later ones read `on` and refuse.
+                            try connection.query(historyLockSQL)
+                            // Saves made while history was off are not in it: older tokens expire.
+                            if tracking == HistoryTracking.off { try expireAllHistory(connection) }
+                            try schema.writeMetadata([trackingKey: HistoryTracking.on], connection)
+                        }
                         return (true, nil)
                     }
                     switch try schema.readMetadata(connection)[trackingKey] {
@@ -153,6 +159,59 @@ extension PostgresStore {
     /// Throws unless the store may be written.
     func checkWritable() throws(SkerryError) {
         if let historyReadOnlyReason { throw SkerryError(.storeIsReadOnly, historyReadOnlyReason + " Nothing was written.") }
+    }
+
+    // MARK: Stores that do not record history
+
+    /// Whether the writes of this store check that no other instance turned tracking on since it
+    /// was loaded: a writable store that does not record history (loaded without the option,
+    /// while tracking was off or before the store had any history).
+    var checksHistoryTracking: Bool { !tracksPersistentHistory && historyReadOnlyReason == nil }
+
+    /// Sends, with `send` (into a write's pipeline, in its transaction, before its other
+    /// statements), what makes a write of a store that does not record history safe from
+    /// another instance turning tracking on meanwhile: the history lock, shared (an instance
+    /// turning tracking on takes it exclusively, in ``prepareHistory(pool:description:)``: it
+    /// waits for the writes under way, and the writes after it wait for it), then the tracking
+    /// state, read in a snapshot taken once the lock is held. No round trip of its own. After the
+    /// pipeline, ``HistoryTrackingCheck/verify(_:)`` refuses the write if tracking is on.
+    func sendTrackingCheck(
+        _ send: (_ sql: String, _ onResult: @escaping (PostgresResult) throws -> Void) throws -> Void
+    ) throws -> HistoryTrackingCheck {
+        let check = HistoryTrackingCheck(store: storeDescription)
+        try send(Self.sharedHistoryLockSQL) { _ in }
+        try send(Self.readTrackingSQL) { result in check.read(result) }
+        return check
+    }
+
+    /// ``historyLockSQL``'s lock, shared.
+    static let sharedHistoryLockSQL =
+        "SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || current_schema(), 0))"
+    /// The metadata's tracking state (no row: the store never had history).
+    static let readTrackingSQL =
+        "SELECT \"value\" FROM \(SQLBuilder.quote(StoreSchema.metadataTable)) WHERE \"key\" = '\(PersistentHistoryMetadata.trackingKey)'"
+
+    /// The tracking state a write read (``sendTrackingCheck(_:)``).
+    final class HistoryTrackingCheck {
+        private let store: String
+        private var tracking: String?
+
+        init(store: StoreDescription) { self.store = "\(store)" }
+
+        func read(_ result: PostgresResult) {
+            if result.rowCount > 0, !result.isNull(0, 0) { tracking = result.text(0, 0) }
+        }
+
+        /// Throws ``SkerryCore/SkerryError/Code/storeIsReadOnly`` when another instance records
+        /// the store's history (tracking `on`, or `cleared` and not yet turned off): a save not
+        /// recorded would be a gap its consumers never learn of.
+        func verify() throws(SkerryError) {
+            guard let tracking, tracking != HistoryTracking.off else { return }
+            throw SkerryError(
+                .storeIsReadOnly,
+                "\(store) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history that the instances reading it never learn of, so this instance can no longer write to it. Load it again with the option. Nothing was written."
+            )
+        }
     }
 
     // MARK: Recording

@@ -109,7 +109,12 @@ extension PostgresStore {
         // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
         let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
+        var tracking: HistoryTrackingCheck?
         do {
+            // First: it waits for nothing but an instance turning tracking on (no row held).
+            if checksHistoryTracking {
+                tracking = try sendTrackingCheck { sql, onResult in try sendReturning(sql, .other(nil), onResult) { _ in } }
+            }
             let members = try membersWrites(updates, changes.inserts)
             try sendLocks(deletes, updates, changes.inserts, members, send)
             try sendDeletes(deletes, send, tracksPersistentHistory ? (sendReturning, tombstones) : nil)
@@ -131,6 +136,7 @@ extension PostgresStore {
             }
             throw Self.mapWriteError(error, objectID)
         }
+        try tracking?.verify()
         var conflicts = StoreWriteConflicts()
         // Deletes of rows already gone (deleted, and recorded, by someone else).
         var gone: Set<ObjectID> = []

@@ -17,6 +17,7 @@ extension SQLiteStore {
         then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
+            if checksHistoryTracking { try refuseIfHistoryTracked(connection) }
             // Keys first, so that any row may point at any insert. Then deletes, updates and
             // inserts — deletes first, so that a save that deletes a row and inserts another with
             // the same unique value does not trip over its own old row — then to-many members.
@@ -332,6 +333,7 @@ extension SQLiteStore {
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
+                if checksHistoryTracking { try refuseIfHistoryTracked(connection) }
                 var count = 0
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []
