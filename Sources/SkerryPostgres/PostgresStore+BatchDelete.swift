@@ -43,19 +43,17 @@ extension PostgresStore {
             return (member: member, sql: delete, preserved: preserved)
         }
         let conditions = try Self.checkRawConditions(predicate)
-        // One statement and nothing after it (one table, nothing referring to its rows, no
-        // change record): the statement is atomic by itself, and needs no transaction around it
-        // (two round trips).
-        let isOneStatement = deletes.count == 1 && cleanup.isEmpty && !options.propagatesChanges && !recordsHistory
+        // Every batch delete runs in a transaction, even a single statement: with history it is
+        // recorded; without, it first checks that no other instance turned tracking on.
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
-            if isOneStatement, let (member, delete, _) = deletes.first {
-                let result = try connection.query(delete.text, delete.bindings)
-                guard returning else { return (result.affectedRows, []) }
-                let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
-                return (memberKeys.count, memberKeys.map { ObjectID(store: identity, entity: member, primaryKey: $0) })
-            }
             return try connection.transaction {
+                if checksHistoryTracking {
+                    let tracking = try connection.pipeline { pipeline in
+                        try sendTrackingCheck { sql, onResult in try pipeline.send(sql, [], onResult: onResult) }
+                    }
+                    try tracking.verify()
+                }
                 var count = 0
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []

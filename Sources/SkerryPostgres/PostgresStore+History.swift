@@ -7,10 +7,18 @@ import SkerryCore
 /// Several processes write one store at once, so numbers must follow commit order: a sequence
 /// alone does not (a reader could see transaction 8 committed before 7, fetch after 8, and never
 /// see 7). A write with history takes a transaction-long advisory lock of the store's history
-/// (``historyLockSQL``) after its own statements, just before it takes its number, and holds it
-/// until it commits: the next writer gets its number only once the one before is committed and
-/// visible. Any snapshot that sees a transaction sees every one numbered below it, so a consumer
-/// that fetched after token N never later meets a new transaction numbered N or below.
+/// (``historyLockSQL``) just before it takes its number, and holds it until it commits: the next
+/// writer gets its number only once the one before is committed and visible. Any snapshot that
+/// sees a transaction sees every one numbered below it, so a consumer that fetched after token N
+/// never later meets a new transaction numbered N or below.
+///
+/// The lock is taken after the statements of every store of the save (the record is the
+/// `StoreWriteFinish` of the store's write), so it is never held while rows are awaited; in a
+/// save over several stores, the stores record in the order of their identifiers (the same in
+/// every process), and a store's lock is held too while the stores after it record and the
+/// stores its transaction encloses commit. Holders of the lock therefore wait only for history
+/// locks later in that one order: stacks that loaded their stores in different orders cannot
+/// wait for each other in a cycle.
 ///
 /// The metadata records whether history is tracked (`historyTracking`: `on`, `cleared`, `off`)
 /// and below which number it was deleted (`historyExpiredBefore`), as in the SQLite store.
@@ -21,6 +29,10 @@ extension PostgresStore {
     /// value in the column of its type (``tombstoneColumn(_:)``).
     static let historyTombstonesTable = "_skerry_history_tombstones"
     /// The sequence of transaction numbers (never handed out twice, even after a rollback).
+    /// It must keep the default `CACHE 1` (never ALTER it): with a cache, each session hands out
+    /// numbers from its own block, so a later commit could get a lower number than one already
+    /// committed, and a consumer past the higher number would never see it. Under the history
+    /// lock, `CACHE 1` numbers follow commit order.
     static let historyNumbersSequence = "_skerry_history_numbers"
     /// The sequence of change IDs.
     static let historyChangeIDsSequence = "_skerry_history_change_ids"
@@ -55,9 +67,15 @@ extension PostgresStore {
                     if tracks {
                         try createHistoryTables(connection)
                         let tracking = try schema.readMetadata(connection)[trackingKey]
-                        // Saves made while history was off are not in it: older tokens expire.
-                        if tracking == HistoryTracking.off { try expireAllHistory(connection) }
-                        if tracking != HistoryTracking.on { try schema.writeMetadata([trackingKey: HistoryTracking.on], connection) }
+                        if tracking != HistoryTracking.on {
+                            // Under the history lock, which the writes of instances loaded without
+                            // the option hold shared (``sendTrackingCheck(_:)``): those under way
+                            // commit first, later ones read `on` and refuse.
+                            try connection.query(historyLockSQL)
+                            // Saves made while history was off are not in it: older tokens expire.
+                            if tracking == HistoryTracking.off { try expireAllHistory(connection) }
+                            try schema.writeMetadata([trackingKey: HistoryTracking.on], connection)
+                        }
                         return (true, nil)
                     }
                     switch try schema.readMetadata(connection)[trackingKey] {
@@ -98,6 +116,7 @@ extension PostgresStore {
     private static func createHistoryTables(_ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
         let valueColumns = Set(AttributeType.allCases.map { "\(q(tombstoneColumn($0))) \(columnType($0))" }).sorted()
+        // The numbers' sequence keeps the default CACHE 1 (see ``historyNumbersSequence``).
         try connection.execute(
             """
             CREATE SEQUENCE IF NOT EXISTS \(q(historyNumbersSequence)); \
@@ -142,11 +161,64 @@ extension PostgresStore {
         if let historyReadOnlyReason { throw SkerryError(.storeIsReadOnly, historyReadOnlyReason + " Nothing was written.") }
     }
 
+    // MARK: Stores that do not record history
+
+    /// Whether the writes of this store check that no other instance turned tracking on since it
+    /// was loaded: a writable store that does not record history (loaded without the option,
+    /// while tracking was off or before the store had any history).
+    var checksHistoryTracking: Bool { !tracksPersistentHistory && historyReadOnlyReason == nil }
+
+    /// Sends, with `send` (into a write's pipeline, in its transaction, before its other
+    /// statements), what makes a write of a store that does not record history safe from
+    /// another instance turning tracking on meanwhile: the history lock, shared (an instance
+    /// turning tracking on takes it exclusively, in ``prepareHistory(pool:description:)``: it
+    /// waits for the writes under way, and the writes after it wait for it), then the tracking
+    /// state, read in a snapshot taken once the lock is held. No round trip of its own. After the
+    /// pipeline, ``HistoryTrackingCheck/verify(_:)`` refuses the write if tracking is on.
+    func sendTrackingCheck(
+        _ send: (_ sql: String, _ onResult: @escaping (PostgresResult) throws -> Void) throws -> Void
+    ) throws -> HistoryTrackingCheck {
+        let check = HistoryTrackingCheck(store: storeDescription)
+        try send(Self.sharedHistoryLockSQL) { _ in }
+        try send(Self.readTrackingSQL) { result in check.read(result) }
+        return check
+    }
+
+    /// ``historyLockSQL``'s lock, shared.
+    static let sharedHistoryLockSQL =
+        "SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || current_schema(), 0))"
+    /// The metadata's tracking state (no row: the store never had history).
+    static let readTrackingSQL =
+        "SELECT \"value\" FROM \(SQLBuilder.quote(StoreSchema.metadataTable)) WHERE \"key\" = '\(PersistentHistoryMetadata.trackingKey)'"
+
+    /// The tracking state a write read (``sendTrackingCheck(_:)``).
+    final class HistoryTrackingCheck {
+        private let store: String
+        private var tracking: String?
+
+        init(store: StoreDescription) { self.store = "\(store)" }
+
+        func read(_ result: PostgresResult) {
+            if result.rowCount > 0, !result.isNull(0, 0) { tracking = result.text(0, 0) }
+        }
+
+        /// Throws ``SkerryCore/SkerryError/Code/storeIsReadOnly`` when another instance records
+        /// the store's history (tracking `on`, or `cleared` and not yet turned off): a save not
+        /// recorded would be a gap its consumers never learn of.
+        func verify() throws(SkerryError) {
+            guard let tracking, tracking != HistoryTracking.off else { return }
+            throw SkerryError(
+                .storeIsReadOnly,
+                "\(store) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history that the instances reading it never learn of, so this instance can no longer write to it. Load it again with the option. Nothing was written."
+            )
+        }
+    }
+
     // MARK: Recording
 
     /// Records one transaction with `entries`, in the write's open transaction on `connection`,
-    /// after its own statements: takes the history lock (held until the commit), then the next
-    /// number, in one pipeline. Records nothing without entries.
+    /// after the statements of every store of the save: takes the history lock (held until the
+    /// commit), then the next number, in one pipeline. Records nothing without entries.
     func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection) throws {
         guard !entries.isEmpty else { return }
         let q = SQLBuilder.quote

@@ -1,7 +1,10 @@
 import SkerryCore
 
 extension PostgresStore {
-    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    /// With history, the write's record (its number, under the store's history lock) is the
+    /// ``SkerryCore/StoreWriteFinish`` it hands `next`: run after the statements of every store of
+    /// the save, as the last thing before the commit (see ``recordHistory(_:_:)``).
+    func write<T>(_ changes: StoreWrite, then next: (StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T) {
         try checkWritable()
         var attempt = 1
         while true {
@@ -9,9 +12,9 @@ extension PostgresStore {
             do {
                 return try pool.withConnection { connection in
                     try connection.transaction {
-                        try writeTransaction(changes, connection) {
+                        try writeTransaction(changes, connection) { finish in
                             nextStarted = true
-                            return try next()
+                            return try next(finish)
                         }
                     }
                 }
@@ -22,7 +25,9 @@ extension PostgresStore {
                 // The server ended the transaction to break a deadlock or a serialization
                 // conflict with another writer, before anything of the save was kept (the next
                 // store's write had not begun): the whole transaction is written again, as
-                // PostgreSQL advises for these two codes.
+                // PostgreSQL advises for these two codes. (The history's record runs within
+                // `next`, and is not tried again: it waits only for the history lock, whose
+                // holders wait for nothing, so it takes part in no deadlock.)
                 if !nextStarted, attempt < Self.writeAttempts, let code = mapped.postgres?.sqlState,
                     code == .deadlockDetected || code == .serializationFailure
                 {
@@ -46,7 +51,7 @@ extension PostgresStore {
             try pool.withConnection { connection in
                 try connection.transaction {
                     while let changes = try next() {
-                        _ = try writeTransaction(changes, connection, importing: true) { () }
+                        _ = try writeTransaction(changes, connection, importing: true) { _ in () }
                     }
                     try restartKeySequences(connection)
                 }
@@ -115,10 +120,10 @@ extension PostgresStore {
     /// the rows it changes, every delete, update, insert and to-many member write in one pipeline — deletes first, so that a
     /// save that deletes a row and inserts another with the same unique value does not trip over
     /// its own old row. Then the rows behind conflicts are read, and the write fails with them
-    /// (rolled back) or runs `next` before it commits.
+    /// (rolled back) or runs `next` before it commits, handing it the history's record.
     private func writeTransaction<T>(
         _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool = false,
-        then next: () throws -> T
+        then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         let keys = try allocateKeys(changes.inserts, connection)
         let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
@@ -144,7 +149,12 @@ extension PostgresStore {
         // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
         let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
+        var tracking: HistoryTrackingCheck?
         do {
+            // First: it waits for nothing but an instance turning tracking on (no row held).
+            if checksHistoryTracking {
+                tracking = try sendTrackingCheck { sql, onResult in try sendReturning(sql, .other(nil), onResult) { _ in } }
+            }
             let members = try membersWrites(updates, changes.inserts)
             try sendLocks(deletes, updates, changes.inserts, members, send)
             try sendDeletes(deletes, send, tracksPersistentHistory ? (sendReturning, tombstones) : nil)
@@ -166,9 +176,12 @@ extension PostgresStore {
             }
             throw Self.mapWriteError(error, objectID)
         }
+        try tracking?.verify()
         var conflicts = StoreWriteConflicts()
         // Deletes of rows already gone (deleted, and recorded, by someone else).
         var gone: Set<ObjectID> = []
+        // The deleted objects, made once if a version-checked statement changed no row.
+        var deleting: Set<ObjectID>?
         for position in pipeline.unchanged {
             switch sent[position] {
             case .delete(let objectID):
@@ -176,9 +189,13 @@ extension PostgresStore {
             case .checked(let objectID):
                 let stored = try currentRow(objectID, connection)
                 // A delete of a row already gone is no conflict: the delete's aim is met.
-                if stored == nil && changes.deletes.contains(where: { $0.objectID == objectID }) {
-                    gone.insert(objectID)
-                    continue
+                if stored == nil {
+                    let deleted = deleting ?? Set(changes.deletes.lazy.map(\.objectID))
+                    deleting = deleted
+                    if deleted.contains(objectID) {
+                        gone.insert(objectID)
+                        continue
+                    }
                 }
                 conflicts.versionConflicts.append((objectID, stored))
             case .insert(let index):
@@ -200,14 +217,22 @@ extension PostgresStore {
             conflicts.store = identity
             throw conflicts
         }
+        var finish: StoreWriteFinish?
         if tracksPersistentHistory && !importing {
             let deleted = changes.deletes.lazy.filter { !gone.contains($0.objectID) }.map {
                 HistoryEntry(
                     type: .delete, entity: $0.objectID.entity, key: $0.objectID.key, tombstone: tombstones.values[$0.objectID])
             }
-            try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: Array(deleted)), connection)
+            let entries = HistoryEntry.entries(of: changes, keys: keys, deleted: Array(deleted))
+            if !entries.isEmpty {
+                // Run by the save once every store's statements ran, before this transaction
+                // commits (`next` returns only after it ran, or throws).
+                finish = StoreWriteFinish(order: identity.identifier) { [self] in
+                    do { try recordHistory(entries, connection) } catch { throw Self.mapError(error, entity: nil) }
+                }
+            }
         }
-        return (keys, try next())
+        return (keys, try next(finish))
     }
 
     /// The tombstones the deletes of a write return, filled as their answers are read.

@@ -49,6 +49,41 @@ import Testing
         }
     }
 
+    /// An instance that loaded the store without the option while it recorded no history (it
+    /// never had any, or tracking was turned off) stops writing once another instance turns
+    /// tracking on: its saves and batch deletes fail with `.storeIsReadOnly`, the store unchanged
+    /// and the context keeping its changes, so the consumers of the history miss no save.
+    @Test(arguments: HistoryStore.sharedKinds)
+    func anInstanceLoadedWithoutTheOptionStopsWritingOnceAnotherTurnsTrackingOn(_ kind: StoreKind) throws {
+        for wasTracked in [false, true] {
+            let store = HistoryStore(kind)
+            if wasTracked {
+                // Tracked once, then turned off: all history deleted, opened without the option.
+                let earlier = try store.stack(name: "Earlier")
+                try Self.save(earlier, "Dune")
+                _ = try earlier.viewContext.performAndWait { try earlier.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+            }
+            let plain = try store.stack(name: "Plain", tracking: false)
+            try Self.save(plain, "Unrecorded while off")
+            let tracking = try store.stack()
+            let token = tracking.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+            try plain.viewContext.performAndWait { () throws in
+                _ = try plain.viewContext.insertBook("Unrecorded")
+                let error = expectError(.storeIsReadOnly) { try plain.viewContext.save() }
+                #expect(error?.message.contains("turned persistent history on") == true)
+                #expect(plain.viewContext.insertedObjects.count == 1)
+                expectError(.storeIsReadOnly) { try plain.viewContext.execute(BatchDeleteRequest(entityName: "Book")) }
+            }
+            try Self.save(tracking, "Recorded")
+            let history = try tracking.viewContext.history(.fetchHistory(after: token))
+            #expect(history.count == 1)
+            let titles = try tracking.viewContext.performAndWait {
+                try tracking.viewContext.fetch(FetchRequest(entityName: "Book")).map { try $0.value(forKey: "title") as? String }
+            }
+            #expect(titles.count == (wasTracked ? 3 : 2) && !titles.contains("Unrecorded"))
+        }
+    }
+
     @Test(arguments: HistoryStore.sharedKinds)
     func deletingAllHistoryUpToNowThenOpeningWithoutTheOptionStopsTrackingUnlessSomeoneRecordedSince(_ kind: StoreKind) throws {
         let store = HistoryStore(kind)

@@ -30,11 +30,13 @@ import Testing
             }
         }
         // The save is one write transaction with one UPDATE naming only the changed column,
-        // guarded by the version the context read.
+        // guarded by the version the context read. A file, which other instances may open too,
+        // first reads whether one of them turned persistent history on (the save would then
+        // refuse to write unrecorded).
         let save = Array(sql.drop { $0 != "BEGIN IMMEDIATE" })
+        let trackingCheck = kind == .file ? [#"SELECT "value" FROM "_skerry_metadata" WHERE "key" = 'historyTracking'"#] : []
         #expect(
-            save == [
-                "BEGIN IMMEDIATE",
+            save == ["BEGIN IMMEDIATE"] + trackingCheck + [
                 #"UPDATE "Book" SET "_version" = "_version" + 1, "year" = ? WHERE "_pk" = ? AND "_version" = ?"#,
                 "COMMIT",
             ])

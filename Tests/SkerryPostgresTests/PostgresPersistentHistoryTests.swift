@@ -156,57 +156,58 @@ import Testing
         #expect(try consumer.viewContext.history(.fetchHistory(after: nil as PersistentHistoryToken?)).count == 3 * saves)
     }
 
-    /// The race a sequence alone loses, made to happen: a save takes its number in store A, then
-    /// stops before committing (its second store's write waits for a row another session holds);
-    /// meanwhile a second instance saves to A. Were the second numbered and committed first, a
+    /// The race a sequence alone loses, made to happen: a save over two stores takes its number
+    /// in the store it records first, then stops before committing (its record in the second
+    /// store waits for that store's history lock, which another session holds); meanwhile a
+    /// second instance saves to the first store. Were the second numbered and committed first, a
     /// consumer fetching then would take its token past the first, and never see the first. The
     /// history lock makes the second wait for the first: the consumer sees both, in order.
     @Test func aSaveNumberedEarlierButCommittingLaterIsNeverSkippedByAConsumer() throws {
-        let schemaA = PostgresTestServer.newSchema(), schemaB = PostgresTestServer.newSchema()
+        let schemas = [PostgresTestServer.newSchema(), PostgresTestServer.newSchema()]
+        let entities = ["Entry", "Other"]
         let model = try ObjectModel(entities: [
             EntityDescription(
                 name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
-            EntityDescription(name: "Other", attributes: [AttributeDescription("name", .string)]),
+            EntityDescription(
+                name: "Other", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
         ])
-        // The first instance: Entry in A (with history), Other in B; A is written first.
-        let first = PersistentStack(name: "First", model: model)
-        var a = try PostgresTestServer.description(schema: schemaA, maximumConnections: 2)
-        a.entityNames = ["Entry"]
-        a.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
-        var b = try PostgresTestServer.description(schema: schemaB, maximumConnections: 2)
-        b.entityNames = ["Other"]
-        first.persistentStoreDescriptions = [a, b]
-        try first.loadPersistentStores()
-        let second = try Self.stack(schemaA, name: "Second")
-        let consumer = try Self.stack(schemaA, name: "Consumer")
-        let other = try first.viewContext.performAndWait {
-            let other = try first.viewContext.insert(entityName: "Other")
-            try other.setValue("held", forKey: "name")
-            try first.viewContext.save()
-            return other.objectID
+        // Every instance: Entry in one schema, Other in the other, both with history.
+        func stack(_ name: String) throws -> PersistentStack {
+            let stack = PersistentStack(name: name, model: model)
+            stack.persistentStoreDescriptions = try zip(schemas, entities).map { schema, entity in
+                var description = try PostgresTestServer.description(schema: schema, maximumConnections: 2)
+                description.entityNames = [entity]
+                description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+                return description
+            }
+            try stack.loadPersistentStores()
+            return stack
         }
+        let first = try stack("First"), second = try stack("Second"), consumer = try stack("Consumer")
+        // A save records its stores in the order of their identifiers: `early` first.
+        let identifiers = first.persistentStoreCoordinator.loadedStores.map(\.identity.identifier)
+        let (early, late) = identifiers[0] < identifiers[1] ? (0, 1) : (1, 0)
         let token = try #require(consumer.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
 
+        // Another session holds the late store's history lock.
         let holder = try PostgresTestServer.connect()
         try holder.execute("BEGIN")
-        try holder.query("SELECT 1 FROM \"\(schemaB)\".\"Other\" WHERE _pk = ? FOR UPDATE", [.int(other.key)])
+        try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schemas[late])])
         let watcher = try PostgresTestServer.connect()
         let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
-        // Sessions waiting for the holder (the first save, in B), and for an advisory lock (the
-        // second save, for A's history lock; other tests' stores have schemas, and locks, of their own).
-        let waitingForHolder = "SELECT count(*) FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
-        let waitingForHistory = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+        let blockedBy = "SELECT pid FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
         let group = DispatchGroup()
         let failures = Locked<[String]>([])
-        func save(_ stack: PersistentStack, _ writer: Int32, _ body: @escaping @Sendable (ObjectContext) throws -> Void) {
+        func save(_ stack: PersistentStack, _ writer: Int32, entities: [String]) {
             DispatchQueue.global().async(group: group) {
                 let context = stack.newBackgroundContext()
                 do {
                     try context.performAndWait {
-                        let entry = try context.insert(entityName: "Entry")
-                        try entry.setValue(writer, forKey: "writer")
-                        try entry.setValue(Int32(0), forKey: "index")
-                        try body(context)
+                        for entity in entities {
+                            let object = try context.insert(entityName: entity)
+                            try object.setValue(writer, forKey: "writer")
+                            try object.setValue(Int32(0), forKey: "index")
+                        }
                         try context.save()
                     }
                 } catch {
@@ -214,29 +215,45 @@ import Testing
                 }
             }
         }
-        // The first save: numbered in A, then waits in B for the held row.
-        save(first, 1) { context in try context.existingObject(with: other).setValue("changed", forKey: "name") }
-        for _ in 0..<600 where try watcher.scalarInt64(waitingForHolder, [.int(holderPID)]) ?? 0 < 1 {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        // The second save: waits for the first (history lock), or commits at once (none).
-        save(second, 2) { _ in }
-        let committed = "SELECT count(*) FROM \"\(schemaA)\".\"_skerry_history_transactions\""
+        // The first save: numbered in the early store, then waits for the late store's lock.
+        save(first, 1, entities: entities)
+        var firstPID: Int64?
         for _ in 0..<600 {
-            if try watcher.scalarInt64(waitingForHistory) ?? 0 > 0 || watcher.scalarInt64(committed) ?? 0 > 0 { break }
+            firstPID = try watcher.scalarInt64(blockedBy, [.int(holderPID)])
+            if firstPID != nil { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
+        #expect(firstPID != nil, "the first save never waited for the late store's history lock")
+        // The second save, to the early store only: waits for the first (history lock), or
+        // commits at once (none).
+        save(second, 2, entities: [entities[early]])
+        let committed = "SELECT count(*) FROM \"\(schemas[early])\".\"_skerry_history_transactions\""
+        for _ in 0..<400 {
+            if try watcher.scalarInt64(Self.waitingForHistoryLock, [.string(schemas[early])]) ?? 0 > 0 { break }
+            if try watcher.scalarInt64(committed) ?? 0 > 0 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let earlyStore = identifiers[early]
         let duringWait = try consumer.viewContext.history(.fetchHistory(after: token))
         try holder.execute("ROLLBACK")
         group.wait()
         #expect(failures.value.isEmpty)
         let after = try consumer.viewContext.history(.fetchHistory(after: duringWait.last?.token ?? token))
-        let seen = (duringWait + after).map(\.transactionNumber)
+        let seen = (duringWait + after).filter { $0.storeID == earlyStore }.map(\.transactionNumber)
         // Both saves, each once, in increasing numbers: nothing numbered below a number seen came later.
         #expect(seen.count == 2)
         #expect(seen == seen.sorted())
-        #expect(try consumer.viewContext.history(.fetchHistory(after: token)).map(\.transactionNumber) == seen)
+        let all = try consumer.viewContext.history(.fetchHistory(after: token))
+        #expect(all.filter { $0.storeID == earlyStore }.map(\.transactionNumber) == seen)
     }
+
+    /// How many sessions wait for the history lock of the store in the schema given (a bigint
+    /// advisory lock shows its halves in `classid` and `objid`, with `objsubid` 1).
+    static let waitingForHistoryLock = """
+        SELECT count(*) FROM pg_locks, (SELECT hashtextextended('skerry-history:' || ?, 0) AS k) AS history \
+        WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 \
+        AND classid::bigint = (history.k >> 32) & 4294967295 AND objid::bigint = history.k & 4294967295
+        """
 
     /// A token past the store's last committed transaction (the database was restored from an
     /// older dump since, here by deleting the newest transaction by hand) expires, as in SQLite.
@@ -309,10 +326,11 @@ import Testing
         #expect(try stack.viewContext.history(.fetchHistory(after: token)).count == 1)
     }
 
-    /// A save over two stores whose second store fails after the first recorded its transaction
-    /// (holding the history lock, with a number taken): the first store's transaction rolls back
-    /// with its history, and the number is never seen (the next save's comes after the token).
-    @Test func aSaveFailingInItsSecondStoreAfterTheFirstRecordedItsHistoryRecordsNothing() throws {
+    /// A save over two stores whose second store finds a conflict: every store's statements run
+    /// before any history is recorded, so the first store rolls back without having taken a
+    /// number (the next save's is the one after the token). A failure after a number was taken
+    /// is in `PostgresHistoryAcrossStoresTests`.
+    @Test func aSaveFailingInItsSecondStoreRecordsNothingAndTakesNoNumber() throws {
         let model = try ObjectModel(entities: [
             EntityDescription(
                 name: "Entry", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
@@ -353,9 +371,9 @@ import Testing
         let next = try stack.viewContext.history(.fetchHistory(after: token))
         #expect(next.count == 1)
         #expect(next.first?.changes?.count == 1)
-        // The failed save had recorded its transaction (its number was taken) before it rolled back.
+        // The conflict was found before the first store took a number.
         let before = try #require(token.storeTokens.values.first)
-        #expect(try #require(next.first?.transactionNumber) > before + 1)
+        #expect(try #require(next.first?.transactionNumber) == before + 1)
     }
 
     /// A save that cannot get the history lock within `historyLockTimeout` (another session holds

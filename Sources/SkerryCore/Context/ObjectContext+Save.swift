@@ -38,7 +38,7 @@ extension ObjectContext {
         for attempt in 1...Self.maximumSaveAttempts {
             let parts = try plan.parts(storeOrder: stores)
             do {
-                let keys = try withHistoryAuthor(of: parts.lazy.map(\.store)) { () throws -> [[Int64]] in try Self.write(parts, from: 0) }
+                let keys = try withHistoryAuthor(of: parts.lazy.map(\.store)) { () throws -> [[Int64]] in try Self.write(parts) }
                 return apply(plan, parts: parts, insertedKeys: keys)
             } catch let found as StoreWriteConflicts {
                 guard let part = parts.first(where: { $0.store.identity === found.store }) else {
@@ -91,14 +91,30 @@ extension ObjectContext {
         return error
     }
 
-    /// Runs the writes from `index` on, each store's transaction enclosing the next store's, so
+    /// Runs the writes of every store, each store's transaction enclosing the next store's, so
     /// that all commit only when every store's statements succeeded. (The commits themselves run
     /// innermost first; a COMMIT that fails after an inner store committed — a disk failure —
     /// leaves that inner store's part written.)
-    private static func write(_ parts: [SavePlan.StorePart], from index: Int) throws -> [[Int64]] {
-        guard index < parts.count else { return [] }
-        let (keys, rest) = try parts[index].store.write(parts[index].write) { try write(parts, from: index + 1) }
-        return [keys] + rest
+    ///
+    /// The stores' last steps (``StoreWriteFinish``: a PostgreSQL store's history, under its
+    /// history lock) run innermost, once every store's statements ran and found no conflict, in
+    /// the stores' identifiers' order: a store's lock is not held while another store's
+    /// statements wait for rows, and two stacks that loaded the stores in different orders take
+    /// the locks in one order, so they cannot wait for each other in a cycle.
+    private static func write(_ parts: [SavePlan.StorePart]) throws -> [[Int64]] {
+        var finishes: [StoreWriteFinish] = []
+        func write(from index: Int) throws -> [[Int64]] {
+            guard index < parts.count else {
+                for finish in finishes.sorted(by: { $0.order < $1.order }) { try finish.run() }
+                return []
+            }
+            let (keys, rest) = try parts[index].store.write(parts[index].write) { finish in
+                if let finish { finishes.append(finish) }
+                return try write(from: index + 1)
+            }
+            return [keys] + rest
+        }
+        return try write(from: 0)
     }
 
     /// Brings the context in line with a committed plan, and tells the observers.

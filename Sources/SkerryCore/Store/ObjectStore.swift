@@ -125,6 +125,22 @@ package struct StoreWriteConflicts: Error {
     package var isEmpty: Bool { versionConflicts.isEmpty && uniquenessConflicts.isEmpty }
 }
 
+/// The last step of a store's part of a save, run before it commits, which takes a lock shared
+/// with other processes (a PostgreSQL store's history lock, held until the commit): see
+/// ``ObjectStore/write(_:then:)``.
+package struct StoreWriteFinish {
+    /// The order in which a save runs the steps of its stores: the store's identifier, recorded
+    /// in the store, so the same in every process whichever order it loaded its stores in.
+    package let order: String
+    /// The step, on the store's open transaction; throws ``SkerryError``.
+    package let run: () throws -> Void
+
+    package init(order: String, run: @escaping () throws -> Void) {
+        self.order = order
+        self.run = run
+    }
+}
+
 /// What contexts need of a store. Contexts never see SQL, tables, columns or connections: they
 /// hand a store logical changes ("object X's relationship R now holds these IDs") and receive
 /// rows with IDs; a store for another database implements this protocol and nothing in
@@ -179,10 +195,18 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// Writes `changes` in one transaction and, before committing, runs `next` (the next store's
     /// write of the same save), so that a save spanning stores commits only if every store's part
     /// succeeded. Returns the keys given to the inserted rows, in order.
+    ///
+    /// A store whose write must end with a step that takes a lock shared with other processes
+    /// (a PostgreSQL store's history lock) hands that step to `next` rather than running it
+    /// itself; `next` must run it before it returns (the store commits after `next`). The save
+    /// runs the steps of all its stores after every store's statements, in the steps' order
+    /// (``StoreWriteFinish/order``), so that no store holds such a lock while another store's
+    /// statements wait for rows, and stacks that list the stores in different orders take the
+    /// locks in one order.
     /// - Throws: ``StoreWriteConflicts`` listing every updated or deleted row whose version is not
     ///   the one expected and every insert that collides with a uniqueness constraint (the write is
     ///   rolled back); ``SkerryError`` for anything else.
-    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T)
+    func write<T>(_ changes: StoreWrite, then next: (_ finish: StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T)
     /// The value of a raw SQL condition on each of `rows` (attribute values of `entity`), computed
     /// by the database as on stored rows, columns' types included, so that a raw predicate answers
     /// the same for unsaved objects as for rows. One statement for all the rows (or a few, for

@@ -182,6 +182,30 @@ extension SQLiteStore {
         return try connection.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(historyTransactionsTable)]) ?? 0
     }
 
+    // MARK: Stores that do not record history
+
+    /// Whether the writes of this store check that no other instance (another process, or
+    /// another stack) turned tracking on since it was loaded: a writable file store that does not
+    /// record history (an in-memory database is this store's alone).
+    var checksHistoryTracking: Bool { !tracksPersistentHistory && historyReadOnlyReason == nil && storeDescription.kind != .inMemory }
+
+    /// Throws ``SkerryError/Code/storeIsReadOnly`` when the metadata, read in the write's
+    /// transaction, says another instance records the store's history (tracking `on`, or
+    /// `cleared` and not yet turned off): a save not recorded would be a gap its consumers never
+    /// learn of. The write holds the database's write lock, and an instance turning tracking on
+    /// writes the metadata under it too: either the write commits first, or it reads `on`. One
+    /// read of a cached statement.
+    func refuseIfHistoryTracked(_ connection: SQLiteConnection) throws {
+        let statement = try connection.cachedStatement(
+            "SELECT \"value\" FROM \(SQLBuilder.quote(StoreSchema.metadataTable)) WHERE \"key\" = '\(Self.trackingKey)'")
+        defer { statement.reset() }
+        guard try statement.step(), !statement.isNull(at: 0), statement.text(at: 0) != Tracking.off else { return }
+        throw SkerryError(
+            .storeIsReadOnly,
+            "\(storeDescription) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history, so this instance can no longer write to it. Load it again with the option. Nothing was written."
+        )
+    }
+
     // MARK: Recording
 
     /// Records one transaction with `entries`, inside the write transaction of `connection`.

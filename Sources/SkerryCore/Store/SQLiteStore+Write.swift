@@ -1,5 +1,7 @@
 extension SQLiteStore {
-    func write<T>(_ changes: StoreWrite, then next: () throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    /// The history is recorded in the write's own transaction, before `next`: it takes no lock
+    /// beyond the store's write lock, held from the start (so no ``StoreWriteFinish``).
+    func write<T>(_ changes: StoreWrite, then next: (StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T) {
         try checkWritable()
         do {
             return try pool.write { connection in try writeTransaction(changes, connection, then: next) }
@@ -12,11 +14,12 @@ extension SQLiteStore {
 
     private func writeTransaction<T>(
         _ changes: StoreWrite, _ connection: SQLiteConnection,
-        then next: () throws -> T
+        then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
+            if checksHistoryTracking { try refuseIfHistoryTracked(connection) }
             let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
-            return (keys, try next())
+            return (keys, try next(nil))
         }
     }
 
@@ -357,6 +360,7 @@ extension SQLiteStore {
         return try writeConnection(entity) { connection in
             try checkRawConditions(predicate, connection)
             return try connection.writeTransaction {
+                if checksHistoryTracking { try refuseIfHistoryTracked(connection) }
                 var count = 0
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []

@@ -1,0 +1,67 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import SkerryCore
+@testable import SkerryPostgres
+
+/// An instance that loaded a PostgreSQL store without `PersistentHistoryTrackingKey` while it
+/// recorded no history, racing another instance that turns tracking on. (The sequential case, on
+/// SQLite and PostgreSQL, is in `PersistentHistoryTrackingTests`.)
+@Suite(.postgres) struct PostgresHistoryTrackingTests {
+    /// A save of the instance without the option starts while another instance is turning
+    /// tracking on (it holds the history lock and wrote `on`, not committed yet). The save waits
+    /// for that instance, then reads `on` and fails with `.storeIsReadOnly`, writing nothing:
+    /// committing unrecorded after tracking is on would be a save the history's consumers miss.
+    @Test func aSaveWithoutTheOptionWhileAnotherInstanceTurnsTrackingOnWaitsForItAndIsRefused() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = PersistentStack(name: "Plain", model: PostgresPersistentHistoryTests.model)
+        stack.persistentStoreDescriptions = [try PostgresTestServer.description(schema: schema)]
+        try stack.loadPersistentStores()
+        // The other instance, between its lock and its commit.
+        let turning = try PostgresTestServer.connect()
+        try turning.execute("BEGIN")
+        try turning.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
+        try turning.execute(
+            "INSERT INTO \"\(schema)\".\"_skerry_metadata\" (\"key\", \"value\") VALUES ('historyTracking', 'on') ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\""
+        )
+        let turningPID = try #require(try turning.scalarInt64("SELECT pg_backend_pid()"))
+        let watcher = try PostgresTestServer.connect()
+
+        let outcome = Locked<String?>(nil)
+        let saved = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { saved.signal() }
+            let context = stack.newBackgroundContext()
+            do {
+                try context.performAndWait {
+                    let entry = try context.insert(entityName: "Entry")
+                    try entry.setValue(Int32(1), forKey: "writer")
+                    try entry.setValue(Int32(1), forKey: "index")
+                    try context.save()
+                }
+                outcome.set("saved")
+            } catch {
+                outcome.set("\(SkerryError.converting(error).code)")
+            }
+        }
+        var waited = false
+        for _ in 0..<500 {
+            if try watcher.scalarInt64("SELECT pid FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))", [.int(turningPID)])
+                != nil
+            {
+                waited = true
+                break
+            }
+            if saved.wait(timeout: .now() + 0.02) == .success {
+                saved.signal()
+                break
+            }
+        }
+        #expect(waited, "the save did not wait for the instance turning tracking on")
+        try turning.execute("COMMIT")
+        #expect(saved.wait(timeout: .now() + 60) == .success)
+        #expect(outcome.value == "\(SkerryError.Code.storeIsReadOnly)")
+        #expect(try watcher.scalarInt64("SELECT count(*) FROM \"\(schema)\".\"Entry\"") == 0)
+    }
+}
