@@ -184,6 +184,31 @@ import Testing
         }
     }
 
+    /// A link to the objects another mapping makes of the same source object is refused when no
+    /// mapping that keeps the rows makes them; the inverse of the links such objects get is not.
+    @Test func linksToObjectsMadeByAnotherMappingThatCannotBeSetAreRefused() throws {
+        let versions = try XcodeModel(contentsOf: Self.fixtures.appendingPathComponent("Jotter.xcdatamodeld")).loadAllVersions()
+        let directory = TemporaryDirectory()
+        let mapping = try XcodeMappingModel(contentsOf: Self.fixtures.appendingPathComponent("JotterToJotter2.xcmappingmodel"))
+        func plan(_ entityMappings: [XcodeMappingModel.EntityMapping]) throws {
+            let changed = XcodeMappingModel(
+                url: directory.file("Code.xcmappingmodel"), sourceVersionName: "Jotter", destinationVersionName: "Jotter 2",
+                entityMappings: entityMappings)
+            _ = try MigrationPlan(xcodeVersions: versions, mappingModels: [changed])
+        }
+        let pictures = mapping.entityMappings[0], jots = mapping.entityMappings[1]
+        // Without JotToJot, no mapping makes the jot of the same source object.
+        let alone = expectError(.modelMismatch) { try plan([pictures]) }
+        #expect(alone?.message.contains("sets the relationship 'jot' to the objects another entity mapping makes of $source") == true)
+        // Jot.pictures set to the pictures of the same source object: the inverse of what they get.
+        let linked = XcodeMappingModel.EntityMapping(
+            name: jots.name, sourceEntityName: "Jot", destinationEntityName: "Jot", migrationPolicyClassName: nil,
+            attributeMappings: jots.attributeMappings,
+            relationshipMappings: [.init(name: "pictures", valueExpression: .destinationInstances(sourceKeyPath: ""))])
+        try plan([pictures, linked])
+        try plan([pictures, jots])
+    }
+
     /// Core Data's UnCloudNotes, version 1 to 3 through its NoteToAttachment mapping: notes of
     /// version 1 have no image, so the filter `image != nil` leaves every note out of
     /// Attachment, and every note stays a note.
