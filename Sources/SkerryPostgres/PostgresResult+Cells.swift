@@ -39,6 +39,8 @@ enum PostgresResultLayout {
             free(first)
             free(second)
         }
+        // libpq copies the names (a null one would crash it).
+        guard first != nil, second != nil else { return false }
         var descriptions = [first, second].map {
             PGresAttDesc(name: $0, tableid: 0, columnid: 0, format: 1, typid: 0, typlen: -1, atttypmod: -1)
         }

@@ -23,45 +23,6 @@ struct IdentityMap: ~Copyable {
         var object: Unmanaged<EntityObject>?
     }
 
-    /// A growable buffer of slots outside the table: the first `count` of `capacity` are
-    /// initialized. Plain bytes, freed by its owner (``free()``).
-    private struct SlotBuffer {
-        private(set) var base: UnsafeMutablePointer<Slot>?
-        private(set) var count = 0
-        private var capacity = 0
-
-        @inline(__always)
-        mutating func append(_ slot: Slot) {
-            if count == capacity { grow() }
-            (base! + count).initialize(to: slot)
-            count += 1
-        }
-
-        /// Makes room for `minimumCapacity` slots in all.
-        mutating func reserve(_ minimumCapacity: Int) {
-            if minimumCapacity > capacity { resize(to: minimumCapacity) }
-        }
-
-        private mutating func grow() {
-            resize(to: max(64, capacity * 2))
-        }
-
-        private mutating func resize(to newCapacity: Int) {
-            capacity = newCapacity
-            let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
-            if let base {
-                grown.moveInitialize(from: base, count: count)
-                base.deallocate()
-            }
-            base = grown
-        }
-
-        mutating func free() {
-            base?.deallocate()
-            self = SlotBuffer()
-        }
-    }
-
     /// The table: `mask + 1` slots (a power of two, at least 8), owned by the map.
     private var slots: UnsafeMutablePointer<Slot>
     /// The number of slots minus one.
@@ -79,9 +40,12 @@ struct IdentityMap: ~Copyable {
     private var listCount = 0
     private var listCapacity: Int
 
-    /// Objects listed by ``insertLater(_:for:)`` and not in the table yet, with their IDs' hashes
-    /// (the list holds their references).
-    private var pending = SlotBuffer()
+    /// Where the objects listed by ``insertLater(_:)`` and not in the table yet begin: they are
+    /// the list's entries from here to `listCount` (none nil: nothing is removed while they wait).
+    /// `listCount` when none waits.
+    private var pendingStart = 0
+    /// The number of objects waiting for the table.
+    private var pendingCount: Int { listCount - pendingStart }
 
     init() {
         mask = 7
@@ -94,7 +58,6 @@ struct IdentityMap: ~Copyable {
         for index in 0..<listCount { list[index]?.release() }
         list.deallocate()
         Self.deallocateSlots(slots)
-        pending.base?.deallocate()
     }
 
     /// A table of `size` empty slots: zeroed memory from `calloc` (an empty slot is all zero
@@ -112,13 +75,13 @@ struct IdentityMap: ~Copyable {
     }
 
     /// Whether the map holds no object (in the table or waiting for it).
-    var isEmpty: Bool { count == 0 && pending.count == 0 }
+    var isEmpty: Bool { count == 0 && pendingCount == 0 }
 
     /// The objects the map holds: in the table, or waiting for it.
-    var registeredCount: Int { count + pending.count }
+    var registeredCount: Int { count + pendingCount }
 
     /// Whether objects wait for the table (see ``insertLater(_:)``).
-    var hasPending: Bool { pending.count > 0 }
+    var hasPending: Bool { pendingStart < listCount }
 
     /// The hash of `objectID`: Fibonacci hashing of the key, mixed with the entity's address and
     /// the kind of key (what makes two IDs equal, so that equal IDs hash alike even if they came
@@ -157,7 +120,7 @@ struct IdentityMap: ~Copyable {
     /// The object registered for `objectID`, or nil. Complexity: O(1) on average.
     subscript(_ objectID: ObjectID) -> EntityObject? {
         @inline(__always) get {
-            assert(pending.count == 0, "identity map: a look-up while objects wait to be indexed")
+            assert(pendingCount == 0, "identity map: a look-up while objects wait to be indexed")
             let (index, found, _) = find(objectID)
             return found ? slots[index].object?.takeUnretainedValue() : nil
         }
@@ -166,10 +129,12 @@ struct IdentityMap: ~Copyable {
     /// Registers `object` under `objectID`, replacing what was registered under it; `object` goes
     /// last in registration order.
     mutating func insert(_ object: EntityObject, for objectID: ObjectID) {
+        precondition(pendingCount == 0, "identity map: an insert while objects wait to be indexed")
         if (count + 1) * 4 > (mask + 1) * 3 { grow(to: (mask + 1) * 2) }
         let unmanaged = Unmanaged.passRetained(object)
         place(Slot(hash: Self.hash(objectID), object: unmanaged)) { $0.isSame(as: objectID.space) }
         append(unmanaged)
+        pendingStart = listCount
     }
 
     /// Puts `slot` in the table (which has room), replacing the object registered under the same
@@ -203,16 +168,13 @@ struct IdentityMap: ~Copyable {
     mutating func insertLater(_ object: consuming EntityObject) {
         let unmanaged = Unmanaged.passRetained(object)
         _ = consume object
-        // The ID read in place, borrowed from the object (which the map now holds).
-        let hash = unmanaged._withUnsafeGuaranteedRef { Self.hash($0.state.pointee.registration.objectID) }
-        pending.append(Slot(hash: hash, object: unmanaged))
+        // Listed only: hashed when indexed (`insertPending`), if ever.
         append(unmanaged)
     }
 
     /// Makes room for `additional` more objects listed by ``insertLater(_:for:)``: neither the
     /// list nor the objects waiting for the table grow on the way.
     mutating func reserveLater(_ additional: Int) {
-        pending.reserve(pending.count + additional)
         let needed = listCount + additional
         guard needed > listCapacity else { return }
         let grown = UnsafeMutablePointer<Unmanaged<EntityObject>?>.allocate(capacity: needed)
@@ -227,10 +189,20 @@ struct IdentityMap: ~Copyable {
     /// of their hashes, regions of 256 slots: 4 KB), and places them in that order. A later one
     /// for the ID of an earlier one replaces it, as ``insert(_:for:)`` would have.
     mutating func insertPending() {
-        guard let entries = pending.base, pending.count > 0 else { return }
-        reserveCapacity(pending.count)
-        Self.inRegionOrder(entries, count: pending.count, shift: shift) { placePending($0) }
-        pending.free()
+        let total = pendingCount
+        guard total > 0 else { return }
+        reserveCapacity(total)
+        // Each waiting object with its ID's hash (the ID read in place, borrowed from the object,
+        // which the list holds).
+        let entries = UnsafeMutablePointer<Slot>.allocate(capacity: total)
+        defer { entries.deallocate() }
+        for index in 0..<total {
+            let object = list[pendingStart + index]!
+            let hash = object._withUnsafeGuaranteedRef { Self.hash($0.state.pointee.registration.objectID) }
+            (entries + index).initialize(to: Slot(hash: hash, object: object))
+        }
+        pendingStart = listCount
+        Self.inRegionOrder(entries, count: total, shift: shift) { placePending($0) }
     }
 
     /// Calls `body` with the `count` entries of `entries`, ordered by the region of the table
@@ -301,7 +273,7 @@ struct IdentityMap: ~Copyable {
     /// reference; `hasMoved` is asked only then, and must be true for exactly one of the two.
     /// Complexity: O(registered objects).
     mutating func reindex(hasMoved: (EntityObject) -> Bool) -> [EntityObject] {
-        precondition(pending.count == 0, "identity map: re-indexed while objects wait to be indexed")
+        precondition(pendingCount == 0, "identity map: re-indexed while objects wait to be indexed")
         guard count > 0 else { return [] }
         let entries = UnsafeMutablePointer<Slot>.allocate(capacity: count)
         defer { entries.deallocate() }
@@ -386,7 +358,7 @@ struct IdentityMap: ~Copyable {
             !(previous < listCount && list[previous]?.toOpaque() == object.toOpaque()), "identity map: an object registered twice")
         if listCount == listCapacity {
             // Holes are listed entries neither in the table nor waiting for it.
-            if (count + pending.count) * 2 <= listCount { compactList() }
+            if (count + pendingCount) * 2 <= listCount { compactList() }
             if listCount == listCapacity {
                 let capacity = listCapacity * 2
                 let grown = UnsafeMutablePointer<Unmanaged<EntityObject>?>.allocate(capacity: capacity)
@@ -405,15 +377,20 @@ struct IdentityMap: ~Copyable {
     /// Leaves a hole where `object`'s list entry was; the list's reference passes to the caller.
     private mutating func removeFromList(_ object: Unmanaged<EntityObject>) {
         let position = Int(object._withUnsafeGuaranteedRef { $0.registration.mapPosition })
-        // A precondition, not an assertion: a wrong entry cleared here would be released twice.
-        precondition(position < listCount && list[position]?.toOpaque() == object.toOpaque(), "identity map: list entry out of place")
+        // A precondition, not an assertion: a wrong entry cleared here would be released twice
+        // (and objects waiting for the table are never removed: they are indexed first).
+        precondition(
+            position < pendingStart && list[position]?.toOpaque() == object.toOpaque(), "identity map: list entry out of place")
         list[position] = nil
     }
 
     /// Moves the live entries to the front, in order, renumbering their positions.
     private mutating func compactList() {
         var kept = 0
+        var newPendingStart = 0
         for index in 0..<listCount {
+            // Waiting objects (none nil) keep their order after the others.
+            if index == pendingStart { newPendingStart = kept }
             guard let object = list[index] else { continue }
             if kept != index {
                 list[kept] = object
@@ -421,6 +398,7 @@ struct IdentityMap: ~Copyable {
             }
             kept += 1
         }
+        pendingStart = pendingStart == listCount ? kept : newPendingStart
         listCount = kept
     }
 
@@ -459,7 +437,7 @@ struct IdentityMap: ~Copyable {
     @inline(__always)
     mutating func removeAll(_ body: (EntityObject, _ isOnlyReference: Bool) -> Void) {
         // Objects waiting for the table are listed: the list is all that is walked.
-        pending.free()
+        pendingStart = 0
         let old = list
         let oldCount = listCount
         Self.deallocateSlots(slots)
@@ -483,7 +461,7 @@ struct IdentityMap: ~Copyable {
     /// The registered objects, in registration order (named as a dictionary's).
     var values: [EntityObject] {
         // Written in place: no capacity check or call per object (a bulk fetch returns this).
-        Array(unsafeUninitializedCapacity: count + pending.count) { buffer, initialized in
+        Array(unsafeUninitializedCapacity: count + pendingCount) { buffer, initialized in
             for index in 0..<listCount {
                 guard let object = list[index] else { continue }
                 precondition(initialized < buffer.count, "identity map: more objects listed than counted")
@@ -498,7 +476,7 @@ struct IdentityMap: ~Copyable {
     /// fetch into an empty context), else a copy (``values``). `body` must not change the map.
     func withObjects<R>(_ body: (UnsafeBufferPointer<EntityObject>) -> R) -> R {
         // The list holds every object, in the table or waiting for it.
-        let total = count + pending.count
+        let total = count + pendingCount
         guard listCount == total else { return values.withUnsafeBufferPointer(body) }
         // No hole: the first `total` entries are the objects, each a reference the map holds, as
         // plain pointers (an `Unmanaged<EntityObject>?` that is not nil is laid out as the
@@ -516,14 +494,13 @@ struct IdentityMap: ~Copyable {
     /// map's back), that the list holds each object once, at its position, and that `count` is
     /// right, stopping with a message otherwise.
     func checkConsistency() {
-        // Objects waiting for the table: each listed, with its ID's hash.
-        for index in 0..<pending.count {
-            let entry = pending.base![index]
-            let object = entry.object!.takeUnretainedValue()
-            precondition(entry.hash == Self.hash(object.objectID), "identity map: \(object.objectID) waits under another ID")
-            let position = Int(object.registration.mapPosition)
+        // Objects waiting for the table: listed at their positions, after the others, none
+        // removed, none in the table (checked below: the table's objects are listed before them).
+        precondition(pendingStart <= listCount, "identity map: objects wait past the list's end")
+        for index in pendingStart..<listCount {
+            guard let object = list[index]?.takeUnretainedValue() else { preconditionFailure("identity map: a waiting object was removed") }
             precondition(
-                position < listCount && list[position]?.takeUnretainedValue() === object,
+                Int(object.registration.mapPosition) == index,
                 "identity map: \(object.objectID), waiting for the table, is not listed at its position")
         }
         var seen = 0
@@ -536,14 +513,14 @@ struct IdentityMap: ~Copyable {
                 "identity map: \(objectID) is not registered under its own ID")
             let position = Int(object.registration.mapPosition)
             precondition(
-                position < listCount && list[position]?.takeUnretainedValue() === object,
+                position < pendingStart && list[position]?.takeUnretainedValue() === object,
                 "identity map: \(objectID) is not listed at its position")
         }
         precondition(seen == count, "identity map: \(seen) entries, count \(count)")
         var listed = 0
         for index in 0..<listCount where list[index] != nil { listed += 1 }
         precondition(
-            listed == count + pending.count, "identity map: \(listed) objects listed, count \(count), \(pending.count) waiting")
+            listed == count + pendingCount, "identity map: \(listed) objects listed, count \(count), \(pendingCount) waiting")
     }
 
     /// Calls `body` with every (ID, object) entry, in registration order.
