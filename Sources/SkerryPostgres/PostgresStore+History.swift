@@ -54,7 +54,7 @@ extension PostgresStore {
     /// option creates the tables and marks tracking `on` (expiring older tokens when it was `off`);
     /// a store once `on` opened without the option is read-only until all its history up to a
     /// moment was deleted (`cleared`), when the opening turns tracking `off`.
-    static func prepareHistory(pool: PostgresConnectionPool, description: StoreDescription) throws(SkerryError)
+    static func prepareHistory(pool: PostgresConnectionPool, description: StoreDescription, lockTimeout: Duration?) throws(SkerryError)
         -> (tracks: Bool, readOnlyReason: String?)
     {
         let tracks = description.tracksPersistentHistory
@@ -70,8 +70,14 @@ extension PostgresStore {
                         if tracking != HistoryTracking.on {
                             // Under the history lock, which the writes of instances loaded without
                             // the option hold shared (``sendTrackingCheck(_:)``): those under way
-                            // commit first, later ones read `on` and refuse.
+                            // commit first, later ones read `on` and refuse. The wait is bounded
+                            // (`historyLockTimeout`): a writer that stalls, or one whose save over
+                            // several stores waits on rows held by a writer queued behind this
+                            // opening (a cycle through the application, which the server cannot
+                            // see), fails the load instead of holding it up.
+                            if let lockTimeout { try connection.execute("SET LOCAL lock_timeout = \(milliseconds(lockTimeout))") }
                             try connection.query(historyLockSQL)
+                            if lockTimeout != nil { try connection.execute("SET LOCAL lock_timeout TO DEFAULT") }
                             // Saves made while history was off are not in it: older tokens expire.
                             if tracking == HistoryTracking.off { try expireAllHistory(connection) }
                             try schema.writeMetadata([trackingKey: HistoryTracking.on], connection)
@@ -171,7 +177,7 @@ extension PostgresStore {
     /// Sends, with `send` (into a write's pipeline, in its transaction, before its other
     /// statements), what makes a write of a store that does not record history safe from
     /// another instance turning tracking on meanwhile: the history lock, shared (an instance
-    /// turning tracking on takes it exclusively, in ``prepareHistory(pool:description:)``: it
+    /// turning tracking on takes it exclusively, in ``prepareHistory(pool:description:lockTimeout:)``: it
     /// waits for the writes under way, and the writes after it wait for it), then the tracking
     /// state, read in a snapshot taken once the lock is held. No round trip of its own. After the
     /// pipeline, ``HistoryTrackingCheck/verify(_:)`` refuses the write if tracking is on.

@@ -146,6 +146,12 @@ extension PostgresStore {
         }
         // With history: the preserved values of the rows the deletes removed, by object.
         let tombstones = TombstoneBox()
+        // With history or change propagation: the objects whose links to deleted rows the deletes
+        // clear (read from the statements that clear them). The change record then waits for the
+        // answers (a statement after the pipeline); nil when no delete can clear any.
+        let unlinked =
+            (tracksPersistentHistory || options.propagatesChanges)
+                && changes.deletes.contains { planner.hasDanglingLinks($0.objectID.entity) } ? UnlinkedBox() : nil
         // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
         let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
@@ -157,11 +163,13 @@ extension PostgresStore {
             }
             let members = try membersWrites(updates, changes.inserts)
             try sendLocks(deletes, updates, changes.inserts, members, send)
-            try sendDeletes(deletes, send, tracksPersistentHistory ? (sendReturning, tombstones) : nil)
+            try sendDeletes(deletes, send, sendReturning, tracksPersistentHistory ? tombstones : nil, unlinked)
             try sendUpdates(updates, resolve, send)
             try sendInserts(changes.inserts, keys: keys, resolve, send)
             try sendMembers(members, resolve, send)
-            if options.propagatesChanges, !importing, let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys)) {
+            if unlinked == nil, options.propagatesChanges, !importing,
+                let bindings = changeBindings(PostgresChangeRecord(changes, insertedKeys: keys))
+            {
                 try send(Self.recordChangesSQL, .other(nil)) { for value in bindings { try $0.append(value) } }
             }
             try pipeline.finish()
@@ -217,13 +225,19 @@ extension PostgresStore {
             conflicts.store = identity
             throw conflicts
         }
+        let unlinkedUpdates = unlinked.map { HistoryEntry.unlinkedUpdates($0.entries, of: changes) } ?? []
+        if unlinked != nil, options.propagatesChanges, !importing {
+            var record = PostgresChangeRecord(changes, insertedKeys: keys)
+            for update in unlinkedUpdates { record.updated[update.entity.name, default: []].append(update.key) }
+            if let bindings = changeBindings(record) { try connection.query(Self.recordChangesSQL, bindings) }
+        }
         var finish: StoreWriteFinish?
         if tracksPersistentHistory && !importing {
             let deleted = changes.deletes.lazy.filter { !gone.contains($0.objectID) }.map {
                 HistoryEntry(
                     type: .delete, entity: $0.objectID.entity, key: $0.objectID.key, tombstone: tombstones.values[$0.objectID])
             }
-            let entries = HistoryEntry.entries(of: changes, keys: keys, deleted: Array(deleted))
+            let entries = HistoryEntry.entries(of: changes, keys: keys, deleted: Array(deleted), unlinked: unlinkedUpdates)
             if !entries.isEmpty {
                 // Run by the save once every store's statements ran, before this transaction
                 // commits (`next` returns only after it ran, or throws).
@@ -238,6 +252,12 @@ extension PostgresStore {
     /// The tombstones the deletes of a write return, filled as their answers are read.
     private final class TombstoneBox {
         var values: [ObjectID: [(name: String, value: AttributeValue)]] = [:]
+    }
+
+    /// The objects whose links to deleted rows a write cleared, one entry per object and
+    /// relationship, filled as the answers of the statements that clear them are read.
+    private final class UnlinkedBox {
+        var entries: [HistoryEntry] = []
     }
 
     /// The next keys of each hierarchy's sequence (an entity's own when it has no parent in the
@@ -373,11 +393,13 @@ extension PostgresStore {
     private typealias MembersWrite = StoreWritePlanner.MembersWrite
 
     /// Deletes rows (sorted in lock order, so that concurrent writers lock rows in one order), and
-    /// the join-table rows they take part in. With `history` (a store that records it), every
-    /// delete tells whether it deleted its row, and returns the values its tombstone keeps.
+    /// the join-table rows they take part in. With `tombstones` (a store that records history),
+    /// every delete tells whether it deleted its row, and returns the values its tombstone keeps.
+    /// With `unlinked`, the statements that clear links to the deleted rows that no delete rule
+    /// reaches return the objects that held them.
     private func sendDeletes(
-        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ send: Send,
-        _ history: (send: SendReturning, tombstones: TombstoneBox)?
+        _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ send: Send, _ sendReturning: SendReturning,
+        _ tombstones: TombstoneBox?, _ unlinked: UnlinkedBox?
     ) throws {
         // The statement of consecutive deletes of one entity is made once.
         var lastEntity: EntityDescription?
@@ -393,19 +415,18 @@ extension PostgresStore {
                 sql = SQLBuilder.deleteRow(entity, checkingVersion: lastChecked)
                 joins = try hasJoinTables(entity) || planner.hasDanglingLinks(entity)
                 preserved = nil
-                if history != nil, let returning = Self.returningTombstone(entity) {
+                if tombstones != nil, let returning = Self.returningTombstone(entity) {
                     sql += returning.sql
                     preserved = returning.attributes
                 }
             }
-            let kind: Sent = expectedVersion != nil ? .checked(objectID) : history != nil ? .delete(objectID) : .other(objectID)
+            let kind: Sent = expectedVersion != nil ? .checked(objectID) : tombstones != nil ? .delete(objectID) : .other(objectID)
             func encode(_ writer: inout ParameterWriter) throws {
                 try writer.append(.int(objectID.key))
                 if let expectedVersion { try writer.append(.int(expectedVersion)) }
             }
-            if let history, let preserved {
-                let tombstones = history.tombstones
-                try history.send(
+            if let tombstones, let preserved {
+                try sendReturning(
                     sql, kind,
                     { result in
                         if result.rowCount > 0 { tombstones.values[objectID] = Self.tombstone(result, 0, preserved, from: 0) }
@@ -417,8 +438,22 @@ extension PostgresStore {
             try planner.joinRowDeletes(of: objectID) { sql, values in
                 try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
             }
-            try planner.danglingLinkDeletes(of: objectID) { sql, values in
-                try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
+            try planner.danglingLinkDeletes(of: objectID) { sql, values, links in
+                guard let unlinked else {
+                    try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
+                    return
+                }
+                let layout = layout
+                try sendReturning(
+                    sql + " RETURNING " + links.returning, .other(objectID),
+                    { result in
+                        for row in 0..<result.rowCount {
+                            let entity = links.entity(code: links.hasCodes ? result.int64(row, 1) : nil, layout)
+                            unlinked.entries.append(
+                                HistoryEntry(type: .update, entity: entity, key: result.int64(row, 0), properties: [links.name]))
+                        }
+                    }
+                ) { for value in values { try $0.append(value) } }
             }
         }
     }

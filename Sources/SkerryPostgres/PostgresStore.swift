@@ -67,7 +67,8 @@ final class PostgresStore: ObjectStore {
         let identifier = try Self.prepareSchema(
             pool: pool, description: description, options: options, model: model, entities: entities, events: events)
         identity = StoreIdentity(identifier: identifier)
-        (tracksPersistentHistory, historyReadOnlyReason) = try Self.prepareHistory(pool: pool, description: description)
+        (tracksPersistentHistory, historyReadOnlyReason) = try Self.prepareHistory(
+            pool: pool, description: description, lockTimeout: options.historyLockTimeout)
         layout = SQLiteStoreLayout(entities: entities, identity: identity)
         planner = StoreWritePlanner(layout: layout, dialect: .postgres)
         rowReadings = Self.rowReadings(entities)

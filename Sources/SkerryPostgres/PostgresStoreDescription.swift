@@ -27,8 +27,10 @@ public struct PostgresStoreOptions: Sendable, Hashable {
     /// not written, the context keeps its changes, and the error is `.database` with
     /// `postgres?.sqlState == .lockNotAvailable` (`55P03`), which a caller can retry. A client
     /// that stalls holding the lock (stopped, cut off) would otherwise hold up every saving
-    /// instance; see also `idle_in_transaction_session_timeout` in the PostgreSQL guide. nil
-    /// waits without bound. Default: 10 seconds.
+    /// instance; see also `idle_in_transaction_session_timeout` in the PostgreSQL guide. An
+    /// opening with `PersistentHistoryTrackingKey` that turns tracking on waits as long at most
+    /// for the saves under way of instances without the option, then fails to load
+    /// (`.storeLoadFailed`; load again). nil waits without bound. Default: 10 seconds.
     public var historyLockTimeout: Duration?
 
     /// Options with defaults: 8 connections, the default schema, no change propagation, one hour

@@ -64,4 +64,57 @@ import Testing
         #expect(outcome.value == "\(SkerryError.Code.storeIsReadOnly)")
         #expect(try watcher.scalarInt64("SELECT count(*) FROM \"\(schema)\".\"Entry\"") == 0)
     }
+
+    /// An opening with the option that turns tracking on waits for the saves under way of
+    /// instances without it (here a session holding the history lock shared, as such a save does
+    /// until it commits) at most `historyLockTimeout`, then fails to load; once they are done, it
+    /// loads.
+    @Test func anOpeningThatTurnsTrackingOnWaitsForSavesUnderWayAtMostItsLockTimeout() throws {
+        let schema = PostgresTestServer.newSchema()
+        let plain = PersistentStack(name: "Plain", model: PostgresPersistentHistoryTests.model)
+        plain.persistentStoreDescriptions = [try PostgresTestServer.description(schema: schema)]
+        try plain.loadPersistentStores()
+        func tracking() throws -> PersistentStack {
+            let stack = PersistentStack(name: "Tracking", model: PostgresPersistentHistoryTests.model)
+            var description = StoreDescription.postgres(
+                PostgresStoreOptions(
+                    connectionString: try PostgresTestServer.require(), maximumConnections: 2, schema: schema,
+                    historyLockTimeout: .milliseconds(200)))
+            description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+            stack.persistentStoreDescriptions = [description]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        // The save under way lets go when told, or after 10 s (an opening that waited that long
+        // then loads, and the expectations below fail instead of the test hanging).
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+        let holderFailure = Locked<String?>(nil)
+        Thread.detachNewThread {
+            defer { released.signal() }
+            do {
+                let saving = try PostgresTestServer.connect()
+                try saving.execute("BEGIN")
+                try saving.query("SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
+                held.signal()
+                _ = release.wait(timeout: .now() + 10)
+                try saving.execute("COMMIT")
+            } catch {
+                holderFailure.set("\(error)")
+                held.signal()
+            }
+        }
+        held.wait()
+        #expect(holderFailure.value == nil)
+        let error = expectError(.storeLoadFailed) { _ = try tracking() }
+        #expect(error?.postgres?.sqlState == .lockNotAvailable)
+        release.signal()
+        released.wait()
+        _ = try tracking()
+        try plain.viewContext.performAndWait { () throws in
+            let entry = try plain.viewContext.insert(entityName: "Entry")
+            try entry.setValue(Int32(1), forKey: "writer")
+            try entry.setValue(Int32(1), forKey: "index")
+            expectError(.storeIsReadOnly) { try plain.viewContext.save() }
+        }
+    }
 }

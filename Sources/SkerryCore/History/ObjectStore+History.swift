@@ -80,22 +80,71 @@ package struct HistoryEntry {
     }
 
     /// The entries of a save's write: `keys` are the inserts' keys, `deleted` the entries of the
-    /// rows its deletes removed (a row already gone was deleted, and recorded, by someone else).
-    package static func entries(of changes: StoreWrite, keys: [Int64], deleted: [HistoryEntry]) -> [HistoryEntry] {
+    /// rows its deletes removed (a row already gone was deleted, and recorded, by someone else),
+    /// `unlinked` the updates of the objects whose links to deleted objects the store cleared
+    /// (``unlinkedUpdates(_:of:)``), merged into the write's own update of the same object.
+    package static func entries(
+        of changes: StoreWrite, keys: [Int64], deleted: [HistoryEntry], unlinked: [HistoryEntry] = []
+    ) -> [HistoryEntry] {
         var entries: [HistoryEntry] = []
-        entries.reserveCapacity(changes.inserts.count + changes.updates.count + deleted.count)
+        entries.reserveCapacity(changes.inserts.count + changes.updates.count + unlinked.count + deleted.count)
         for (insert, key) in zip(changes.inserts, keys) {
             entries.append(HistoryEntry(type: .insert, entity: insert.objectID.entity, key: key))
         }
+        var updated: [ObjectKey: Int] = [:]
         for update in changes.updates {
             let entity = update.objectID.entity
             let names =
                 update.changes.map { entity.attributes[$0.index].name }
                 + update.relationshipChanges.map { entity.relationships[$0.index].name }
+            if !unlinked.isEmpty { updated[ObjectKey(entity.name, update.objectID.key)] = entries.count }
             entries.append(HistoryEntry(type: .update, entity: entity, key: update.objectID.key, properties: names))
+        }
+        for entry in unlinked {
+            guard let index = updated[ObjectKey(entry.entity.name, entry.key)] else {
+                entries.append(entry)
+                continue
+            }
+            for name in entry.properties ?? [] where entries[index].properties?.contains(name) == false {
+                entries[index].properties?.append(name)
+            }
         }
         entries += deleted
         return entries
+    }
+
+    /// An object, by its entity's name and key.
+    private struct ObjectKey: Hashable {
+        let entity: String
+        let key: Int64
+        init(_ entity: String, _ key: Int64) {
+            self.entity = entity
+            self.key = key
+        }
+    }
+
+    /// The updates of the objects whose relationship `links.name` a store cleared of deleted
+    /// objects (``StoreWritePlanner/danglingLinkDeletes(of:_:)``, one entry per object and
+    /// relationship in `cleared`), as Core Data reports a relationship that lost an object: one
+    /// update per object naming every such relationship, none for an object the write deletes.
+    package static func unlinkedUpdates(_ cleared: [HistoryEntry], of changes: StoreWrite) -> [HistoryEntry] {
+        guard !cleared.isEmpty else { return [] }
+        let deleted = Set(changes.deletes.map { ObjectKey($0.objectID.entityName, $0.objectID.key) })
+        var updates: [HistoryEntry] = []
+        var index: [ObjectKey: Int] = [:]
+        for entry in cleared {
+            let object = ObjectKey(entry.entity.name, entry.key)
+            guard !deleted.contains(object) else { continue }
+            guard let at = index[object] else {
+                index[object] = updates.count
+                updates.append(entry)
+                continue
+            }
+            for name in entry.properties ?? [] where updates[at].properties?.contains(name) == false {
+                updates[at].properties?.append(name)
+            }
+        }
+        return updates
     }
 
     /// `entity`'s preserved attributes, the columns a store reads for a delete's tombstone; empty

@@ -12,6 +12,10 @@ package struct BatchDeleteCleanup: Sendable {
     package struct JoinColumn: Sendable, Hashable {
         package let table: String
         package let column: String
+        /// The table's other column: the keys of the objects whose relationship (`relationship`,
+        /// "Entity.name", declared in that entity) loses the deleted objects.
+        package var otherColumn = ""
+        package var relationship = ""
     }
 
     /// A foreign-key column that can hold a deleted object's key.
@@ -74,7 +78,10 @@ package struct BatchDeleteCleanup: Sendable {
                     if reachesMember(relationship.destinationEntityName),
                         seenJoins.insert(JoinColumn(table: table, column: targetColumn)).inserted
                     {
-                        joinColumns.append(JoinColumn(table: table, column: targetColumn))
+                        joinColumns.append(
+                            JoinColumn(
+                                table: table, column: targetColumn, otherColumn: sourceColumn,
+                                relationship: "\(entity.name).\(relationship.name)"))
                     }
                 case .foreignKey(let column)? where reachesMember(relationship.destinationEntityName):
                     guard seenKeys.insert(entity.name + "\0" + column).inserted else { continue }

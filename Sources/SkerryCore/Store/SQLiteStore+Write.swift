@@ -53,9 +53,11 @@ extension SQLiteStore {
         let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
         var conflicts = StoreWriteConflicts()
         var members: [MembersWrite] = []
-        // The rows the deletes removed, for the history (nil: not recorded).
+        // The rows the deletes removed, for the history (nil: not recorded), and the objects
+        // whose links to them the deletes cleared.
         var deleted: [HistoryEntry]? = recordsHistory ? [] : nil
-        try writeDeletes(changes.deletes, connection, &conflicts, &deleted)
+        var unlinked: [HistoryEntry] = []
+        try writeDeletes(changes.deletes, connection, &conflicts, &deleted, &unlinked)
         try writeUpdates(changes.updates, resolve, connection, &conflicts, &members)
         try writeInserts(changes.inserts, keys: keys, resolve, connection, &conflicts, &members)
         try writeMembers(members, resolve, connection)
@@ -63,7 +65,10 @@ extension SQLiteStore {
             conflicts.store = identity
             throw conflicts
         }
-        if let deleted { try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: deleted), connection) }
+        if let deleted {
+            let unlinked = HistoryEntry.unlinkedUpdates(unlinked, of: changes)
+            try recordHistory(HistoryEntry.entries(of: changes, keys: keys, deleted: deleted, unlinked: unlinked), connection)
+        }
         return keys
     }
 
@@ -115,9 +120,13 @@ extension SQLiteStore {
 
     /// Deletes rows, and the join-table rows they take part in; a row whose version changed
     /// since the context read it is a conflict (a row already gone is not: the delete's aim is met).
+    /// With history (`deleted` not nil), `unlinked` gets an update of each object whose link to a
+    /// deleted row it cleared (``StoreWritePlanner/danglingLinkDeletes(of:_:)``), read just
+    /// before the statement that clears it.
     private func writeDeletes(
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)],
-        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts, _ deleted: inout [HistoryEntry]?
+        _ connection: SQLiteConnection, _ conflicts: inout StoreWriteConflicts, _ deleted: inout [HistoryEntry]?,
+        _ unlinked: inout [HistoryEntry]
     ) throws {
         /// What determines a delete's SQL: the entity, and whether the version is checked.
         struct Shape: Equatable {
@@ -144,7 +153,20 @@ extension SQLiteStore {
                 continue
             }
             try planner.joinRowDeletes(of: objectID) { sql, values in try connection.cachedStatement(sql).run(values) }
-            try planner.danglingLinkDeletes(of: objectID) { sql, values in try connection.cachedStatement(sql).run(values) }
+            let records = deleted != nil
+            try planner.danglingLinkDeletes(of: objectID) { sql, values, links in
+                if records {
+                    let select = try connection.cachedStatement(
+                        "SELECT \(links.returning) FROM \(SQLBuilder.quote(links.table)) WHERE \(SQLBuilder.quote(links.column)) = ?")
+                    defer { select.reset() }
+                    try select.bind(values)
+                    while try select.step() {
+                        let entity = links.entity(code: links.hasCodes ? select.int64(at: 1) : nil, layout)
+                        unlinked.append(HistoryEntry(type: .update, entity: entity, key: select.int64(at: 0), properties: [links.name]))
+                    }
+                }
+                try connection.cachedStatement(sql).run(values)
+            }
         }
     }
 
