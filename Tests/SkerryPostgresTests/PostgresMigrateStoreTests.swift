@@ -156,6 +156,26 @@ import Testing
         #expect(try Self.contents(occupied).count == 2)
     }
 
+    @Test func aServerThatCannotBeReachedFailsWithATypedErrorAndNothingChanges() throws {
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 5)
+        let before = try Self.contents(stack)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+        let nowhere = StoreDescription.postgres("host=\(directory.url.path) port=1 dbname=none connect_timeout=2", schema: "s")
+
+        let error = expectError(.database) { try coordinator.migratePersistentStore(file, to: nowhere) }
+        #expect(error?.postgres?.sqlState == .unableToConnect)
+        #expect(coordinator.persistentStores == [file])
+        #expect(try Self.contents(stack) == before)
+        // A store this coordinator has loaded already is no destination, nor the source itself.
+        let schema = PostgresTestServer.newSchema()
+        try coordinator.addPersistentStore(with: try PostgresTestServer.description(schema: schema))
+        expectError(.invalidArgument) {
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
+        }
+    }
+
     @Test func destroyDropsTheStoresSchemaAndUnloadsIt() throws {
         let schema = PostgresTestServer.newSchema()
         let stack = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema)

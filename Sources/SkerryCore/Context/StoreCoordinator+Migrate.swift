@@ -207,7 +207,10 @@ extension StoreCoordinator {
         {
             throw SkerryError(.invalidArgument, "\(source) cannot migrate into itself: give another location.")
         }
-        if persistentStores.contains(destination) {
+        let loaded = persistentStores
+        if loaded.contains(destination)
+            || (destination.storeFactory.map { factory in loaded.contains { factory.describesSameStore(as: $0) } } ?? false)
+        {
             throw SkerryError(.invalidArgument, "\(destination) is loaded already: a store migrates into a store not loaded.")
         }
         if destination.isReadOnly {
