@@ -4,9 +4,10 @@
 /// Works through the store boundary only (``ObjectStore``), so that any store kind copies into
 /// any other: the source is read with ``ObjectStore/fetchObjectIDs(_:)`` (the keys of one entity
 /// at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
-/// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time (fewer
-/// when rows are large: see ``byteBudget``); the destination takes every batch in one transaction (``ObjectStore/importWrites(_:)``). Each row
-/// keeps its key, so an object's new ID is its old one's entity and key in the new store.
+/// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time
+/// (fewer when rows are large: see ``byteBudget``); the destination takes every batch in one
+/// transaction (``ObjectStore/importWrites(_:)``). Each row keeps its key, so an object's new ID is
+/// its old one's entity and key in the new store.
 ///
 /// Two passes: first every row with its attribute values and no relationship, then every
 /// object's relationships (as updates of the rows just written), so that a link may name an
@@ -28,12 +29,12 @@ struct StoreCopy {
     /// Told the number of rows of each batch of the first pass (for tests).
     var rowBatchObserver: ((Int) -> Void)?
 
-    /// Copies every object.
+    /// Copies every object. A save to the source during the copy (in this process) fails it with
+    /// ``SkerryError/Code/mergeConflict``: the copy could hold part of it.
     /// - Throws: ``SkerryError/Code/invalidArgument`` when the destination already holds objects;
     ///   ``SkerryError/Code/constraintViolation`` when a row breaks a uniqueness constraint of the
-    ///   destination; the stores' errors. The destination then holds what it held before.
-    /// A save to the source during the copy (in this process) fails it with
-    /// ``SkerryError/Code/mergeConflict``: the copy could hold part of it.
+    ///   destination; ``SkerryError/Code/mergeConflict`` as above; the stores' errors. The
+    ///   destination then holds what it held before.
     func run() throws(SkerryError) {
         try checkDestinationIsEmpty()
         var batches = Batches(copy: self, sourceWrites: source.statistics.rowsWritten)
