@@ -170,4 +170,16 @@ import Testing
         }
         #expect(try transactions().count == 1)
     }
+    @Test(arguments: [false, true]) func keysOfDeletedOrReservedObjectsAreNeverHandedOutAgain(intoMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 20)
+        let burnt = try StoreMoveFixture.burnKeys(stack)
+        let coordinator = stack.persistentStoreCoordinator
+        let destination = intoMemory ? StoreDescription.inMemory() : StoreDescription(url: directory.file("New.sqlite"))
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: destination)
+
+        let fresh = try StoreMoveFixture.insertPersonAndTag(stack, "after")
+        #expect(fresh.person > burnt.person)
+        #expect(fresh.tag > burnt.tag)
+    }
 }

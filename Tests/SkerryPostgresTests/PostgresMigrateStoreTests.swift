@@ -69,6 +69,24 @@ import Testing
         #expect(try Self.contents(check) == before)
     }
 
+    @Test func keysOfDeletedOrReservedObjectsAreNeverHandedOutAgain() throws {
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 20)
+        let coordinator = stack.persistentStoreCoordinator
+        // SQLite's keys table into PostgreSQL's sequences.
+        var burnt = try StoreMoveFixture.burnKeys(stack)
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: try PostgresTestServer.description())
+        var fresh = try StoreMoveFixture.insertPersonAndTag(stack, "in-postgres")
+        #expect(fresh.person > burnt.person)
+        #expect(fresh.tag > burnt.tag)
+        // PostgreSQL's sequences into a SQLite file's keys table.
+        burnt = try StoreMoveFixture.burnKeys(stack)
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: directory.file("Back.sqlite"), type: .sqlite)
+        fresh = try StoreMoveFixture.insertPersonAndTag(stack, "back-in-a-file")
+        #expect(fresh.person > burnt.person)
+        #expect(fresh.tag > burnt.tag)
+    }
+
     @Test func aPostgreSQLStoreMovesBackIntoAFile() throws {
         let schema = PostgresTestServer.newSchema()
         let stack = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema)

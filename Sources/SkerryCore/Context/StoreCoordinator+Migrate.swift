@@ -22,7 +22,9 @@ extension StoreCoordinator {
     /// is gone), as in Core Data, where the old store is no longer a useful reference.
     ///
     /// Object IDs change, as in Core Data: each object keeps its entity and its key, in the new
-    /// store; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
+    /// store, whose key sequences go on from the old store's, so that a key the old store handed
+    /// out (to an object deleted since, or reserved by ``ObjectContext/obtainPermanentIDs(for:)``)
+    /// never names another object; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
     /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification), and in
     /// this process the URIs and string forms of the old IDs resolve to the new ones
     /// (``PersistentStack/objectID(forURIRepresentation:)``); after a restart, map them by entity

@@ -6,7 +6,7 @@
 /// at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
 /// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time
 /// (fewer when rows are large: see ``byteBudget``); the destination takes every batch in one
-/// transaction (``ObjectStore/importWrites(_:)``). Each row keeps its key, so an object's new ID is
+/// transaction (``ObjectStore/importWrites(_:keyFloors:)``). Each row keeps its key, so an object's new ID is
 /// its old one's entity and key in the new store.
 ///
 /// Two passes: first every row with its attribute values and no relationship, then every
@@ -39,7 +39,11 @@ struct StoreCopy {
         try checkDestinationIsEmpty()
         var batches = Batches(copy: self, sourceWrites: source.statistics.rowsWritten)
         do {
-            try destination.importWrites { () throws -> StoreWrite? in try batches.next() }
+            // The source's key sequences go on in the destination, so that no key the source
+            // handed out (to an object deleted since, or reserved) names another object there.
+            try destination.importWrites(
+                { () throws -> StoreWrite? in try batches.next() },
+                keyFloors: { () throws -> [String: Int64] in try source.nextPrimaryKeys() })
         } catch let conflicts as StoreWriteConflicts {
             throw Self.error(conflicts)
         } catch {
