@@ -182,4 +182,38 @@ import Testing
         #expect(fresh.person > burnt.person)
         #expect(fresh.tag > burnt.tag)
     }
+
+    /// The tables and the recorded model version of the SQLite file at `url`, read past any store.
+    static func tablesAndVersion(ofFileAt url: URL) throws -> [String] {
+        let raw = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: 5)
+        let tables = try raw.textRows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", []).map { $0[0] }
+        let hash = try raw.textRows("SELECT value FROM _skerry_metadata WHERE key = 'modelVersionHash'", []).map { $0[0] }
+        return tables + hash
+    }
+
+    @Test(arguments: [0, 2]) func aDestinationOfAnotherModelVersionIsRefusedUntouched(tags: Int) throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 5)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = coordinator.persistentStores[0]
+        // A file written with the older model, with or without objects; automatic migration is on.
+        let other = directory.file("Other.sqlite")
+        let older = PersistentStack(name: "Older", model: try StoreMoveFixture.olderModel())
+        older.persistentStoreDescriptions[0].url = other
+        try older.loadPersistentStores()
+        let context = older.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<tags { try context.insert(entityName: "Tag").setValue("old\(index)", forKey: "label") }
+            try context.save()
+        }
+        let before = try Self.tablesAndVersion(ofFileAt: other)
+        #expect(!before.contains("Person"))
+
+        let error = expectError(.invalidArgument) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: other)) }
+        #expect(error?.message.contains("another version of the model") == true)
+        #expect(coordinator.persistentStores == [store])
+        // Not migrated: the older build still opens it as it was.
+        #expect(try Self.tablesAndVersion(ofFileAt: other) == before)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Tag")) } == tags)
+    }
 }

@@ -174,6 +174,36 @@ import Testing
         #expect(try Self.contents(occupied).count == 2)
     }
 
+    @Test func aDestinationSchemaOfAnotherModelVersionIsRefusedUntouched() throws {
+        let schema = PostgresTestServer.newSchema()
+        let older = try PostgresTestServer.stack(try StoreMoveFixture.olderModel(), schema, name: "Older")
+        let context = older.newBackgroundContext()
+        try context.performAndWait {
+            try context.insert(entityName: "Tag").setValue("old", forKey: "label")
+            try context.save()
+        }
+        let connection = try PostgresTestServer.connect()
+        func state() throws -> [String] {
+            let person = try connection.query("SELECT to_regclass(?) IS NOT NULL", [.string("\"\(schema)\".\"Person\"")])
+            let hash = try connection.query("SELECT value FROM \"\(schema)\"._skerry_metadata WHERE key = 'modelVersionHash'")
+            return [person.value(0, 0, as: .boolean) == .bool(true) ? "Person" : "-", hash.text(0, 0)]
+        }
+        let before = try state()
+        #expect(before[0] == "-")
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 5)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+
+        let error = expectError(.invalidArgument) {
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
+        }
+        #expect(error?.message.contains("another version of the model") == true)
+        #expect(coordinator.persistentStores == [file])
+        #expect(try state() == before)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Tag")) } == 1)
+    }
+
     @Test func aServerThatCannotBeReachedFailsWithATypedErrorAndNothingChanges() throws {
         let directory = TemporaryDirectory()
         let (stack, _) = try Self.sqliteStack(directory, people: 5)

@@ -173,4 +173,11 @@ public enum StoreMoveFixture {
             return (person.objectID.key, tag.objectID.key)
         }
     }
+
+    /// An older version of ``model()``: tags only, without people.
+    public static func olderModel() throws -> ObjectModel {
+        try ObjectModel(entities: [
+            EntityDescription(name: "Tag", attributes: [AttributeDescription("label", .string)], uniquenessConstraints: [["label"]])
+        ])
+    }
 }

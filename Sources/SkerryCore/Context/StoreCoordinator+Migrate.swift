@@ -10,8 +10,10 @@ extension StoreCoordinator {
     /// let moved = try coordinator.migratePersistentStore(store, to: .postgres(options))
     /// ```
     ///
-    /// The destination is opened as ``addPersistentStore(with:)`` opens a store (created, or
-    /// migrated to the model), and must hold no object. Every object of `store` is copied into it,
+    /// The destination must be new, or a store of this model's version that holds no object:
+    /// one written with another version (which opening would migrate) or holding objects is
+    /// refused before anything opens it, and left untouched. It is opened as
+    /// ``addPersistentStore(with:)`` opens a store (created where none is). Every object of `store` is copied into it,
     /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch; the
     /// keys of one entity at a time and one batch of rows are held in memory, never the whole
     /// store; a to-many relationship's members come whole), with every attribute value
@@ -54,8 +56,9 @@ extension StoreCoordinator {
     ///     holds the entities `store` held; with them, it must hold every one of those.
     /// - Returns: the description of the new store (what ``persistentStores`` lists).
     /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded, the destination
-    ///   is the same store, is loaded already, does not hold every entity of `store`, is
-    ///   read-only, or holds objects; ``SkerryError/Code/constraintViolation`` when the objects
+    ///   is the same store, is loaded already, does not hold every entity of `store`, holds
+    ///   objects, or holds a store written with another model version;
+    ///   ``SkerryError/Code/storeIsReadOnly`` when the destination is read-only; ``SkerryError/Code/constraintViolation`` when the objects
     ///   break a uniqueness constraint of the destination; the destination's load errors
     ///   (``SkerryError/Code/storeLoadFailed``, a connection error); the stores' read and write
     ///   errors.
@@ -95,9 +98,11 @@ extension StoreCoordinator {
                 Self.removeSQLiteFiles(of: target)
             }
         }
+        let targetEntities = model.entities.filter { target.holds($0, of: model) }
+        try checkDestinationIsNew(target, entities: targetEntities)
         let opened: any ObjectStore
         do {
-            opened = try target.makeStore(model: model, entities: model.entities.filter { target.holds($0, of: model) }, events: events)
+            opened = try target.makeStore(model: model, entities: targetEntities, events: events)
         } catch {
             undo(nil)
             events.emit(.storeLoadFailed(store: target, error: error))

@@ -290,6 +290,11 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
     /// Deletes the store this factory opens, with everything in it
     /// (`StoreCoordinator.destroyPersistentStore(with:)`); a store that does not exist is no error.
     func destroyStore() throws(SkerryError)
+    /// What is there where this factory opens a store, read without changing anything: nil when
+    /// no Skerry store is there; else the model version it was written with and an entity of
+    /// `entities` whose table holds rows (for `StoreCoordinator.migratePersistentStore(_:to:)`,
+    /// which refuses such a destination before opening it).
+    func existingStore(entities: [EntityDescription]) throws(SkerryError) -> ExistingStore?
 }
 
 extension ObjectStore {
