@@ -216,4 +216,45 @@ import Testing
         #expect(try Self.tablesAndVersion(ofFileAt: other) == before)
         #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Tag")) } == tags)
     }
+
+    @Test func objectsInsertedAndNotSavedBeforeTheMigrationAreSavedIntoTheNewStore() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 10)
+        let coordinator = stack.persistentStoreCoordinator
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let tag = try context.insert(entityName: "Tag")
+            try tag.setValue("pending", forKey: "label")
+            let person = try context.insert(entityName: "Person")
+            try person.setValue("pending-person", forKey: "name")
+            try person.setRelatedObjects([tag], forKey: "tags")
+            try person.setRelatedObject(tag, forKey: "favorite")
+        }
+        let new = directory.file("New.sqlite")
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: StoreDescription(url: new))
+
+        let savedID = try context.performAndWait {
+            let person = try #require(context.insertedObjects.first { $0.entity.name == "Person" })
+            try context.save()
+            #expect(context.insertedObjects.isEmpty)
+            return person.objectID
+        }
+        // Its ID names the new store: another context of the stack finds it by that ID.
+        let fresh = stack.newBackgroundContext()
+        #expect(try fresh.performAndWait { try fresh.existingObject(with: savedID).value(forKey: "name") as? String } == "pending-person")
+        // In the new store, linked, with keys of their own; the old file never saw them.
+        let check = PersistentStack(name: "Check", model: try StoreMoveFixture.model())
+        check.persistentStoreDescriptions[0].url = new
+        try check.loadPersistentStores()
+        let reader = check.newBackgroundContext()
+        try reader.performAndWait {
+            let request = FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "name == 'pending-person'"))
+            let person = try #require(try reader.fetch(request).first)
+            #expect(person.objectID.key == 11)
+            let tags = try person.relatedObjects(forKey: "tags").compactMap { try $0.value(forKey: "label") as? String }
+            #expect(tags == ["pending"])
+            #expect(try person.relatedObject(forKey: "favorite")?.value(forKey: "label") as? String == "pending")
+        }
+        #expect(try !Self.contents(ofFileAt: directory.file("Old.sqlite")).contains { $0.contains("pending") })
+    }
 }

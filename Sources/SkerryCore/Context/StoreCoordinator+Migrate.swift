@@ -33,7 +33,12 @@ extension StoreCoordinator {
     /// and key. The
     /// objects contexts hold from the old store are objects of a removed store, as after
     /// ``remove(_:)``: fetch them again (or ``ObjectContext/reset()`` the contexts). Versions for
-    /// optimistic locking start again in the new store (every object is new there). Persistent
+    /// optimistic locking start again in the new store (every object is new there). Objects
+    /// inserted and not saved yet have no store until they are saved, as in Core Data: a
+    /// context's next save writes them into the new store (unless they were given permanent IDs
+    /// of the old store by ``ObjectContext/obtainPermanentIDs(for:)``, or point at objects of
+    /// the old store whose other side the save changes: those fail as objects of a removed store
+    /// do). Persistent
     /// history is not carried, as in Core Data: the new store's history starts empty (a
     /// history-tracking destination records the saves made after the migration), and tokens of
     /// the old store do not apply to it; process what the old history holds first.
@@ -187,7 +192,7 @@ extension StoreCoordinator {
 
     /// The identity of the store that holds now the objects of the store `identity` names, after
     /// one or more migrations; nil when no migration of this coordinator replaced it.
-    private func latestIdentity(after identity: StoreIdentity) -> StoreIdentity? {
+    func latestIdentity(after identity: StoreIdentity) -> StoreIdentity? {
         let chain = migrations.withLock { $0 }
         var store = identity
         var moved = false
