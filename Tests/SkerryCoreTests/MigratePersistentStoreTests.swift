@@ -141,8 +141,18 @@ import Testing
         let before = try Self.contents(stack)
 
         let new = directory.file("New.sqlite")
+        let finder = stack.newBackgroundContext()
+        let twins = try finder.performAndWait {
+            try finder.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "name == 'person01050'")))
+                .map(\.objectID)
+        }
+        #expect(twins.count == 2)
         let error = expectError(.constraintViolation) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: new)) }
         #expect(error?.key == "name")
+        // The error names the entity and both objects, by their IDs in the source (the later one first).
+        #expect(error?.entityName == "Person")
+        #expect(Set(error?.objectIDs ?? []) == Set(twins))
+        #expect(error?.message.contains("'Person'") == true)
         for suffix in ["", "-wal", "-shm", "-journal"] { #expect(!FileManager.default.fileExists(atPath: new.path + suffix)) }
         #expect(coordinator.persistentStores == [store])
         #expect(try Self.contents(stack) == before)

@@ -45,7 +45,7 @@ struct StoreCopy {
                 { () throws -> StoreWrite? in try batches.next() },
                 keyFloors: { () throws -> [String: Int64] in try source.nextPrimaryKeys() })
         } catch let conflicts as StoreWriteConflicts {
-            throw Self.error(conflicts)
+            throw error(conflicts, batch: batches.lastInserts)
         } catch {
             throw SkerryError.converting(error)
         }
@@ -68,13 +68,28 @@ struct StoreCopy {
 
     /// The error of a copy whose write met conflicts: a row that breaks a uniqueness constraint
     /// of the destination (or, as the destination was checked empty, one another writer saved
-    /// meanwhile).
-    private static func error(_ conflicts: StoreWriteConflicts) -> SkerryError {
-        if let (_, constraint, _) = conflicts.uniquenessConflicts.first {
+    /// meanwhile), naming its entity and the source's objects that collide (the offending one
+    /// first). `batch` holds the inserts of the write that met them.
+    private func error(_ conflicts: StoreWriteConflicts, batch: [RowInsert]) -> SkerryError {
+        if let (index, constraint, existing) = conflicts.uniquenessConflicts.first {
+            // The objects in the source: the same entity and key.
+            func inSource(_ objectID: ObjectID) -> ObjectID {
+                ObjectID(store: source.identity, entity: objectID.entity, primaryKey: objectID.key)
+            }
+            var objectIDs: [ObjectID] = []
+            if batch.indices.contains(index) { objectIDs.append(inSource(batch[index].objectID)) }
+            switch existing {
+            case .row(let row): objectIDs.append(inSource(row.objectID))
+            case .insert(let other) where batch.indices.contains(other): objectIDs.append(inSource(batch[other].objectID))
+            case .insert: break
+            }
+            let entity = objectIDs.first?.entityName
+            let columns = constraint.joined(separator: ", ")
             return SkerryError(
                 .constraintViolation,
-                "The store's objects break the uniqueness constraint (\(constraint.joined(separator: ", "))) of the destination; nothing was copied.",
-                key: constraint.joined(separator: ","))
+                "Objects \(objectIDs.map(\.description).joined(separator: " and ")) of \(entity.map { "'\($0)'" } ?? "the store") "
+                    + "break the uniqueness constraint (\(columns)) of the destination; nothing was copied.",
+                entityName: entity, key: constraint.joined(separator: ","), objectIDs: objectIDs)
         }
         let objectIDs = conflicts.versionConflicts.map(\.objectID)
         return SkerryError(
@@ -95,6 +110,8 @@ struct StoreCopy {
         var position = 0
         /// The rows of the current entity's next batch.
         var size = StoreCopy.firstBatchSize
+        /// The inserts of the last write returned (to name the objects of a conflict it meets).
+        var lastInserts: [RowInsert] = []
 
         init(copy: StoreCopy, sourceWrites: Int) {
             self.copy = copy
@@ -112,6 +129,7 @@ struct StoreCopy {
                 }
                 return nil
             }
+            lastInserts = write.inserts
             return write
         }
 
