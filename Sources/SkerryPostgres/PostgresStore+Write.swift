@@ -39,13 +39,14 @@ extension PostgresStore {
         }
     }
 
-    /// Writes the rows of another store, as ``SkerryCore/ObjectStore/importWrites(_:)`` describes:
-    /// each write `next` returns, pipelined as a save's statements are, in one transaction,
-    /// without history or change records. The inserts keep their keys (permanent IDs); at the end
-    /// each hierarchy's key sequence is made again past its largest key, in the transaction (not
-    /// moved with `setval`, which PostgreSQL never rolls back), so a failed copy leaves every
-    /// sequence where it was.
-    func importWrites(_ next: () throws -> StoreWrite?) throws {
+    /// Writes the rows of another store, as ``SkerryCore/ObjectStore/importWrites(_:keyFloors:)``
+    /// describes: each write `next` returns, pipelined as a save's statements are, in one
+    /// transaction, without history or change records. The inserts keep their keys (permanent
+    /// IDs); at the end each hierarchy's key sequence is made again past its largest key and at
+    /// or past the copied store's sequence (`keyFloors`), in the transaction (not moved with
+    /// `setval`, which PostgreSQL never rolls back), so a failed copy leaves every sequence where
+    /// it was.
+    func importWrites(_ next: () throws -> StoreWrite?, keyFloors: () throws -> [String: Int64]) throws {
         try checkWritable()
         do {
             try pool.withConnection { connection in
@@ -53,7 +54,7 @@ extension PostgresStore {
                     while let changes = try next() {
                         _ = try writeTransaction(changes, connection, importing: true) { _ in () }
                     }
-                    try restartKeySequences(connection)
+                    try restartKeySequences(connection, floors: keyFloors())
                 }
             }
         } catch let conflicts as StoreWriteConflicts {
@@ -63,9 +64,10 @@ extension PostgresStore {
         }
     }
 
-    /// Makes each hierarchy's key sequence again, starting past the largest key of its tables,
-    /// where the sequence would hand out a key the tables hold.
-    private func restartKeySequences(_ connection: PostgresConnection) throws {
+    /// Makes each hierarchy's key sequence again, starting past the largest key of its tables
+    /// and at or past the largest of `floors` of its entities (by entity name), where the
+    /// sequence would hand out a key below that.
+    private func restartKeySequences(_ connection: PostgresConnection, floors: [String: Int64]) throws {
         let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
         for root in entities where StoreWritePlanner.keyRoot(root, among: entities) === root {
             let tables = entities.filter { StoreWritePlanner.keyRoot($0, among: entities) === root }
@@ -73,7 +75,8 @@ extension PostgresStore {
             let sequence = q(Self.sequenceName(root.name))
             let result = try connection.query(
                 "SELECT GREATEST(\(largest)), CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM \(sequence)")
-            let wanted = result.int64(0, 0) + 1
+            let floor = tables.compactMap { floors[$0.name] }.max() ?? 1
+            let wanted = max(result.int64(0, 0) + 1, floor)
             guard wanted > result.int64(0, 1) else { continue }
             try connection.execute("DROP SEQUENCE \(sequence); CREATE SEQUENCE \(sequence) START WITH \(wanted)")
         }
@@ -290,6 +293,23 @@ extension PostgresStore {
             "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
             [.string(SQLBuilder.quote(sequenceName(root.name))), .int(Int64(count))])
         return (0..<result.rowCount).map { result.int64($0, 0) }
+    }
+
+    /// The next key of each entity's sequence (its hierarchy's), by entity name
+    /// (``SkerryCore/ObjectStore/nextPrimaryKeys()``): what `nextval` would hand out.
+    func nextPrimaryKeys() throws(SkerryError) -> [String: Int64] {
+        try withConnection(nil) { connection in
+            var keys: [String: Int64] = [:]
+            for root in entities where StoreWritePlanner.keyRoot(root, among: entities) === root {
+                let result = try connection.query(
+                    "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM \(SQLBuilder.quote(Self.sequenceName(root.name)))"
+                )
+                for entity in entities where StoreWritePlanner.keyRoot(entity, among: entities) === root {
+                    keys[entity.name] = result.int64(0, 0)
+                }
+            }
+            return keys
+        }
     }
 
     /// Reserves `count` keys of `entity`'s sequence (its hierarchy's) for objects not saved yet

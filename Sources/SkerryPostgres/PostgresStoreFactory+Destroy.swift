@@ -61,3 +61,35 @@ extension PostgresStoreFactory {
         return result.value(0, 0, as: .boolean) == .bool(true)
     }
 }
+
+extension PostgresStoreFactory {
+    /// What the store's schema holds, read without changing anything
+    /// (``SkerryCore/ObjectStoreFactory/existingStore(entities:)``): nil when it holds no Skerry
+    /// store (or does not exist).
+    func existingStore(entities: [EntityDescription]) throws(SkerryError) -> ExistingStore? {
+        do {
+            let connection = try PostgresConnection(connectionString: options.connectionString)
+            let schema = try options.schema ?? connection.query("SELECT current_schema()").text(0, 0)
+            func table(_ name: String) -> String { SQLBuilder.quote(schema) + "." + SQLBuilder.quote(name) }
+            func exists(_ name: String) throws -> Bool {
+                try connection.query("SELECT to_regclass(?) IS NOT NULL", [.string(table(name))]).value(0, 0, as: .boolean) == .bool(true)
+            }
+            guard try exists(StoreSchema.metadataTable) else { return nil }
+            let hash = try connection.query(
+                "SELECT \"value\" FROM \(table(StoreSchema.metadataTable)) WHERE \"key\" = 'modelVersionHash'")
+            var existing = ExistingStore(modelVersionHash: hash.rowCount > 0 ? hash.text(0, 0) : nil, occupied: nil)
+            for entity in entities where try exists(entity.name) {
+                let count = try connection.scalarInt64("SELECT count(*) FROM \(table(entity.name))") ?? 0
+                if count > 0 {
+                    existing.occupied = (entity.name, Int(count))
+                    break
+                }
+            }
+            return existing
+        } catch let error as SkerryError {
+            throw error
+        } catch {
+            throw PostgresStore.mapError(error, entity: nil)
+        }
+    }
+}

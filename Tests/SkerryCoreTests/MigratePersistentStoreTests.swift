@@ -141,8 +141,18 @@ import Testing
         let before = try Self.contents(stack)
 
         let new = directory.file("New.sqlite")
+        let finder = stack.newBackgroundContext()
+        let twins = try finder.performAndWait {
+            try finder.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "name == 'person01050'")))
+                .map(\.objectID)
+        }
+        #expect(twins.count == 2)
         let error = expectError(.constraintViolation) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: new)) }
         #expect(error?.key == "name")
+        // The error names the entity and both objects, by their IDs in the source (the later one first).
+        #expect(error?.entityName == "Person")
+        #expect(Set(error?.objectIDs ?? []) == Set(twins))
+        #expect(error?.message.contains("'Person'") == true)
         for suffix in ["", "-wal", "-shm", "-journal"] { #expect(!FileManager.default.fileExists(atPath: new.path + suffix)) }
         #expect(coordinator.persistentStores == [store])
         #expect(try Self.contents(stack) == before)
@@ -169,5 +179,92 @@ import Testing
             try context.save()
         }
         #expect(try transactions().count == 1)
+    }
+    @Test(arguments: [false, true]) func keysOfDeletedOrReservedObjectsAreNeverHandedOutAgain(intoMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 20)
+        let burnt = try StoreMoveFixture.burnKeys(stack)
+        let coordinator = stack.persistentStoreCoordinator
+        let destination = intoMemory ? StoreDescription.inMemory() : StoreDescription(url: directory.file("New.sqlite"))
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: destination)
+
+        let fresh = try StoreMoveFixture.insertPersonAndTag(stack, "after")
+        #expect(fresh.person > burnt.person)
+        #expect(fresh.tag > burnt.tag)
+    }
+
+    /// The tables and the recorded model version of the SQLite file at `url`, read past any store.
+    static func tablesAndVersion(ofFileAt url: URL) throws -> [String] {
+        let raw = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: 5)
+        let tables = try raw.textRows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", []).map { $0[0] }
+        let hash = try raw.textRows("SELECT value FROM _skerry_metadata WHERE key = 'modelVersionHash'", []).map { $0[0] }
+        return tables + hash
+    }
+
+    @Test(arguments: [0, 2]) func aDestinationOfAnotherModelVersionIsRefusedUntouched(tags: Int) throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 5)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = coordinator.persistentStores[0]
+        // A file written with the older model, with or without objects; automatic migration is on.
+        let other = directory.file("Other.sqlite")
+        let older = PersistentStack(name: "Older", model: try StoreMoveFixture.olderModel())
+        older.persistentStoreDescriptions[0].url = other
+        try older.loadPersistentStores()
+        let context = older.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<tags { try context.insert(entityName: "Tag").setValue("old\(index)", forKey: "label") }
+            try context.save()
+        }
+        let before = try Self.tablesAndVersion(ofFileAt: other)
+        #expect(!before.contains("Person"))
+
+        let error = expectError(.invalidArgument) { try coordinator.migratePersistentStore(store, to: StoreDescription(url: other)) }
+        #expect(error?.message.contains("another version of the model") == true)
+        #expect(coordinator.persistentStores == [store])
+        // Not migrated: the older build still opens it as it was.
+        #expect(try Self.tablesAndVersion(ofFileAt: other) == before)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Tag")) } == tags)
+    }
+
+    @Test func objectsInsertedAndNotSavedBeforeTheMigrationAreSavedIntoTheNewStore() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 10)
+        let coordinator = stack.persistentStoreCoordinator
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let tag = try context.insert(entityName: "Tag")
+            try tag.setValue("pending", forKey: "label")
+            let person = try context.insert(entityName: "Person")
+            try person.setValue("pending-person", forKey: "name")
+            try person.setRelatedObjects([tag], forKey: "tags")
+            try person.setRelatedObject(tag, forKey: "favorite")
+        }
+        let new = directory.file("New.sqlite")
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: StoreDescription(url: new))
+
+        let savedID = try context.performAndWait {
+            let person = try #require(context.insertedObjects.first { $0.entity.name == "Person" })
+            try context.save()
+            #expect(context.insertedObjects.isEmpty)
+            return person.objectID
+        }
+        // Its ID names the new store: another context of the stack finds it by that ID.
+        let fresh = stack.newBackgroundContext()
+        #expect(try fresh.performAndWait { try fresh.existingObject(with: savedID).value(forKey: "name") as? String } == "pending-person")
+        // In the new store, linked, with keys of their own; the old file never saw them.
+        let check = PersistentStack(name: "Check", model: try StoreMoveFixture.model())
+        check.persistentStoreDescriptions[0].url = new
+        try check.loadPersistentStores()
+        let reader = check.newBackgroundContext()
+        try reader.performAndWait {
+            let request = FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "name == 'pending-person'"))
+            let person = try #require(try reader.fetch(request).first)
+            #expect(person.objectID.key == 11)
+            let tags = try person.relatedObjects(forKey: "tags").compactMap { try $0.value(forKey: "label") as? String }
+            #expect(tags == ["pending"])
+            #expect(try person.relatedObject(forKey: "favorite")?.value(forKey: "label") as? String == "pending")
+        }
+        #expect(try !Self.contents(ofFileAt: directory.file("Old.sqlite")).contains { $0.contains("pending") })
     }
 }

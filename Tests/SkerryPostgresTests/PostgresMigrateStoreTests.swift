@@ -69,6 +69,24 @@ import Testing
         #expect(try Self.contents(check) == before)
     }
 
+    @Test func keysOfDeletedOrReservedObjectsAreNeverHandedOutAgain() throws {
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 20)
+        let coordinator = stack.persistentStoreCoordinator
+        // SQLite's keys table into PostgreSQL's sequences.
+        var burnt = try StoreMoveFixture.burnKeys(stack)
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: try PostgresTestServer.description())
+        var fresh = try StoreMoveFixture.insertPersonAndTag(stack, "in-postgres")
+        #expect(fresh.person > burnt.person)
+        #expect(fresh.tag > burnt.tag)
+        // PostgreSQL's sequences into a SQLite file's keys table.
+        burnt = try StoreMoveFixture.burnKeys(stack)
+        try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: directory.file("Back.sqlite"), type: .sqlite)
+        fresh = try StoreMoveFixture.insertPersonAndTag(stack, "back-in-a-file")
+        #expect(fresh.person > burnt.person)
+        #expect(fresh.tag > burnt.tag)
+    }
+
     @Test func aPostgreSQLStoreMovesBackIntoAFile() throws {
         let schema = PostgresTestServer.newSchema()
         let stack = try PostgresTestServer.stack(try StoreMoveFixture.model(), schema)
@@ -154,6 +172,56 @@ import Testing
         }
         #expect(coordinator.persistentStores == [file])
         #expect(try Self.contents(occupied).count == 2)
+    }
+
+    @Test func aDestinationSchemaOfAnotherModelVersionIsRefusedUntouched() throws {
+        let schema = PostgresTestServer.newSchema()
+        let older = try PostgresTestServer.stack(try StoreMoveFixture.olderModel(), schema, name: "Older")
+        let context = older.newBackgroundContext()
+        try context.performAndWait {
+            try context.insert(entityName: "Tag").setValue("old", forKey: "label")
+            try context.save()
+        }
+        let connection = try PostgresTestServer.connect()
+        func state() throws -> [String] {
+            let person = try connection.query("SELECT to_regclass(?) IS NOT NULL", [.string("\"\(schema)\".\"Person\"")])
+            let hash = try connection.query("SELECT value FROM \"\(schema)\"._skerry_metadata WHERE key = 'modelVersionHash'")
+            return [person.value(0, 0, as: .boolean) == .bool(true) ? "Person" : "-", hash.text(0, 0)]
+        }
+        let before = try state()
+        #expect(before[0] == "-")
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 5)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+
+        let error = expectError(.invalidArgument) {
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
+        }
+        #expect(error?.message.contains("another version of the model") == true)
+        #expect(coordinator.persistentStores == [file])
+        #expect(try state() == before)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Tag")) } == 1)
+    }
+
+    @Test func aServerThatCannotBeReachedFailsWithATypedErrorAndNothingChanges() throws {
+        let directory = TemporaryDirectory()
+        let (stack, _) = try Self.sqliteStack(directory, people: 5)
+        let before = try Self.contents(stack)
+        let coordinator = stack.persistentStoreCoordinator
+        let file = coordinator.persistentStores[0]
+        let nowhere = StoreDescription.postgres("host=\(directory.url.path) port=1 dbname=none connect_timeout=2", schema: "s")
+
+        let error = expectError(.database) { try coordinator.migratePersistentStore(file, to: nowhere) }
+        #expect(error?.postgres?.sqlState == .unableToConnect)
+        #expect(coordinator.persistentStores == [file])
+        #expect(try Self.contents(stack) == before)
+        // A store this coordinator has loaded already is no destination, nor the source itself.
+        let schema = PostgresTestServer.newSchema()
+        try coordinator.addPersistentStore(with: try PostgresTestServer.description(schema: schema))
+        expectError(.invalidArgument) {
+            try coordinator.migratePersistentStore(file, to: try PostgresTestServer.description(schema: schema))
+        }
     }
 
     @Test func destroyDropsTheStoresSchemaAndUnloadsIt() throws {

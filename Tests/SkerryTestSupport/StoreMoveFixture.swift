@@ -142,4 +142,42 @@ public enum StoreMoveFixture {
             return lines
         }
     }
+
+    /// Deletes the person with the largest key, and reserves a tag key for an object never
+    /// saved, through a new context of `stack`; returns both keys.
+    public static func burnKeys(_ stack: PersistentStack) throws -> (person: Int64, tag: Int64) {
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait {
+            let people = try context.fetch(FetchRequest(entityName: "Person"))
+            let last = people.max { $0.objectID.key < $1.objectID.key }!
+            let personKey = last.objectID.key
+            try context.delete(last)
+            try context.save()
+            let tag = try context.insert(entityName: "Tag")
+            try context.obtainPermanentIDs(for: [tag])
+            let tagKey = tag.objectID.key
+            context.reset()
+            return (personKey, tagKey)
+        }
+    }
+
+    /// Saves a new person and a new tag through a new context of `stack`; returns their keys.
+    public static func insertPersonAndTag(_ stack: PersistentStack, _ name: String) throws -> (person: Int64, tag: Int64) {
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait {
+            let person = try context.insert(entityName: "Person")
+            try person.setValue(name, forKey: "name")
+            let tag = try context.insert(entityName: "Tag")
+            try tag.setValue(name, forKey: "label")
+            try context.save()
+            return (person.objectID.key, tag.objectID.key)
+        }
+    }
+
+    /// An older version of ``model()``: tags only, without people.
+    public static func olderModel() throws -> ObjectModel {
+        try ObjectModel(entities: [
+            EntityDescription(name: "Tag", attributes: [AttributeDescription("label", .string)], uniquenessConstraints: [["label"]])
+        ])
+    }
 }

@@ -36,7 +36,7 @@ extension ObjectContext {
         var plan = SavePlan(inserted: inserted, updated: updated, deleted: deleted)
         let stores = coordinator.loadedStores
         for attempt in 1...Self.maximumSaveAttempts {
-            let parts = try plan.parts(storeOrder: stores)
+            let parts = try plan.parts(storeOrder: stores, movedStore: coordinator.latestIdentity(after:))
             do {
                 let keys = try withHistoryAuthor(of: parts.lazy.map(\.store)) { () throws -> [[Int64]] in try Self.write(parts) }
                 return apply(plan, parts: parts, insertedKeys: keys)
@@ -129,8 +129,15 @@ extension ObjectContext {
         // objects changed to point at them (a store never gives a temporary ID).
         let mayHoldTemporaryIDs = coordinator.model.hasRelationships ? plan.inserts.map(\.object) + registry.changed : []
         var keyOfInsert = [Int64](repeating: 0, count: plan.inserts.count)
+        // The store of each insert moved from a store a migration replaced (most saves: none).
+        var movedInserts: [Int: StoreIdentity] = [:]
         for (part, keys) in zip(parts, insertedKeys) {
             for (origin, key) in zip(part.insertOrigins, keys) { keyOfInsert[origin] = key }
+            if part.takesMovedInserts {
+                for origin in part.insertOrigins where plan.inserts[origin].object.objectID.store !== part.store.identity {
+                    movedInserts[origin] = part.store.identity
+                }
+            }
         }
         for delete in plan.deletes {
             changes.deleted.insert(delete.object.objectID)
@@ -170,8 +177,9 @@ extension ObjectContext {
                 if let values { object.values = values }
                 object.version = 1
                 let temporaryID = object.objectID
-                if permanentSpace?.entity !== object.entity || permanentSpace?.store !== temporaryID.store {
-                    permanentSpace = temporaryID.store.space(for: object.entity, temporary: false)
+                let store = movedInserts.isEmpty ? temporaryID.store : movedInserts[index] ?? temporaryID.store
+                if permanentSpace?.entity !== object.entity || permanentSpace?.store !== store {
+                    permanentSpace = store.space(for: object.entity, temporary: false)
                 }
                 let permanentID = ObjectID(space: permanentSpace!, key: keyOfInsert[index])
                 if permanentID != temporaryID { permanentIDs.append((temporaryID, permanentID)) }

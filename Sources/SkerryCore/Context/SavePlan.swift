@@ -63,6 +63,9 @@ struct SavePlan {
         var write = StoreWrite()
         /// For each of `write.inserts`, the index in `SavePlan.inserts`.
         var insertOrigins: [Int] = []
+        /// Whether inserts whose temporary IDs name a store a migration replaced were moved here
+        /// (their permanent IDs name this store, not the one of their temporary IDs).
+        var takesMovedInserts = false
     }
 
     /// The relationships of `object` that changed since it was read (every loaded one that differs
@@ -84,8 +87,13 @@ struct SavePlan {
     }
 
     /// The writes, one per store, in `storeOrder` (the coordinator's order, so that saves spanning
-    /// stores always lock them in the same order).
-    func parts(storeOrder: [any ObjectStore]) throws(SkerryError) -> [StorePart] {
+    /// stores always lock them in the same order). An insert whose temporary ID names a store
+    /// that `StoreCoordinator.migratePersistentStore(_:to:)` replaced goes to the store that
+    /// replaced it (`movedStore`), as in Core Data, where an inserted object has no store until
+    /// it is saved: a temporary ID carries no key, so nothing of the old store is assumed.
+    func parts(
+        storeOrder: [any ObjectStore], movedStore: (StoreIdentity) -> StoreIdentity? = { _ in nil }
+    ) throws(SkerryError) -> [StorePart] {
         var parts: [StorePart] = []
         func part(_ identity: StoreIdentity) throws(SkerryError) -> Int {
             if let index = parts.firstIndex(where: { $0.store.identity === identity }) { return index }
@@ -112,7 +120,12 @@ struct SavePlan {
         for (index, insert) in inserts.enumerated() {
             let objectID = insert.object.objectID
             if last?.store !== objectID.store {
-                last = (objectID.store, try part(objectID.store))
+                var home = objectID.store
+                if objectID.isTemporary, !storeOrder.contains(where: { $0.identity === home }), let moved = movedStore(home) {
+                    home = moved
+                }
+                last = (objectID.store, try part(home))
+                if home !== objectID.store { parts[last!.slot].takesMovedInserts = true }
                 // Room for the rest of the inserts at the first one of a store (a bulk insert's
                 // lists grow once, not a dozen times).
                 if parts[last!.slot].insertOrigins.isEmpty {

@@ -10,8 +10,10 @@ extension StoreCoordinator {
     /// let moved = try coordinator.migratePersistentStore(store, to: .postgres(options))
     /// ```
     ///
-    /// The destination is opened as ``addPersistentStore(with:)`` opens a store (created, or
-    /// migrated to the model), and must hold no object. Every object of `store` is copied into it,
+    /// The destination must be new, or a store of this model's version that holds no object:
+    /// one written with another version (which opening would migrate) or holding objects is
+    /// refused before anything opens it, and left untouched. It is opened as
+    /// ``addPersistentStore(with:)`` opens a store (created where none is). Every object of `store` is copied into it,
     /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch; the
     /// keys of one entity at a time and one batch of rows are held in memory, never the whole
     /// store; a to-many relationship's members come whole), with every attribute value
@@ -22,14 +24,21 @@ extension StoreCoordinator {
     /// is gone), as in Core Data, where the old store is no longer a useful reference.
     ///
     /// Object IDs change, as in Core Data: each object keeps its entity and its key, in the new
-    /// store; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
+    /// store, whose key sequences go on from the old store's, so that a key the old store handed
+    /// out (to an object deleted since, or reserved by ``ObjectContext/obtainPermanentIDs(for:)``)
+    /// never names another object; ``objectID(migratedFrom:)`` gives an old ID's new one (Core Data hands the new IDs
     /// in the `NSUUIDChangedPersistentStoresKey` entry of its stores-changed notification), and in
     /// this process the URIs and string forms of the old IDs resolve to the new ones
     /// (``PersistentStack/objectID(forURIRepresentation:)``); after a restart, map them by entity
     /// and key. The
     /// objects contexts hold from the old store are objects of a removed store, as after
     /// ``remove(_:)``: fetch them again (or ``ObjectContext/reset()`` the contexts). Versions for
-    /// optimistic locking start again in the new store (every object is new there). Persistent
+    /// optimistic locking start again in the new store (every object is new there). Objects
+    /// inserted and not saved yet have no store until they are saved, as in Core Data: a
+    /// context's next save writes them into the new store (unless they were given permanent IDs
+    /// of the old store by ``ObjectContext/obtainPermanentIDs(for:)``, or point at objects of
+    /// the old store whose other side the save changes: those fail as objects of a removed store
+    /// do). Persistent
     /// history is not carried, as in Core Data: the new store's history starts empty (a
     /// history-tracking destination records the saves made after the migration), and tokens of
     /// the old store do not apply to it; process what the old history holds first.
@@ -52,8 +61,9 @@ extension StoreCoordinator {
     ///     holds the entities `store` held; with them, it must hold every one of those.
     /// - Returns: the description of the new store (what ``persistentStores`` lists).
     /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded, the destination
-    ///   is the same store, is loaded already, does not hold every entity of `store`, is
-    ///   read-only, or holds objects; ``SkerryError/Code/constraintViolation`` when the objects
+    ///   is the same store, is loaded already, does not hold every entity of `store`, holds
+    ///   objects, or holds a store written with another model version;
+    ///   ``SkerryError/Code/storeIsReadOnly`` when the destination is read-only; ``SkerryError/Code/constraintViolation`` when the objects
     ///   break a uniqueness constraint of the destination; the destination's load errors
     ///   (``SkerryError/Code/storeLoadFailed``, a connection error); the stores' read and write
     ///   errors.
@@ -93,9 +103,11 @@ extension StoreCoordinator {
                 Self.removeSQLiteFiles(of: target)
             }
         }
+        let targetEntities = model.entities.filter { target.holds($0, of: model) }
+        try checkDestinationIsNew(target, entities: targetEntities)
         let opened: any ObjectStore
         do {
-            opened = try target.makeStore(model: model, entities: model.entities.filter { target.holds($0, of: model) }, events: events)
+            opened = try target.makeStore(model: model, entities: targetEntities, events: events)
         } catch {
             undo(nil)
             events.emit(.storeLoadFailed(store: target, error: error))
@@ -180,7 +192,7 @@ extension StoreCoordinator {
 
     /// The identity of the store that holds now the objects of the store `identity` names, after
     /// one or more migrations; nil when no migration of this coordinator replaced it.
-    private func latestIdentity(after identity: StoreIdentity) -> StoreIdentity? {
+    func latestIdentity(after identity: StoreIdentity) -> StoreIdentity? {
         let chain = migrations.withLock { $0 }
         var store = identity
         var moved = false
@@ -207,7 +219,10 @@ extension StoreCoordinator {
         {
             throw SkerryError(.invalidArgument, "\(source) cannot migrate into itself: give another location.")
         }
-        if persistentStores.contains(destination) {
+        let loaded = persistentStores
+        if loaded.contains(destination)
+            || (destination.storeFactory.map { factory in loaded.contains { factory.describesSameStore(as: $0) } } ?? false)
+        {
             throw SkerryError(.invalidArgument, "\(destination) is loaded already: a store migrates into a store not loaded.")
         }
         if destination.isReadOnly {

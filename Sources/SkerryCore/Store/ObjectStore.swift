@@ -228,16 +228,23 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// (`ObjectContext.obtainPermanentIDs(for:)`.) The default throws: a store kind that cannot
     /// reserve keys says so.
     func reservePrimaryKeys(_ entity: EntityDescription, count: Int) throws(SkerryError) -> [Int64]
+    /// The next key each entity's sequence (its hierarchy's) hands out, by entity name, for
+    /// every entity of the store: past every key it ever handed out or reserved (deleted
+    /// objects' and ``reservePrimaryKeys(_:count:)``'s included), for a copy of the store
+    /// (``importWrites(_:keyFloors:)``) to go on from. The default is empty (no sequence).
+    func nextPrimaryKeys() throws(SkerryError) -> [String: Int64]
     /// Writes the rows of another store into this one, for
     /// `StoreCoordinator.migratePersistentStore(_:to:)`: every ``StoreWrite`` `next` returns, in
     /// order, until it returns nil, all in one transaction, rolled back whole when anything fails
     /// (`next` throwing included). Inserts carry permanent IDs, whose keys the rows keep; later
-    /// inserts get keys past every key written. Records no persistent history and no change for
-    /// other processes to hear of. The default throws ``SkerryError/Code/invalidArgument``: a
-    /// store kind that cannot take a copy says so.
+    /// inserts get keys past every key written and at or past `keyFloors` (asked once, after the
+    /// last write: by entity name, the next key of the copied store's sequence of that entity,
+    /// ``nextPrimaryKeys()``), so that no key the copied store handed out is handed out again.
+    /// Records no persistent history and no change for other processes to hear of. The default
+    /// throws ``SkerryError/Code/invalidArgument``: a store kind that cannot take a copy says so.
     /// - Throws: ``StoreWriteConflicts`` for an insert that collides with a uniqueness constraint
     ///   (or an update whose version is not the one expected); ``SkerryError`` for anything else.
-    func importWrites(_ next: () throws -> StoreWrite?) throws
+    func importWrites(_ next: () throws -> StoreWrite?, keyFloors: () throws -> [String: Int64]) throws
     /// Closes the store's connections once it was removed from its coordinator
     /// (`StoreCoordinator.remove(_:)`): work already running ends first; later work throws
     /// ``SkerryError/Code/noStore``. Stores without connections of their own do nothing (the default).
@@ -272,7 +279,9 @@ extension ObjectStore {
 
     package func deliverSavesOfOthers(to deliver: @escaping @Sendable (SavesOfOthers) -> Void) {}
 
-    package func importWrites(_ next: () throws -> StoreWrite?) throws {
+    package func nextPrimaryKeys() throws(SkerryError) -> [String: Int64] { [:] }
+
+    package func importWrites(_ next: () throws -> StoreWrite?, keyFloors: () throws -> [String: Int64]) throws {
         throw SkerryError(.invalidArgument, "\(storeDescription) cannot take the objects of another store.")
     }
 }
@@ -305,6 +314,11 @@ package protocol ObjectStoreFactory: AnyObject, Sendable {
     /// Deletes the store this factory opens, with everything in it
     /// (`StoreCoordinator.destroyPersistentStore(with:)`); a store that does not exist is no error.
     func destroyStore() throws(SkerryError)
+    /// What is there where this factory opens a store, read without changing anything: nil when
+    /// no Skerry store is there; else the model version it was written with and an entity of
+    /// `entities` whose table holds rows (for `StoreCoordinator.migratePersistentStore(_:to:)`,
+    /// which refuses such a destination before opening it).
+    func existingStore(entities: [EntityDescription]) throws(SkerryError) -> ExistingStore?
 }
 
 extension ObjectStore {

@@ -23,16 +23,18 @@ extension SQLiteStore {
         }
     }
 
-    /// Writes the rows of another store, as ``ObjectStore/importWrites(_:)`` describes: each
-    /// write `next` returns, in one transaction, without history. The keys of the inserts (all
-    /// permanent) are the rows' keys; later inserts get keys past the largest key of each
-    /// hierarchy's tables (``nextPrimaryKey(_:among:_:)``), so no sequence needs moving.
-    func importWrites(_ next: () throws -> StoreWrite?) throws {
+    /// Writes the rows of another store, as ``ObjectStore/importWrites(_:keyFloors:)`` describes:
+    /// each write `next` returns, in one transaction, without history. The keys of the inserts
+    /// (all permanent) are the rows' keys; later inserts get keys past the largest key of each
+    /// hierarchy's tables (``nextPrimaryKey(_:among:_:)``) and, recorded in the keys table, at or
+    /// past the copied store's sequences (`keyFloors`).
+    func importWrites(_ next: () throws -> StoreWrite?, keyFloors: () throws -> [String: Int64]) throws {
         try checkWritable()
         do {
             try pool.write { connection in
                 try connection.writeTransaction {
                     while let changes = try next() { _ = try writeChanges(changes, connection, recordsHistory: false) }
+                    try raiseKeySequences(to: keyFloors(), connection)
                 }
             }
         } catch let conflicts as StoreWriteConflicts {
@@ -104,6 +106,31 @@ extension SQLiteStore {
             try saveKey.run([.string(entity.name), .int(key)])
         }
         return keys
+    }
+
+    /// Records, for each hierarchy, a next key at least the largest of `floors` of its entities
+    /// (by entity name), so that no later insert gets a key below it.
+    private func raiseKeySequences(to floors: [String: Int64], _ connection: SQLiteConnection) throws {
+        let saveKey = try connection.cachedStatement(
+            "INSERT OR REPLACE INTO \(SQLBuilder.quote(Self.keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
+        for root in entities where Self.keyRoot(root, among: entities) === root {
+            let floor = entities.filter { Self.keyRoot($0, among: entities) === root }.compactMap { floors[$0.name] }.max() ?? 1
+            let next = try Self.nextPrimaryKey(root, among: entities, connection)
+            if floor > next { try saveKey.run([.string(root.name), .int(floor)]) }
+        }
+    }
+
+    /// The next key of each entity's sequence (its hierarchy's), by entity name
+    /// (``ObjectStore/nextPrimaryKeys()``).
+    func nextPrimaryKeys() throws(SkerryError) -> [String: Int64] {
+        try read(nil) { connection in
+            var keys: [String: Int64] = [:]
+            for root in entities where Self.keyRoot(root, among: entities) === root {
+                let next = try Self.nextPrimaryKey(root, among: entities, connection)
+                for entity in entities where Self.keyRoot(entity, among: entities) === root { keys[entity.name] = next }
+            }
+            return keys
+        }
     }
 
     /// The row with this key as it is now, or nil.

@@ -4,9 +4,10 @@
 /// Works through the store boundary only (``ObjectStore``), so that any store kind copies into
 /// any other: the source is read with ``ObjectStore/fetchObjectIDs(_:)`` (the keys of one entity
 /// at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
-/// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time (fewer
-/// when rows are large: see ``byteBudget``); the destination takes every batch in one transaction (``ObjectStore/importWrites(_:)``). Each row
-/// keeps its key, so an object's new ID is its old one's entity and key in the new store.
+/// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time
+/// (fewer when rows are large: see ``byteBudget``); the destination takes every batch in one
+/// transaction (``ObjectStore/importWrites(_:keyFloors:)``). Each row keeps its key, so an object's new ID is
+/// its old one's entity and key in the new store.
 ///
 /// Two passes: first every row with its attribute values and no relationship, then every
 /// object's relationships (as updates of the rows just written), so that a link may name an
@@ -28,19 +29,23 @@ struct StoreCopy {
     /// Told the number of rows of each batch of the first pass (for tests).
     var rowBatchObserver: ((Int) -> Void)?
 
-    /// Copies every object.
+    /// Copies every object. A save to the source during the copy (in this process) fails it with
+    /// ``SkerryError/Code/mergeConflict``: the copy could hold part of it.
     /// - Throws: ``SkerryError/Code/invalidArgument`` when the destination already holds objects;
     ///   ``SkerryError/Code/constraintViolation`` when a row breaks a uniqueness constraint of the
-    ///   destination; the stores' errors. The destination then holds what it held before.
-    /// A save to the source during the copy (in this process) fails it with
-    /// ``SkerryError/Code/mergeConflict``: the copy could hold part of it.
+    ///   destination; ``SkerryError/Code/mergeConflict`` as above; the stores' errors. The
+    ///   destination then holds what it held before.
     func run() throws(SkerryError) {
         try checkDestinationIsEmpty()
         var batches = Batches(copy: self, sourceWrites: source.statistics.rowsWritten)
         do {
-            try destination.importWrites { () throws -> StoreWrite? in try batches.next() }
+            // The source's key sequences go on in the destination, so that no key the source
+            // handed out (to an object deleted since, or reserved) names another object there.
+            try destination.importWrites(
+                { () throws -> StoreWrite? in try batches.next() },
+                keyFloors: { () throws -> [String: Int64] in try source.nextPrimaryKeys() })
         } catch let conflicts as StoreWriteConflicts {
-            throw Self.error(conflicts)
+            throw error(conflicts, batch: batches.lastInserts)
         } catch {
             throw SkerryError.converting(error)
         }
@@ -63,13 +68,28 @@ struct StoreCopy {
 
     /// The error of a copy whose write met conflicts: a row that breaks a uniqueness constraint
     /// of the destination (or, as the destination was checked empty, one another writer saved
-    /// meanwhile).
-    private static func error(_ conflicts: StoreWriteConflicts) -> SkerryError {
-        if let (_, constraint, _) = conflicts.uniquenessConflicts.first {
+    /// meanwhile), naming its entity and the source's objects that collide (the offending one
+    /// first). `batch` holds the inserts of the write that met them.
+    private func error(_ conflicts: StoreWriteConflicts, batch: [RowInsert]) -> SkerryError {
+        if let (index, constraint, existing) = conflicts.uniquenessConflicts.first {
+            // The objects in the source: the same entity and key.
+            func inSource(_ objectID: ObjectID) -> ObjectID {
+                ObjectID(store: source.identity, entity: objectID.entity, primaryKey: objectID.key)
+            }
+            var objectIDs: [ObjectID] = []
+            if batch.indices.contains(index) { objectIDs.append(inSource(batch[index].objectID)) }
+            switch existing {
+            case .row(let row): objectIDs.append(inSource(row.objectID))
+            case .insert(let other) where batch.indices.contains(other): objectIDs.append(inSource(batch[other].objectID))
+            case .insert: break
+            }
+            let entity = objectIDs.first?.entityName
+            let columns = constraint.joined(separator: ", ")
             return SkerryError(
                 .constraintViolation,
-                "The store's objects break the uniqueness constraint (\(constraint.joined(separator: ", "))) of the destination; nothing was copied.",
-                key: constraint.joined(separator: ","))
+                "Objects \(objectIDs.map(\.description).joined(separator: " and ")) of \(entity.map { "'\($0)'" } ?? "the store") "
+                    + "break the uniqueness constraint (\(columns)) of the destination; nothing was copied.",
+                entityName: entity, key: constraint.joined(separator: ","), objectIDs: objectIDs)
         }
         let objectIDs = conflicts.versionConflicts.map(\.objectID)
         return SkerryError(
@@ -90,6 +110,8 @@ struct StoreCopy {
         var position = 0
         /// The rows of the current entity's next batch.
         var size = StoreCopy.firstBatchSize
+        /// The inserts of the last write returned (to name the objects of a conflict it meets).
+        var lastInserts: [RowInsert] = []
 
         init(copy: StoreCopy, sourceWrites: Int) {
             self.copy = copy
@@ -107,6 +129,7 @@ struct StoreCopy {
                 }
                 return nil
             }
+            lastInserts = write.inserts
             return write
         }
 
