@@ -91,11 +91,16 @@ import Testing
             coordinator.persistentStores[0], to: URL(fileURLWithPath: "/dev/null"), type: .inMemory)
         #expect(memory.kind == .inMemory)
         #expect(try Self.contents(stack) == before)
+        // The stack's only store was replaced: it still has a store loaded.
+        #expect(stack.hasLoadedStores)
 
         let back = directory.file("Back.sqlite")
         try coordinator.migratePersistentStore(memory, to: StoreDescription(url: back))
         #expect(coordinator.persistentStores.map(\.kind) == [.sqlite])
         #expect(try Self.contents(ofFileAt: back) == before)
+        #expect(stack.hasLoadedStores)
+        try coordinator.remove(coordinator.persistentStores[0])
+        #expect(!stack.hasLoadedStores)
     }
 
     @Test func aDestinationThatHoldsObjectsIsRefusedAndNothingChanges() throws {

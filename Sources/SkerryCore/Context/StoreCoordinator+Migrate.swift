@@ -47,9 +47,15 @@ extension StoreCoordinator {
     /// this process during the copy fails the migration with ``SkerryError/Code/mergeConflict``
     /// (nothing changes; migrate again once saves have stopped); saves of other processes are not
     /// detected, so stop them first. A
-    /// ``PersistentStack`` still lists the old description in
+    /// ``PersistentStack`` counts the new store in ``PersistentStack/hasLoadedStores`` but still
+    /// lists the old description in
     /// ``PersistentStack/persistentStoreDescriptions``: set it to the new one, or the next
     /// ``PersistentStack/loadPersistentStores()`` loads the old store again.
+    ///
+    /// Events (``PersistentStack/addEventObserver(statements:_:)``): the destination reports its load (`.storeLoaded`)
+    /// when it opens, before the copy, also when the copy then fails and it is closed again; no
+    /// event announces the swap (Core Data's stores-changed notification): the call returning is
+    /// the signal to reset or refetch in other contexts.
     ///
     /// On failure nothing changes for the coordinator: `store` stays loaded and untouched, and the
     /// destination holds what it held: the copy's transaction is rolled back, and a SQLite file or
@@ -125,6 +131,7 @@ extension StoreCoordinator {
         }
         source.close()
         migrations.withLock { $0.append((source.identity, opened.identity)) }
+        migratedDescriptions.withLock { $0.append((source.storeDescription, opened.storeDescription)) }
         if let handler = savesOfOthersHandler.withLock({ $0 }) { opened.deliverSavesOfOthers(to: handler) }
         return opened.storeDescription
     }
@@ -201,6 +208,22 @@ extension StoreCoordinator {
             moved = true
         }
         return moved ? store : nil
+    }
+
+    /// The description of the store that holds now the objects of the store `description`
+    /// describes: itself, or after migrations of this coordinator, the latest store that
+    /// replaced it.
+    func currentDescription(of description: StoreDescription) -> StoreDescription {
+        let chain = migratedDescriptions.withLock { $0 }
+        var current = description
+        var steps = 0
+        // A description can come back (a store moved away and back again): the chain is walked
+        // at most once per migration.
+        while steps < chain.count, let next = chain.last(where: { $0.old == current })?.new {
+            current = next
+            steps += 1
+        }
+        return current
     }
 
     /// The identity of the store that holds now the objects of the store whose persistent

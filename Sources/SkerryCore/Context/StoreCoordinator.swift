@@ -26,6 +26,9 @@ public final class StoreCoordinator: @unchecked Sendable {
     /// The stores ``migratePersistentStore(_:to:)`` replaced, each with the store that replaced it
     /// (``objectID(migratedFrom:)``).
     let migrations = Mutex<[(old: StoreIdentity, new: StoreIdentity)]>([])
+    /// The descriptions of the stores ``migratePersistentStore(_:to:)`` replaced, each with the
+    /// description of the store that replaced it (``PersistentStack/hasLoadedStores``).
+    let migratedDescriptions = Mutex<[(old: StoreDescription, new: StoreDescription)]>([])
     /// Where a store added outside ``PersistentStack/loadPersistentStores()`` (a migration's new
     /// store) hands the saves of other processes: the stack's, set when a stack made the coordinator.
     let savesOfOthersHandler = Mutex<(@Sendable (SavesOfOthers) -> Void)?>(nil)

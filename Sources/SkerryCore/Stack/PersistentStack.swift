@@ -117,7 +117,10 @@ open class PersistentStack: @unchecked Sendable {
 
     /// Whether at least one store is loaded.
     public var hasLoadedStores: Bool {
-        lock.withLock { loaded }.contains { coordinator.persistentStores.contains($0.resolvedForLoading) }
+        // A store migratePersistentStore replaced counts through the store that replaced it.
+        lock.withLock { loaded }.contains {
+            coordinator.persistentStores.contains(coordinator.currentDescription(of: $0.resolvedForLoading))
+        }
     }
 
     /// The stack's long-lived context, for reading: created on first use. Like every context it
