@@ -186,37 +186,28 @@ extension PostgresStore {
     ) throws -> HistoryTrackingCheck {
         let check = HistoryTrackingCheck(store: storeDescription)
         try send(Self.sharedHistoryLockSQL) { _ in }
-        try send(Self.readTrackingSQL) { result in check.read(result) }
+        try send(PersistentHistoryMetadata.readTrackingSQL) { result in check.read(result) }
         return check
     }
 
     /// ``historyLockSQL``'s lock, shared.
     static let sharedHistoryLockSQL =
         "SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || current_schema(), 0))"
-    /// The metadata's tracking state (no row: the store never had history).
-    static let readTrackingSQL =
-        "SELECT \"value\" FROM \(SQLBuilder.quote(StoreSchema.metadataTable)) WHERE \"key\" = '\(PersistentHistoryMetadata.trackingKey)'"
-
     /// The tracking state a write read (``sendTrackingCheck(_:)``).
     final class HistoryTrackingCheck {
-        private let store: String
+        private let store: StoreDescription
         private var tracking: String?
 
-        init(store: StoreDescription) { self.store = "\(store)" }
+        init(store: StoreDescription) { self.store = store }
 
         func read(_ result: PostgresResult) {
             if result.rowCount > 0, !result.isNull(0, 0) { tracking = result.text(0, 0) }
         }
 
-        /// Throws ``SkerryCore/SkerryError/Code/storeIsReadOnly`` when another instance records
-        /// the store's history (tracking `on`, or `cleared` and not yet turned off): a save not
-        /// recorded would be a gap its consumers never learn of.
+        /// Throws as `PersistentHistoryMetadata.refuseUntrackedWrite(tracking:store:)`
+        /// says, with the state this write read.
         func verify() throws(SkerryError) {
-            guard let tracking, tracking != HistoryTracking.off else { return }
-            throw SkerryError(
-                .storeIsReadOnly,
-                "\(store) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history that the instances reading it never learn of, so this instance can no longer write to it. Load it again with the option. Nothing was written."
-            )
+            try PersistentHistoryMetadata.refuseUntrackedWrite(tracking: tracking, store: store)
         }
     }
 

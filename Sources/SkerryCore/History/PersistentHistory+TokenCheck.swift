@@ -8,6 +8,27 @@ package enum PersistentHistoryMetadata {
     /// The tracking state whose saves are not recorded.
     package static let trackingOff = "off"
 
+    /// The statement that reads the tracking state from the store's metadata table (no row: the
+    /// store never had history).
+    package static let readTrackingSQL =
+        "SELECT \"value\" FROM \(SQLBuilder.quote(StoreSchema.metadataTable)) WHERE \"key\" = '\(trackingKey)'"
+
+    /// Throws ``SkerryError/Code/storeIsReadOnly`` when a store loaded without
+    /// PersistentHistoryTrackingKey reads, in a write's transaction, that another instance records
+    /// its history (`tracking` is `on`, or `cleared` and not yet turned off): a save not recorded
+    /// would be a gap its consumers never learn of.
+    ///
+    /// - Parameters:
+    ///   - tracking: The tracking state read by ``readTrackingSQL`` (nil: no row or NULL).
+    ///   - store: The store, named in the error.
+    package static func refuseUntrackedWrite(tracking: String?, store: StoreDescription) throws(SkerryError) {
+        guard let tracking, tracking != trackingOff else { return }
+        throw SkerryError(
+            .storeIsReadOnly,
+            "\(store) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history that the instances reading it never learn of, so this instance can no longer write to it. Load it again with the option. Nothing was written."
+        )
+    }
+
     /// Throws ``SkerryError/Code/persistentHistoryTokenExpired`` unless the history after the
     /// transaction `number` (a token's) is all there: not deleted, not past the last transaction
     /// (a token taken before an older copy of the store was restored), and recorded (tracking not

@@ -196,14 +196,10 @@ extension SQLiteStore {
     /// writes the metadata under it too: either the write commits first, or it reads `on`. One
     /// read of a cached statement.
     func refuseIfHistoryTracked(_ connection: SQLiteConnection) throws {
-        let statement = try connection.cachedStatement(
-            "SELECT \"value\" FROM \(SQLBuilder.quote(StoreSchema.metadataTable)) WHERE \"key\" = '\(Self.trackingKey)'")
+        let statement = try connection.cachedStatement(PersistentHistoryMetadata.readTrackingSQL)
         defer { statement.reset() }
-        guard try statement.step(), !statement.isNull(at: 0), statement.text(at: 0) != Tracking.off else { return }
-        throw SkerryError(
-            .storeIsReadOnly,
-            "\(storeDescription) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history, so this instance can no longer write to it. Load it again with the option. Nothing was written."
-        )
+        let tracking = try statement.step() && !statement.isNull(at: 0) ? statement.text(at: 0) : nil
+        try PersistentHistoryMetadata.refuseUntrackedWrite(tracking: tracking, store: storeDescription)
     }
 
     // MARK: Recording
