@@ -51,8 +51,9 @@ extension PostgresStore {
         if let prepare = custom?.prepare {
             try prepare(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection).readingOnly())
         }
+        var leftOut: [String: Set<Int64>] = [:]
         if let keepsRow = custom?.keepsRow {
-            try leaveOut(mapping, sourceRows: sourceRows, keepsRow, connection)
+            leftOut = try leaveOut(mapping, sourceRows: sourceRows, keepsRow, connection)
         }
         // What must survive: each kept entity's row count, the links.
         var rowCounts: [String: Int64] = [:]
@@ -108,10 +109,17 @@ extension PostgresStore {
             try transformRows(mapping, sourceRows: sourceRows, renumbered: renumbered, layout: newLayout, transform, connection)
         }
         if let finish = custom?.finish {
-            try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, connection))
+            var kept: [String: Set<Int64>] = [:]
+            for entityMapping in mapping.entities {
+                let name = entityMapping.source.name
+                kept[name] = Set((sourceRows[name] ?? []).map(\.primaryKey)).subtracting(leftOut[name] ?? [])
+            }
+            let carried = CarriedRows(source: step.source, kept: kept, renumbered: renumbered)
+            try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, carried: carried, connection))
         }
         // Derived attributes new or changed in this version get their values in every row.
         try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
+        if step.checksRequiredLinks { try schema.checkRequiredLinks(entities: step.destination, number: step.number, connection) }
         // Every row is still there, every required value set, every link carried.
         for entityMapping in mapping.entities {
             let name = entityMapping.destination.name
@@ -265,12 +273,14 @@ extension PostgresStore {
         }
     }
 
-    /// Deletes from the old tables the rows a step's `keepsRow` leaves out of the new version.
+    /// Deletes from the old tables the rows a step's `keepsRow` leaves out of the new version;
+    /// returns their keys by old entity name.
     private static func leaveOut(
         _ mapping: SchemaMapping, sourceRows: [String: [MigrationRow]],
         _ keepsRow: (_ entity: String, _ source: MigrationRow) throws -> Bool, _ connection: PostgresConnection
-    ) throws {
+    ) throws -> [String: Set<Int64>] {
         let q = SQLBuilder.quote
+        var leftOut: [String: Set<Int64>] = [:]
         for entityMapping in mapping.entities {
             var left: [Int64] = []
             for row in sourceRows[entityMapping.source.name] ?? [] {
@@ -284,7 +294,9 @@ extension PostgresStore {
                 )
                 start += keys.count
             }
+            leftOut[entityMapping.source.name] = Set(left)
         }
+        return leftOut
     }
 
     /// Runs a step's `transformRow` on each kept row (the old row as it was, the new one as the
@@ -321,10 +333,11 @@ extension PostgresStore {
         }
     }
 
-    /// What a step's `finish` gets: the old rows as read before the step, and inserts into the
-    /// new tables (keys from the sequence of each entity's hierarchy).
+    /// What a step's `finish` gets: the old rows as read before the step, inserts into the
+    /// new tables (keys from the sequence of each entity's hierarchy), and where the step put
+    /// the old rows (nil in `prepare`).
     private static func migrationContext(
-        _ step: MigrationStepSpec, sourceRows: [String: [MigrationRow]], layout: RelationshipLayout,
+        _ step: MigrationStepSpec, sourceRows: [String: [MigrationRow]], layout: RelationshipLayout, carried: CarriedRows? = nil,
         _ connection: PostgresConnection
     ) -> MigrationContext {
         let q = SQLBuilder.quote
@@ -349,7 +362,7 @@ extension PostgresStore {
                     "INSERT INTO \(q(entity.name)) (\(columns.map(q).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
                     bindings)
                 return key
-            })
+            }, keepsRow: step.custom?.keepsRow, carried: carried)
     }
 }
 

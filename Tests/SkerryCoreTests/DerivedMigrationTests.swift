@@ -129,6 +129,48 @@ import Testing
         }
     }
 
+    /// Derived values that read other rows (`@count`, a key path through a relationship) or
+    /// values a step changes are computed again by a step whose code leaves rows out or changes
+    /// them (Core Data's migration saves every object it makes, which computes them): the count
+    /// without the book left out, no author name for books whose author was left out, the
+    /// author's name as the step's transformRow changed it.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func derivedValuesAreComputedAgainWhenAStepLeavesOutOrChangesRows(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let author = """
+            <attribute name="bookCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="books.@count" usesScalarValueType="YES"/>
+            """
+        let book = """
+            <attribute name="authorName" optional="YES" attributeType="String" derived="YES" derivationExpression="author.name"/>
+            """
+        let v1 = try Self.model(directory, "Books", author: author, book: book)
+        let v2 = try Self.model(
+            directory, "Books2", author: author, book: book + "<attribute name=\"isbn\" optional=\"YES\" attributeType=\"String\"/>")
+        let steps: [(MigrationStep, counts: [Int64?], names: [String?])] = [
+            (MigrationStep(from: 0, keepsRow: { entity, row in row["title"] != .string("Winter") }), [1, 0], [nil, "Ann Émile"]),
+            (MigrationStep(from: 0, keepsRow: { entity, row in row["name"] != .string("Ann Émile") }), [0], [nil, nil, nil]),
+            (
+                MigrationStep(
+                    from: 0,
+                    transformRow: { entity, _, row in
+                        if entity == "Author", case .string(let name) = row["name"] { row["name"] = .string(name.uppercased()) }
+                    }), [2, 0], [nil, "ANN ÉMILE", "ANN ÉMILE"]
+            ),
+        ]
+        for (index, (step, counts, names)) in steps.enumerated() {
+            let description =
+                kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: directory.file("Books-\(index).sqlite"))
+            try Self.populate(description, v1)
+            let context = try Self.open(description, v2, plan: MigrationPlan(versions: [v1, v2], steps: [step]))
+            try context.performAndWait {
+                let authors = try context.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("name")]))
+                #expect(try authors.map { try $0.value(forKey: "bookCount", as: Int64?.self) } == counts, "step \(index)")
+                let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+                #expect(try books.map { try $0.value(forKey: "authorName", as: String?.self) } == names, "step \(index)")
+            }
+        }
+    }
+
     /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming
     /// it, and the store is left as it was.
     @Test func aDerivationThatCannotBeComputedForExistingRowsFailsTheMigration() throws {

@@ -29,18 +29,27 @@ public final class MigrationContext {
     let destination: ObjectModel
     let readSource: (EntityDescription) throws -> [MigrationRow]
     let insertRow: (EntityDescription, [String: AttributeValue]) throws -> Int64
+    /// The step's `keepsRow` (nil: it keeps every row), for code that makes objects of old rows
+    /// in `finish` (a mapping model's second entity mapping of a source entity).
+    package let keepsRow: (@Sendable (String, MigrationRow) throws -> Bool)?
+    /// Where the step put the old rows (nil in `prepare`, before it did).
+    package let carried: CarriedRows?
 
     /// A context over a store's migration: `readSource` reads an old entity's rows, `insertRow`
-    /// inserts a row of a new one and returns its key.
+    /// inserts a row of a new one and returns its key; `keepsRow` is the step's, `carried` says
+    /// which old rows the step kept and under which keys.
     package init(
         source: [EntityDescription], destination: ObjectModel,
         readSource: @escaping (EntityDescription) throws -> [MigrationRow],
-        insertRow: @escaping (EntityDescription, [String: AttributeValue]) throws -> Int64
+        insertRow: @escaping (EntityDescription, [String: AttributeValue]) throws -> Int64,
+        keepsRow: (@Sendable (String, MigrationRow) throws -> Bool)? = nil, carried: CarriedRows? = nil
     ) {
         self.source = source
         self.destination = destination
         self.readSource = readSource
         self.insertRow = insertRow
+        self.keepsRow = keepsRow
+        self.carried = carried
     }
 
     /// The rows an entity of the version being left had (also an entity the new version drops).
@@ -69,7 +78,21 @@ public final class MigrationContext {
                     .invalidArgument,
                     "A migration step's prepare reads the old rows only: insert the '\(entity.name)' rows in the step's finish, once the step's own rows are in place.",
                     entityName: entity.name)
-            })
+            }, keepsRow: keepsRow)
+    }
+
+    /// The key in the new store of the row that old entity `entityName` (or another entity of
+    /// its old hierarchy) had under `key`: nil when the step left that row out or carried it to
+    /// no entity; another key when the step renumbered it (a hierarchy made of old ones).
+    /// - Throws: ``SkerryError/Code/invalidArgument`` in `prepare`, before the step placed the rows.
+    package func carriedKey(of entityName: String, _ key: Int64) throws -> Int64? {
+        guard let carried else {
+            throw SkerryError(
+                .invalidArgument,
+                "A migration step's prepare runs before the step's rows are in place: their new keys are known in finish.",
+                entityName: entityName)
+        }
+        return carried.newKey(entityName, key)
     }
 }
 
@@ -145,7 +168,9 @@ public struct MigrationStep: Sendable {
     /// entity whose rows `entity` takes): a row it returns false for is left out of the new
     /// version, and so are the links to and from it, as a mapping model's filter predicate
     /// leaves source objects out of its entity mapping. Nil keeps every row. Throwing fails the
-    /// step.
+    /// step. In a plan with a mapping model, it is also asked about the objects a second entity
+    /// mapping of a source entity makes (`entity` is that mapping's destination entity, `source`
+    /// the old row it would make one from): one it returns false for is not made.
     public let keepsRow: (@Sendable (_ entity: String, _ source: MigrationRow) throws -> Bool)?
     /// Called for each row of each entity kept by the step, with the old row and the new one as
     /// prepared by the automatic copy; change `destination` to transform values, split or merge

@@ -98,10 +98,10 @@ extension SQLiteStore {
         .run(values)
     }
 
-    /// The context a plan step's `finish` gets: the old rows (retired tables) and inserts into
-    /// the new tables.
+    /// The context a plan step's `finish` gets: the old rows (retired tables), inserts into
+    /// the new tables, and where the step put the old rows (`keys`: nil in `prepare`).
     static func migrationContext(
-        _ step: MigrationStepSpec, retired: [String: String], layout: RelationshipLayout,
+        _ step: MigrationStepSpec, retired: [String: String], layout: RelationshipLayout, keys: MigrationKeys? = nil,
         _ connection: SQLiteConnection
     ) -> MigrationContext {
         let sourceLayout = RelationshipLayout(schema: step.source)
@@ -120,7 +120,8 @@ extension SQLiteStore {
                 try connection.cachedStatement("INSERT OR REPLACE INTO \(SQLBuilder.quote(keysTable)) (\"entity\", \"next\") VALUES (?, ?)")
                     .run([.string(keyRoot(entity, among: step.destination).name), .int(key + 1)])
                 return key
-            })
+            }, keepsRow: step.custom?.keepsRow,
+            carried: keys.map { CarriedRows(source: step.source, kept: $0.old, renumbered: $0.renumbered) })
     }
 
     /// Checks, on the migrated tables, that every row of every kept entity is there, under its

@@ -110,10 +110,11 @@ extension SQLiteStore {
         }
         try syncFamilyUniqueness(step.destination, connection)
         if let finish = step.custom?.finish {
-            try finish(migrationContext(step, retired: retired, layout: destinationLayout, connection))
+            try finish(migrationContext(step, retired: retired, layout: destinationLayout, keys: keys, connection))
         }
         // Derived attributes new or changed in this version get their values in every row.
         try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
+        if step.checksRequiredLinks { try schema.checkRequiredLinks(entities: step.destination, number: step.number, connection) }
         try verifyRows(mapping, keys: keys, connection)
         try verifyLinks(expectedLinks, customized: customizedForeignKeys, layout: destinationLayout, connection)
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }

@@ -5,7 +5,13 @@ extension MigrationStepSpec {
     /// derived attribute when its object is saved, and a migrated store's rows are not saved
     /// again): those of entities new in the step, those new in their entity, and those whose
     /// derivation differs from the one the version left had (when the plan gives that version).
+    /// In a step whose code leaves rows out, changes rows or makes objects (`keepsRow`,
+    /// `transformRow`, `finish`: a mapping model's filters and second entity mappings among
+    /// them), also every key path, text function and `@count` of the new version, whose values
+    /// the rows and links left out or changed may have changed (Core Data saves every object
+    /// such a migration makes, which computes them again).
     package func derivedAttributesToFill(_ mapping: SchemaMapping) -> [(entity: EntityDescription, attribute: AttributeDescription)] {
+        let changesRows = custom?.keepsRow != nil || custom?.transformRow != nil || custom?.finish != nil
         var result: [(entity: EntityDescription, attribute: AttributeDescription)] = []
         for entity in destination {
             guard let entityMapping = mapping.mapping(ofDestination: entity.name) else {
@@ -13,15 +19,31 @@ extension MigrationStepSpec {
                 continue
             }
             let old = sourceEntities.first { $0.name == entityMapping.source.name }
-            for (attribute, previous) in zip(entity.attributes, entityMapping.attributes) where attribute.derivation != nil {
+            for (attribute, previous) in zip(entity.attributes, entityMapping.attributes) {
+                guard let derivation = attribute.derivation else { continue }
                 guard let previous else {
                     result.append((entity, attribute))
                     continue
                 }
-                if let old, old.attribute(named: previous.name)?.derivation != attribute.derivation { result.append((entity, attribute)) }
+                if let old, old.attribute(named: previous.name)?.derivation != derivation {
+                    result.append((entity, attribute))
+                } else if changesRows && Self.readsRows(derivation) {
+                    result.append((entity, attribute))
+                }
             }
         }
         return result
+    }
+
+    /// Whether a derivation's value comes from the stored values and links (not from the time of
+    /// the save), and Skerry computes it in a migration: an aggregate other than `@count` is not
+    /// computed again when its derivation is unchanged (it keeps the value the object was last
+    /// saved with).
+    private static func readsRows(_ derivation: AttributeDerivation) -> Bool {
+        switch derivation {
+        case .keyPath, .count, .function: return true
+        case .aggregate, .now: return false
+        }
     }
 }
 

@@ -33,16 +33,37 @@ struct Copy: Sendable {
     let destination: String
     var attributes: [Assignment] = []
     var links: [CopyLink] = []
+
+    /// Sets the links of the row made from `source`: the key in the new store of the row each
+    /// link names, or none when the step did not keep that row (Core Data's
+    /// `destinationInstances(forEntityMappingName:sourceInstances:)` finds no object of a source
+    /// object its entity mapping did not migrate; a required relationship left empty fails the
+    /// migration's check of required links).
+    func link(_ row: inout MigrationRow, from source: MigrationRow, _ lookup: SourceRows, _ context: MigrationContext) throws {
+        for link in links {
+            switch link {
+            case .sameSource(let column, _):
+                row[column] = try context.carriedKey(of: self.source, source.primaryKey).map(AttributeValue.int) ?? .null
+            case .path(let column, let entity, let value):
+                guard case .int(let key) = value.evaluate(source, lookup) else {
+                    row[column] = .null
+                    continue
+                }
+                row[column] = try context.carriedKey(of: entity, key).map(AttributeValue.int) ?? .null
+            }
+        }
+    }
 }
 
 /// A to-one link of the objects a ``Copy`` makes, in the foreign-key column `column`.
 enum CopyLink: Sendable {
     /// The object the mapping that fills `destination` (whose rows keep their keys) makes of the
-    /// same source object, when its filter keeps it: Core Data's
+    /// same source object, when the step keeps it: Core Data's
     /// `destinationInstancesForEntityMappingNamed:sourceInstances:` of `$source`.
     case sameSource(column: String, destination: String)
-    /// The object reached from the source object through to-one relationships (keys carry over).
-    case path(column: String, Evaluable)
+    /// The object reached from the source object through to-one relationships, a row of `entity`'s
+    /// old hierarchy, when the step keeps it.
+    case path(column: String, entity: String, Evaluable)
 }
 
 extension StepBuilder {
@@ -136,8 +157,9 @@ extension StepBuilder {
                     copy.links.append(.sameSource(column: column, destination: targetName))
                     return
                 }
-                // Through to-one relationships: the related row's key, which its entity mapping
-                // keeps, unless that mapping has a filter (whether it keeps the row is not known here).
+                // Through to-one relationships: the related row, which an entity mapping carries
+                // with its key (its new key, or none when the step leaves the row out, is looked
+                // up when the objects are made).
                 var reached = sourceEntity
                 for name in path.split(separator: ".").map(String.init) {
                     guard let next = reached.relationship(named: name).flatMap({ source.entity(named: $0.destinationEntityName) }) else {
@@ -154,15 +176,15 @@ extension StepBuilder {
                     let keeps = kept?.destinationEntityName.flatMap { destination.entity(named: $0) }.map {
                         $0.isKind(ofEntityNamed: relationship.destinationEntityName)
                     }
-                    if keeps == true && kept?.sourceFilterPredicate == nil { continue }
+                    if keeps == true { continue }
                     if kept == nil && entity.isAbstract { continue }
                     throw builder.failure(
                         entityMapping,
                         what
-                            + " (the '\(entity.name)' objects it reaches are not carried to '\(relationship.destinationEntityName)' with their keys by one entity mapping without a filter)"
+                            + " (the '\(entity.name)' objects it reaches are not carried to '\(relationship.destinationEntityName)' with their keys by an entity mapping)"
                     )
                 }
-                copy.links.append(.path(column: column, value))
+                copy.links.append(.path(column: column, entity: reached.name, value))
             }
         }
         copies.append(copy)
@@ -179,7 +201,7 @@ extension StepBuilder {
                 made.relationships.filter { relationship in
                     copy.links.contains { link in
                         switch link {
-                        case .sameSource(let column, _), .path(let column, _): return column == relationship.name
+                        case .sameSource(let column, _), .path(let column, _, _): return column == relationship.name
                         }
                     }
                 }.compactMap { relationship in relationship.inverseName.map { "\(relationship.destinationEntityName).\($0)" } })

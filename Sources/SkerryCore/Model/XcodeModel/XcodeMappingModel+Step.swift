@@ -27,6 +27,15 @@ extension XcodeMappingModel {
     func migrationStep(from index: Int, source: ObjectModel?, destination: ObjectModel?, leavingToCustomCode: Bool) throws(SkerryError)
         -> MigrationStep
     {
+        try migrationStepAndFiltersLeft(from: index, source: source, destination: destination, leavingToCustomCode: leavingToCustomCode)
+            .step
+    }
+
+    /// ``migrationStep(from:source:destination:leavingToCustomCode:)``, with the refusals of
+    /// the filter predicates it left to the custom step (whose `keepsRow` must then answer for them).
+    func migrationStepAndFiltersLeft(
+        from index: Int, source: ObjectModel?, destination: ObjectModel?, leavingToCustomCode: Bool
+    ) throws(SkerryError) -> (step: MigrationStep, filtersLeft: [SkerryError]) {
         var builder = StepBuilder(mapping: self, index: index, source: source, destination: destination)
         builder.leavesToCustomCode = leavingToCustomCode
         let keeping = keyKeepingMappings(destination: destination)
@@ -42,7 +51,7 @@ extension XcodeMappingModel {
             case .cannot(let error), .missing(let error): throw error
             }
         }
-        return builder.step()
+        return (builder.step(), builder.filtersLeft)
     }
 }
 
@@ -79,6 +88,8 @@ struct StepBuilder {
     var copyMappings: Set<String> = []
     /// What `finish` makes for each of them.
     var copies: [Copy] = []
+    /// The refusals of the filters left to a custom step's `keepsRow` (see ``leavesToCustomCode``).
+    var filtersLeft: [SkerryError] = []
 
     init(mapping: XcodeMappingModel, index: Int, source: ObjectModel?, destination: ObjectModel?) {
         self.mapping = mapping
@@ -137,8 +148,12 @@ struct StepBuilder {
         }
         filled[destinationName] = entityMapping.name
         if let filter = entityMapping.sourceFilterPredicate {
-            try leavingToCustomCode { (builder: inout StepBuilder) throws(Refusal) in
-                try builder.addFilter(filter, of: entityMapping, source: sourceEntity, destinationName: destinationName)
+            do {
+                try addFilter(filter, of: entityMapping, source: sourceEntity, destinationName: destinationName)
+            } catch {
+                // Left to the custom step's keepsRow, which the plan then requires.
+                guard case .cannot(let refusal) = error, leavesToCustomCode else { throw error }
+                filtersLeft.append(refusal)
             }
         }
         if copyMappings.contains(entityMapping.name) {
@@ -169,7 +184,7 @@ struct StepBuilder {
             .cannot(
                 SkerryError(
                     .modelMismatch,
-                    "\(mapping.url.path): the entity mapping '\(entityMapping.name)' keeps only the source objects that match its filter predicate '\(filter)', which Skerry cannot evaluate on the old rows (\(reason)): write step \(index + 1) as a MigrationStep(from: \(index)) whose keepsRow keeps the '\(destinationName)' rows the filter keeps, and give it to the plan with the mapping model.",
+                    "\(mapping.url.path): the entity mapping '\(entityMapping.name)' keeps only the source objects that match its filter predicate '\(filter)', which Skerry cannot evaluate on the old rows (\(reason)): give the plan, with the mapping model, a MigrationStep(from: \(index)) whose keepsRow, asked with the entity '\(destinationName)' and an old '\(entityMapping.sourceEntityName ?? "")' row, returns whether the filter keeps that row.",
                     entityName: destinationName, key: entityMapping.name))
         }
         guard let source, let sourceEntity else { throw refusal("the plan has no source model to resolve it against") }
@@ -446,24 +461,17 @@ struct StepBuilder {
         var finish: (@Sendable (MigrationContext) throws -> Void)?
         if !copies.isEmpty {
             // The objects of the second mappings of a source entity: new rows (new keys), made
-            // from the source rows their filter keeps.
+            // from the source rows their filter and the step's keepsRow keep.
             finish = { @Sendable (context: MigrationContext) throws -> Void in
                 let lookup = rows.storage.withLock { $0 }
                 for copy in copies {
                     let filter = filters[copy.destination]
                     for source in try context.sourceRows(of: copy.source) {
                         if let filter, try !filter.matches(source, lookup) { continue }
+                        if let keepsRow = context.keepsRow, try !keepsRow(copy.destination, source) { continue }
                         var row = MigrationRow(primaryKey: source.primaryKey, values: [:])
                         try assign(copy.destination, copy.attributes, source, &row)
-                        for link in copy.links {
-                            switch link {
-                            case .sameSource(let column, let target):
-                                if let kept = filters[target], try !kept.matches(source, lookup) { continue }
-                                row[column] = .int(source.primaryKey)
-                            case .path(let column, let value):
-                                row[column] = value.evaluate(source, lookup)
-                            }
-                        }
+                        try copy.link(&row, from: source, lookup, context)
                         try checkRequired(copy.destination, source, row)
                         _ = try context.insert(copy.destination, row.values)
                     }

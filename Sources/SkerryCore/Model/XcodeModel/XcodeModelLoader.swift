@@ -373,12 +373,16 @@ extension MigrationPlan {
     ///     and its renames win. It also answers
     ///     for what the mapping model cannot carry out: the entity mappings of a custom migration
     ///     policy class are carried as far as their expressions go, and the expressions Skerry
-    ///     cannot compute (the policy's `FUNCTION($entityPolicy, ...)`) are left to it.
+    ///     cannot compute (the policy's `FUNCTION($entityPolicy, ...)`) are left to it, and so are
+    ///     the filter predicates Skerry cannot evaluate, to its `keepsRow` (which is also asked,
+    ///     with the destination entity's name, about the objects a second entity mapping of a
+    ///     source entity makes).
     ///   - progress: told of each step as it starts.
     /// - Throws: ``SkerryError/Code/modelMismatch`` for a mapping model whose versions are not two
     ///   consecutive versions of the plan, that names an entity or property its versions do not
     ///   have, or that a step without a custom step cannot carry out (a custom migration policy
-    ///   class, an expression Skerry cannot compute).
+    ///   class, an expression Skerry cannot compute, a filter predicate Skerry cannot evaluate
+    ///   when the custom step has no `keepsRow`).
     public convenience init(
         xcodeVersions: [XcodeModelVersion], mappingModels: [XcodeMappingModel],
         steps: [MigrationStep] = [], progress: (@Sendable (Int, Int) -> Void)? = nil
@@ -396,13 +400,16 @@ extension MigrationPlan {
             }
             // With a custom step for the same versions, what the mapping cannot carry out (a
             // custom policy class's work) is the custom step's to do.
-            let mapped = try mapping.migrationStep(
+            let (mapped, filtersLeft) = try mapping.migrationStepAndFiltersLeft(
                 from: from, source: xcodeVersions[from].model, destination: xcodeVersions[from + 1].model,
                 leavingToCustomCode: byIndex[from] != nil)
             guard let custom = byIndex[from] else {
                 byIndex[from] = mapped
                 continue
             }
+            // A filter left to the custom step is its keepsRow's to apply: without one, every
+            // source row would be kept.
+            if custom.keepsRow == nil, let refusal = filtersLeft.first { throw refusal }
             let first = mapped.transformRow, second = custom.transformRow
             var transform = second ?? first
             if let first, let second {
