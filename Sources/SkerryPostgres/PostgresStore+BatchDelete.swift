@@ -44,26 +44,31 @@ extension PostgresStore {
         }
         let conditions = try Self.checkRawConditions(predicate)
         // Every batch delete runs in a transaction, even a single statement: with history it is
-        // recorded; without, it first checks that no other instance turned tracking on.
+        // recorded; without, it first checks that no other instance turned tracking on. `BEGIN`,
+        // the check and the deletes go in one pipeline, and so does the `COMMIT` when nothing
+        // follows the deletes but reading their answers (nothing to clear, record or announce):
+        // then the whole batch delete is one round trip, as the statement alone would be.
+        let commitsWithDeletes = cleanup.isEmpty && !options.propagatesChanges && !recordsHistory
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
-            return try connection.transaction {
-                if checksHistoryTracking {
-                    let tracking = try connection.pipeline { pipeline in
-                        try sendTrackingCheck { sql, onResult in try pipeline.send(sql, [], onResult: onResult) }
-                    }
-                    try tracking.verify()
-                }
+            do {
                 var count = 0
+                var answers: [PostgresResult?] = Array(repeating: nil, count: deletes.count)
+                try connection.pipeline { pipeline in
+                    try pipeline.send("BEGIN", [])
+                    if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
+                    for (index, (_, delete, _)) in deletes.enumerated() {
+                        try pipeline.send(delete.text, delete.bindings) { result in
+                            if returning { answers[index] = result } else { count += result.affectedRows }
+                        }
+                    }
+                    if commitsWithDeletes { try pipeline.send("COMMIT", []) }
+                }
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []
                 var history: [HistoryEntry] = []
-                for (member, delete, preserved) in deletes {
-                    let result = try connection.query(delete.text, delete.bindings)
-                    guard returning else {
-                        count += result.affectedRows
-                        continue
-                    }
+                for (index, (member, _, preserved)) in deletes.enumerated() {
+                    guard let result = answers[index] else { continue }
                     let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
                     count += memberKeys.count
                     keys += memberKeys
@@ -78,6 +83,7 @@ extension PostgresStore {
                         try connection.query(Self.recordChangesSQL, bindings)
                     }
                 }
+                if commitsWithDeletes { return (count, objectIDs) }
                 if !keys.isEmpty {
                     for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
                         // The deleted rows are gone already: every row found stays.
@@ -116,8 +122,20 @@ extension PostgresStore {
                         }
                     }
                 }
-                if recordsHistory { try recordHistory(history, connection) }
+                // The history's record ends with the commit (one pipeline).
+                if recordsHistory, !history.isEmpty {
+                    try recordHistory(history, connection, thenCommit: true)
+                } else {
+                    try connection.execute("COMMIT")
+                }
                 return (count, objectIDs)
+            } catch {
+                if connection.isHealthy && connection.isInTransaction {
+                    // A failed rollback leaves the connection unhealthy or out of the transaction;
+                    // the pool discards an unhealthy connection, and the delete's error is the one to report.
+                    try? connection.execute("ROLLBACK")
+                }
+                throw trackingRefusal(error) ?? error
             }
         }
     }

@@ -167,56 +167,13 @@ extension PostgresStore {
         if let historyReadOnlyReason { throw SkerryError(.storeIsReadOnly, historyReadOnlyReason + " Nothing was written.") }
     }
 
-    // MARK: Stores that do not record history
-
-    /// Whether the writes of this store check that no other instance turned tracking on since it
-    /// was loaded: a writable store that does not record history (loaded without the option,
-    /// while tracking was off or before the store had any history).
-    var checksHistoryTracking: Bool { !tracksPersistentHistory && historyReadOnlyReason == nil }
-
-    /// Sends, with `send` (into a write's pipeline, in its transaction, before its other
-    /// statements), what makes a write of a store that does not record history safe from
-    /// another instance turning tracking on meanwhile: the history lock, shared (an instance
-    /// turning tracking on takes it exclusively, in ``prepareHistory(pool:description:lockTimeout:)``: it
-    /// waits for the writes under way, and the writes after it wait for it), then the tracking
-    /// state, read in a snapshot taken once the lock is held. No round trip of its own. After the
-    /// pipeline, ``HistoryTrackingCheck/verify(_:)`` refuses the write if tracking is on.
-    func sendTrackingCheck(
-        _ send: (_ sql: String, _ onResult: @escaping (PostgresResult) throws -> Void) throws -> Void
-    ) throws -> HistoryTrackingCheck {
-        let check = HistoryTrackingCheck(store: storeDescription)
-        try send(Self.sharedHistoryLockSQL) { _ in }
-        try send(PersistentHistoryMetadata.readTrackingSQL) { result in check.read(result) }
-        return check
-    }
-
-    /// ``historyLockSQL``'s lock, shared.
-    static let sharedHistoryLockSQL =
-        "SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || current_schema(), 0))"
-    /// The tracking state a write read (``sendTrackingCheck(_:)``).
-    final class HistoryTrackingCheck {
-        private let store: StoreDescription
-        private var tracking: String?
-
-        init(store: StoreDescription) { self.store = store }
-
-        func read(_ result: PostgresResult) {
-            if result.rowCount > 0, !result.isNull(0, 0) { tracking = result.text(0, 0) }
-        }
-
-        /// Throws as `PersistentHistoryMetadata.refuseUntrackedWrite(tracking:store:)`
-        /// says, with the state this write read.
-        func verify() throws(SkerryError) {
-            try PersistentHistoryMetadata.refuseUntrackedWrite(tracking: tracking, store: store)
-        }
-    }
-
     // MARK: Recording
 
     /// Records one transaction with `entries`, in the write's open transaction on `connection`,
     /// after the statements of every store of the save: takes the history lock (held until the
-    /// commit), then the next number, in one pipeline. Records nothing without entries.
-    func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection) throws {
+    /// commit), then the next number, in one pipeline. Records nothing without entries. When
+    /// `thenCommit`, the pipeline ends with the transaction's `COMMIT` (a batch delete's).
+    func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection, thenCommit: Bool = false) throws {
         guard !entries.isEmpty else { return }
         let q = SQLBuilder.quote
         let author = HistoryAuthor.current
@@ -278,6 +235,7 @@ extension PostgresStore {
                         [.string(name), value])
                 }
             }
+            if thenCommit { try pipeline.send("COMMIT", []) }
         }
     }
 
