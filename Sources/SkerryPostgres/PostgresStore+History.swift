@@ -171,71 +171,75 @@ extension PostgresStore {
 
     /// Records one transaction with `entries`, in the write's open transaction on `connection`,
     /// after the statements of every store of the save: takes the history lock (held until the
-    /// commit), then the next number, in one pipeline. Records nothing without entries. When
-    /// `thenCommit`, the pipeline ends with the transaction's `COMMIT` (a batch delete's).
-    func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection, thenCommit: Bool = false) throws {
+    /// commit), then the next number, in one pipeline. Records nothing without entries.
+    func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection) throws {
+        guard !entries.isEmpty else { return }
+        try connection.pipeline { pipeline in try sendHistory(entries, pipeline) }
+    }
+
+    /// Sends the statements of ``recordHistory(_:_:)`` into `pipeline`, whose statements after
+    /// them (a batch delete's `COMMIT`) are the transaction's last. Sends nothing without entries.
+    func sendHistory(_ entries: [HistoryEntry], _ pipeline: PostgresPipeline) throws {
         guard !entries.isEmpty else { return }
         let q = SQLBuilder.quote
         let author = HistoryAuthor.current
         let numbers = q(Self.historyNumbersSequence), changeIDs = q(Self.historyChangeIDsSequence)
-        try connection.pipeline { pipeline in
-            // Bounded (PostgresStoreOptions.historyLockTimeout): a holder that stalls fails the
-            // waiting saves with 55P03 instead of holding them up. Only the history's own
-            // statements follow in this transaction, so the setting reaches nothing else.
-            if let timeout = options.historyLockTimeout {
-                try pipeline.send("SET LOCAL lock_timeout = \(Self.milliseconds(timeout))", [])
+        // Bounded (PostgresStoreOptions.historyLockTimeout): a holder that stalls fails the
+        // waiting saves with 55P03 instead of holding them up. Only the history's own
+        // statements (and the commit) follow in this transaction, so the setting reaches
+        // nothing else.
+        if let timeout = options.historyLockTimeout {
+            try pipeline.send("SET LOCAL lock_timeout = \(Self.milliseconds(timeout))", [])
+        }
+        try pipeline.send(Self.historyLockSQL, [])
+        // The server's clock, read under the lock: timestamps follow the numbers.
+        try pipeline.send(
+            "INSERT INTO \(q(Self.historyTransactionsTable)) (\"number\", \"timestamp\", \"author\", \"contextName\", \"bundleID\", \"processID\") VALUES (nextval('\(numbers)'), clock_timestamp(), ?, ?, ?, ?)",
+            [
+                author?.author.map(AttributeValue.string) ?? .null, author?.contextName.map(AttributeValue.string) ?? .null,
+                .string(HistoryProcess.bundleID), .string(HistoryProcess.processID),
+            ])
+        let columns =
+            "INSERT INTO \(q(Self.historyChangesTable)) (\"id\", \"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\")"
+        let insertChange = columns + " VALUES (nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, ?, ?)"
+        // A run of changes alike but for their keys (a bulk insert, a bulk update of the same
+        // properties) is one statement over the array of keys, numbered in the keys' order.
+        let insertChanges =
+            columns
+            + " SELECT nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, u.k, ? FROM unnest(?::bigint[]) WITH ORDINALITY AS u(k, o) ORDER BY u.o"
+        func hasTombstone(_ entry: HistoryEntry) -> Bool { !(entry.tombstone?.isEmpty ?? true) }
+        var index = entries.startIndex
+        while index < entries.endIndex {
+            let entry = entries[index]
+            var end = index + 1
+            while end < entries.endIndex, !hasTombstone(entry), entries[end].type == entry.type,
+                entries[end].entity === entry.entity, entries[end].properties == entry.properties, !hasTombstone(entries[end])
+            {
+                end += 1
             }
-            try pipeline.send(Self.historyLockSQL, [])
-            // The server's clock, read under the lock: timestamps follow the numbers.
-            try pipeline.send(
-                "INSERT INTO \(q(Self.historyTransactionsTable)) (\"number\", \"timestamp\", \"author\", \"contextName\", \"bundleID\", \"processID\") VALUES (nextval('\(numbers)'), clock_timestamp(), ?, ?, ?, ?)",
-                [
-                    author?.author.map(AttributeValue.string) ?? .null, author?.contextName.map(AttributeValue.string) ?? .null,
-                    .string(HistoryProcess.bundleID), .string(HistoryProcess.processID),
-                ])
-            let columns =
-                "INSERT INTO \(q(Self.historyChangesTable)) (\"id\", \"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\")"
-            let insertChange = columns + " VALUES (nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, ?, ?)"
-            // A run of changes alike but for their keys (a bulk insert, a bulk update of the same
-            // properties) is one statement over the array of keys, numbered in the keys' order.
-            let insertChanges =
-                columns
-                + " SELECT nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, u.k, ? FROM unnest(?::bigint[]) WITH ORDINALITY AS u(k, o) ORDER BY u.o"
-            func hasTombstone(_ entry: HistoryEntry) -> Bool { !(entry.tombstone?.isEmpty ?? true) }
-            var index = entries.startIndex
-            while index < entries.endIndex {
-                let entry = entries[index]
-                var end = index + 1
-                while end < entries.endIndex, !hasTombstone(entry), entries[end].type == entry.type,
-                    entries[end].entity === entry.entity, entries[end].properties == entry.properties, !hasTombstone(entries[end])
-                {
-                    end += 1
-                }
-                let properties: AttributeValue = entry.properties.map { .string($0.joined(separator: ",")) } ?? .null
-                if end - index > 1 {
-                    let keys = entries[index..<end].map(\.key)
-                    try pipeline.send(insertChanges) { writer in
-                        try writer.append(.int(Int64(entry.type.rawValue)))
-                        try writer.append(.string(entry.entity.name))
-                        try writer.append(properties)
-                        try writer.append(keys: keys)
-                    }
-                    index = end
-                    continue
+            let properties: AttributeValue = entry.properties.map { .string($0.joined(separator: ",")) } ?? .null
+            if end - index > 1 {
+                let keys = entries[index..<end].map(\.key)
+                try pipeline.send(insertChanges) { writer in
+                    try writer.append(.int(Int64(entry.type.rawValue)))
+                    try writer.append(.string(entry.entity.name))
+                    try writer.append(properties)
+                    try writer.append(keys: keys)
                 }
                 index = end
-                try pipeline.send(
-                    insertChange, [.int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key), properties])
-                guard let tombstone = entry.tombstone, !tombstone.isEmpty else { continue }
-                for (name, value) in tombstone {
-                    guard let index = entry.entity.attributeIndex(named: name), !value.isNull else { continue }
-                    let column = Self.tombstoneColumn(entry.entity.attributes[index].type)
-                    try pipeline.send(
-                        "INSERT INTO \(q(Self.historyTombstonesTable)) (\"changeID\", \"name\", \(q(column))) VALUES (currval('\(changeIDs)'), ?, ?)",
-                        [.string(name), value])
-                }
+                continue
             }
-            if thenCommit { try pipeline.send("COMMIT", []) }
+            index = end
+            try pipeline.send(
+                insertChange, [.int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key), properties])
+            guard let tombstone = entry.tombstone, !tombstone.isEmpty else { continue }
+            for (name, value) in tombstone {
+                guard let index = entry.entity.attributeIndex(named: name), !value.isNull else { continue }
+                let column = Self.tombstoneColumn(entry.entity.attributes[index].type)
+                try pipeline.send(
+                    "INSERT INTO \(q(Self.historyTombstonesTable)) (\"changeID\", \"name\", \(q(column))) VALUES (currval('\(changeIDs)'), ?, ?)",
+                    [.string(name), value])
+            }
         }
     }
 

@@ -457,7 +457,7 @@ extension PostgresStore {
                 try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
             }
             try planner.danglingLinkDeletes(of: objectID) { sql, values, links in
-                guard let unlinked else {
+                guard let unlinked, let links else {
                     try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
                     return
                 }
