@@ -97,12 +97,23 @@ final class PostgresPipeline {
         try drain()
     }
 
-    /// Reads the answers of every statement sent so far.
+    /// Reads the answers of every statement sent so far (a round trip: a flush request, then the
+    /// wait for the answers).
     private func readBatch() throws {
         guard !pending.isEmpty else { return }
         guard PQsendFlushRequest(connection.handle) == 1, PQflush(connection.handle) == 0 else {
             throw connection.error(nil, sql: pending.first?.sql)
         }
+        connection.waits += 1
+        if let firstError = readAnswers() {
+            try? drain() // the statement's error is the one to report; the drain only tidies up
+            throw firstError
+        }
+    }
+
+    /// Reads the answers of the pending statements, already sent and flushed, handing each to its
+    /// callback; returns the first error (the statement's, or its callback's).
+    private func readAnswers() -> (any Error)? {
         var firstError: (any Error)?
         let batch = pending
         pending.removeAll(keepingCapacity: true)
@@ -139,23 +150,22 @@ final class PostgresPipeline {
                 }
             }
         }
-        if let firstError {
-            try? drain() // the statement's error is the one to report; the drain only tidies up
-            throw firstError
-        }
+        return firstError
     }
 
-    /// Reads every pending answer, synchronizes and leaves pipeline mode.
+    /// Sends the synchronization point, reads every pending answer and the synchronization's, and
+    /// leaves pipeline mode: one round trip (the answers and the synchronization come back in one
+    /// wait, not a flush request's and then the synchronization's).
     private func drain() throws {
         guard isActive else { return }
-        var firstError: (any Error)?
-        do { try readBatch() } catch { firstError = error }
-        pending.removeAll()
         guard PQpipelineSync(connection.handle) == 1 else {
+            pending.removeAll()
             isActive = false
-            throw firstError ?? connection.error(nil, sql: nil)
+            throw connection.error(nil, sql: nil)
         }
-        // Results up to the synchronization point (none are due: every batch was read).
+        connection.waits += 1
+        let firstError = readAnswers()
+        // Then the synchronization's answer (the server skipped to it after a failure).
         while true {
             guard let raw = PQgetResult(connection.handle) else {
                 if connection.isHealthy { continue }
@@ -205,6 +215,7 @@ extension PostgresConnection {
         var failure: PostgresError?
         let sent = send(handle)
         if PQpipelineSync(handle) == 1 {
+            waits += 1
             if !sent { failure = error(nil, sql: sql) }
             // Each command's answer is followed by a NULL result that ends it; the Sync's answer
             // comes last. A command the server skipped answers PGRES_PIPELINE_ABORTED.

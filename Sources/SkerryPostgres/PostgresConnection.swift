@@ -41,6 +41,9 @@ final class PostgresConnection {
     static let maximumParameters = 7_000
     /// Where executions are counted (nil: not counted).
     let counters: StoreCounters?
+    /// The times the client waited for the server's answers (round trips) on this connection:
+    /// what tests count to show that a write costs the waits it should.
+    var waits = 0
     /// Raw SQL conditions already checked on this connection (entity name, NUL, condition).
     var checkedConditions: Set<String> = []
     /// The buffer every execution's parameters are encoded into (libpq copies them before it
@@ -146,6 +149,7 @@ final class PostgresConnection {
     /// Runs SQL without parameters (DDL, transaction control; several statements allowed).
     func execute(_ sql: String) throws(PostgresError) {
         let start = counters?.traceStart
+        waits += 1
         let result = try checked(PQexec(handle, sql), sql: sql)
         record(result, sql, start)
     }
@@ -312,6 +316,7 @@ final class PostgresConnection {
             statement = prepared.statement
         }
         let handle = handle
+        waits += 1
         let raw = try withParameters(for: statement, encode) { count, values, lengths, formats in
             statement.name.withCString { PQexecPrepared(handle, $0, count, values, lengths, formats, 1) }
         }.get()

@@ -44,29 +44,38 @@ extension PostgresStore {
         }
         let conditions = try Self.checkRawConditions(predicate)
         // Every batch delete runs in a transaction, even a single statement: with history it is
-        // recorded; without, it first checks that no other instance turned tracking on.
+        // recorded; without, it first checks that no other instance turned tracking on. `BEGIN`,
+        // the check and the deletes go in one pipeline, and so does the `COMMIT` when nothing
+        // follows the deletes but reading their answers (nothing to clear, record or announce):
+        // then the whole batch delete is one round trip, as the statement alone would be.
+        // Otherwise the clearing is a second pipeline, and the change record, the history and
+        // the `COMMIT` a third.
+        let commitsWithDeletes = cleanup.isEmpty && !options.propagatesChanges && !recordsHistory
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
-            return try connection.transaction {
-                if checksHistoryTracking {
-                    let tracking = try connection.pipeline { pipeline in
-                        try sendTrackingCheck { sql, onResult in try pipeline.send(sql, [], onResult: onResult) }
-                    }
-                    try tracking.verify()
-                }
+            do {
                 var count = 0
+                var answers: [PostgresResult?] = Array(repeating: nil, count: deletes.count)
+                try connection.pipeline { pipeline in
+                    try pipeline.send("BEGIN", [])
+                    if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
+                    for (index, (_, delete, _)) in deletes.enumerated() {
+                        try pipeline.send(delete.text, delete.bindings) { result in
+                            if returning { answers[index] = result } else { count += result.affectedRows }
+                        }
+                    }
+                    if commitsWithDeletes { try pipeline.send("COMMIT", []) }
+                }
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []
                 var history: [HistoryEntry] = []
-                for (member, delete, preserved) in deletes {
-                    let result = try connection.query(delete.text, delete.bindings)
-                    guard returning else {
-                        count += result.affectedRows
-                        continue
-                    }
+                var record = PostgresChangeRecord()
+                for (index, (member, _, preserved)) in deletes.enumerated() {
+                    guard let result = answers[index] else { continue }
                     let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
                     count += memberKeys.count
                     keys += memberKeys
+                    if !memberKeys.isEmpty { record.deleted[member.name, default: []] += memberKeys }
                     if returningKeys { objectIDs += memberKeys.map { ObjectID(store: identity, entity: member, primaryKey: $0) } }
                     if recordsHistory {
                         for (row, key) in memberKeys.enumerated() {
@@ -74,51 +83,94 @@ extension PostgresStore {
                             history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
                         }
                     }
-                    if let bindings = changeBindings(PostgresChangeRecord(deleted: memberKeys, of: member.name)) {
-                        try connection.query(Self.recordChangesSQL, bindings)
-                    }
                 }
-                if !keys.isEmpty {
-                    for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
-                        // The deleted rows are gone already: every row found stays.
-                        let found = try connection.query(
-                            "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column)
-                        ) { try $0.append(keys: keys) }
-                        let count = found.rowCount > 0 ? Int(found.int64(0, 0)) : 0
-                        if count > 0 {
-                            throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: count, deleting: entity)
-                        }
-                    }
-                    for join in cleanup.joinColumns {
-                        try connection.query("DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column)) { try $0.append(keys: keys) }
-                    }
-                    // With history, the rows whose links it cleared are recorded as updates of
-                    // those relationships (one per row), as in the SQLite store.
-                    var updateIndex: [String: [Int64: Int]] = [:]
-                    for foreignKey in cleanup.foreignKeys {
-                        let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
-                        let owner = recordsHistory ? entities.first { $0.name == foreignKey.table } : nil
-                        let result = try connection.query(
-                            "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE "
-                                + Self.inKeys(foreignKey.column) + (owner != nil ? " RETURNING \(q(SQLBuilder.primaryKeyColumn))" : "")
-                        ) { try $0.append(keys: keys) }
-                        guard let owner else { continue }
-                        for row in 0..<result.rowCount {
-                            let key = result.int64(row, 0)
-                            // A row that held deleted objects in two relationships is one update of both.
-                            if let index = updateIndex[owner.name]?[key] {
-                                history[index].properties?.append(foreignKey.relationshipName)
-                            } else {
-                                updateIndex[owner.name, default: [:]][key] = history.count
-                                history.append(
-                                    HistoryEntry(type: .update, entity: owner, key: key, properties: [foreignKey.relationshipName]))
-                            }
-                        }
-                    }
+                if commitsWithDeletes { return (count, objectIDs) }
+                if !keys.isEmpty, !cleanup.isEmpty {
+                    let unlinked = try clearReferences(
+                        to: keys, cleanup, deleting: entity, recording: recordsHistory || options.propagatesChanges, connection)
+                    for update in unlinked { record.updated[update.entity.name, default: []].append(update.key) }
+                    if recordsHistory { history += unlinked }
                 }
-                if recordsHistory { try recordHistory(history, connection) }
+                // The change record, the history's record and the commit: one pipeline.
+                try connection.pipeline { pipeline in
+                    if let bindings = changeBindings(record) { try pipeline.send(Self.recordChangesSQL, bindings) }
+                    if recordsHistory { try sendHistory(history, pipeline) }
+                    try pipeline.send("COMMIT", [])
+                }
                 return (count, objectIDs)
+            } catch {
+                if connection.isHealthy && connection.isInTransaction {
+                    // A failed rollback leaves the connection unhealthy or out of the transaction;
+                    // the pool discards an unhealthy connection, and the delete's error is the one to report.
+                    try? connection.execute("ROLLBACK")
+                }
+                throw trackingRefusal(error) ?? error
             }
+        }
+    }
+
+    /// Clears what refers to the deleted `keys` (of `entity`'s hierarchy), in one pipeline:
+    /// join-table rows go, foreign keys (and the order of their ordered inverse) become NULL.
+    /// Refuses when a required relationship of a row that stays holds one of them (the
+    /// transaction then rolls back).
+    ///
+    /// When `recording` (history or change propagation), returns the objects that stay and lost
+    /// a deleted object, as updates naming the relationships that lost it (one per object), as a
+    /// save's clearing reports them (``SkerryCore/StoreWritePlanner/danglingLinkDeletes(of:_:)``):
+    /// the rows whose foreign keys became NULL, and the objects whose to-many relationship kept
+    /// in a join table lost a deleted object.
+    private func clearReferences(
+        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription, recording: Bool,
+        _ connection: PostgresConnection
+    ) throws -> [HistoryEntry] {
+        let q = SQLBuilder.quote
+        let layout = layout
+        var held: [(foreignKey: BatchDeleteCleanup.ForeignKey, count: Int)] = []
+        var cleared: [HistoryEntry] = []
+        func reading(_ links: StoreWritePlanner.ClearedLinks?) -> (sql: String, onResult: (PostgresResult) throws -> Void) {
+            guard recording, let links else { return ("", { _ in }) }
+            return (
+                " RETURNING " + links.returning,
+                { result in
+                    for row in 0..<result.rowCount {
+                        let entity = links.entity(code: links.hasCodes ? result.int64(row, 1) : nil, layout)
+                        cleared.append(HistoryEntry(type: .update, entity: entity, key: result.int64(row, 0), properties: [links.name]))
+                    }
+                }
+            )
+        }
+        try connection.pipeline { pipeline in
+            for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
+                // The deleted rows are gone already: every row found stays.
+                try pipeline.send(
+                    "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column), expectingRows: false,
+                    onResult: { found in held.append((foreignKey, found.rowCount > 0 ? Int(found.int64(0, 0)) : 0)) }
+                ) { try $0.append(keys: keys) }
+            }
+            for join in cleanup.joinColumns {
+                let (returning, onResult) = reading(planner.clearedLinks(of: join))
+                try pipeline.send(
+                    "DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column) + returning, expectingRows: false,
+                    onResult: onResult
+                ) { try $0.append(keys: keys) }
+            }
+            for foreignKey in cleanup.foreignKeys {
+                let columns = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
+                let (returning, onResult) = reading(planner.clearedLinks(of: foreignKey))
+                try pipeline.send(
+                    "UPDATE \(q(foreignKey.table)) SET \(columns.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE "
+                        + Self.inKeys(foreignKey.column) + returning, expectingRows: false, onResult: onResult
+                ) { try $0.append(keys: keys) }
+            }
+        }
+        if let (foreignKey, count) = held.first(where: { $0.count > 0 }) {
+            throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: count, deleting: entity)
+        }
+        // A join row may link two deleted objects: the one on the side that stays is gone too.
+        let root = StoreWritePlanner.keyRoot(entity, among: entities)
+        let deleted = Set(keys)
+        return HistoryEntry.unlinkedUpdates(cleared) { owner, key in
+            deleted.contains(key) && StoreWritePlanner.keyRoot(owner, among: entities) === root
         }
     }
 }

@@ -16,9 +16,8 @@ struct PostgresChangeRecord: Codable, Equatable {
         for delete in changes.deletes { deleted[delete.objectID.entityName, default: []].append(delete.objectID.key) }
     }
 
-    init(deleted keys: [Int64], of entity: String) {
-        if !keys.isEmpty { deleted[entity] = keys }
-    }
+    /// An empty record (a batch delete's, filled as its statements answer).
+    init() {}
 
     /// The IDs of the changed objects in the store `identity`; entities this store does not hold
     /// (written by a process with another model) are left out.

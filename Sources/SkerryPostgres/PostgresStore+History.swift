@@ -167,50 +167,6 @@ extension PostgresStore {
         if let historyReadOnlyReason { throw SkerryError(.storeIsReadOnly, historyReadOnlyReason + " Nothing was written.") }
     }
 
-    // MARK: Stores that do not record history
-
-    /// Whether the writes of this store check that no other instance turned tracking on since it
-    /// was loaded: a writable store that does not record history (loaded without the option,
-    /// while tracking was off or before the store had any history).
-    var checksHistoryTracking: Bool { !tracksPersistentHistory && historyReadOnlyReason == nil }
-
-    /// Sends, with `send` (into a write's pipeline, in its transaction, before its other
-    /// statements), what makes a write of a store that does not record history safe from
-    /// another instance turning tracking on meanwhile: the history lock, shared (an instance
-    /// turning tracking on takes it exclusively, in ``prepareHistory(pool:description:lockTimeout:)``: it
-    /// waits for the writes under way, and the writes after it wait for it), then the tracking
-    /// state, read in a snapshot taken once the lock is held. No round trip of its own. After the
-    /// pipeline, ``HistoryTrackingCheck/verify(_:)`` refuses the write if tracking is on.
-    func sendTrackingCheck(
-        _ send: (_ sql: String, _ onResult: @escaping (PostgresResult) throws -> Void) throws -> Void
-    ) throws -> HistoryTrackingCheck {
-        let check = HistoryTrackingCheck(store: storeDescription)
-        try send(Self.sharedHistoryLockSQL) { _ in }
-        try send(PersistentHistoryMetadata.readTrackingSQL) { result in check.read(result) }
-        return check
-    }
-
-    /// ``historyLockSQL``'s lock, shared.
-    static let sharedHistoryLockSQL =
-        "SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || current_schema(), 0))"
-    /// The tracking state a write read (``sendTrackingCheck(_:)``).
-    final class HistoryTrackingCheck {
-        private let store: StoreDescription
-        private var tracking: String?
-
-        init(store: StoreDescription) { self.store = store }
-
-        func read(_ result: PostgresResult) {
-            if result.rowCount > 0, !result.isNull(0, 0) { tracking = result.text(0, 0) }
-        }
-
-        /// Throws as `PersistentHistoryMetadata.refuseUntrackedWrite(tracking:store:)`
-        /// says, with the state this write read.
-        func verify() throws(SkerryError) {
-            try PersistentHistoryMetadata.refuseUntrackedWrite(tracking: tracking, store: store)
-        }
-    }
-
     // MARK: Recording
 
     /// Records one transaction with `entries`, in the write's open transaction on `connection`,
@@ -218,65 +174,71 @@ extension PostgresStore {
     /// commit), then the next number, in one pipeline. Records nothing without entries.
     func recordHistory(_ entries: [HistoryEntry], _ connection: PostgresConnection) throws {
         guard !entries.isEmpty else { return }
+        try connection.pipeline { pipeline in try sendHistory(entries, pipeline) }
+    }
+
+    /// Sends the statements of ``recordHistory(_:_:)`` into `pipeline`, whose statements after
+    /// them (a batch delete's `COMMIT`) are the transaction's last. Sends nothing without entries.
+    func sendHistory(_ entries: [HistoryEntry], _ pipeline: PostgresPipeline) throws {
+        guard !entries.isEmpty else { return }
         let q = SQLBuilder.quote
         let author = HistoryAuthor.current
         let numbers = q(Self.historyNumbersSequence), changeIDs = q(Self.historyChangeIDsSequence)
-        try connection.pipeline { pipeline in
-            // Bounded (PostgresStoreOptions.historyLockTimeout): a holder that stalls fails the
-            // waiting saves with 55P03 instead of holding them up. Only the history's own
-            // statements follow in this transaction, so the setting reaches nothing else.
-            if let timeout = options.historyLockTimeout {
-                try pipeline.send("SET LOCAL lock_timeout = \(Self.milliseconds(timeout))", [])
+        // Bounded (PostgresStoreOptions.historyLockTimeout): a holder that stalls fails the
+        // waiting saves with 55P03 instead of holding them up. Only the history's own
+        // statements (and the commit) follow in this transaction, so the setting reaches
+        // nothing else.
+        if let timeout = options.historyLockTimeout {
+            try pipeline.send("SET LOCAL lock_timeout = \(Self.milliseconds(timeout))", [])
+        }
+        try pipeline.send(Self.historyLockSQL, [])
+        // The server's clock, read under the lock: timestamps follow the numbers.
+        try pipeline.send(
+            "INSERT INTO \(q(Self.historyTransactionsTable)) (\"number\", \"timestamp\", \"author\", \"contextName\", \"bundleID\", \"processID\") VALUES (nextval('\(numbers)'), clock_timestamp(), ?, ?, ?, ?)",
+            [
+                author?.author.map(AttributeValue.string) ?? .null, author?.contextName.map(AttributeValue.string) ?? .null,
+                .string(HistoryProcess.bundleID), .string(HistoryProcess.processID),
+            ])
+        let columns =
+            "INSERT INTO \(q(Self.historyChangesTable)) (\"id\", \"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\")"
+        let insertChange = columns + " VALUES (nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, ?, ?)"
+        // A run of changes alike but for their keys (a bulk insert, a bulk update of the same
+        // properties) is one statement over the array of keys, numbered in the keys' order.
+        let insertChanges =
+            columns
+            + " SELECT nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, u.k, ? FROM unnest(?::bigint[]) WITH ORDINALITY AS u(k, o) ORDER BY u.o"
+        func hasTombstone(_ entry: HistoryEntry) -> Bool { !(entry.tombstone?.isEmpty ?? true) }
+        var index = entries.startIndex
+        while index < entries.endIndex {
+            let entry = entries[index]
+            var end = index + 1
+            while end < entries.endIndex, !hasTombstone(entry), entries[end].type == entry.type,
+                entries[end].entity === entry.entity, entries[end].properties == entry.properties, !hasTombstone(entries[end])
+            {
+                end += 1
             }
-            try pipeline.send(Self.historyLockSQL, [])
-            // The server's clock, read under the lock: timestamps follow the numbers.
-            try pipeline.send(
-                "INSERT INTO \(q(Self.historyTransactionsTable)) (\"number\", \"timestamp\", \"author\", \"contextName\", \"bundleID\", \"processID\") VALUES (nextval('\(numbers)'), clock_timestamp(), ?, ?, ?, ?)",
-                [
-                    author?.author.map(AttributeValue.string) ?? .null, author?.contextName.map(AttributeValue.string) ?? .null,
-                    .string(HistoryProcess.bundleID), .string(HistoryProcess.processID),
-                ])
-            let columns =
-                "INSERT INTO \(q(Self.historyChangesTable)) (\"id\", \"transactionNumber\", \"changeType\", \"entity\", \"objectKey\", \"updatedProperties\")"
-            let insertChange = columns + " VALUES (nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, ?, ?)"
-            // A run of changes alike but for their keys (a bulk insert, a bulk update of the same
-            // properties) is one statement over the array of keys, numbered in the keys' order.
-            let insertChanges =
-                columns
-                + " SELECT nextval('\(changeIDs)'), currval('\(numbers)'), ?, ?, u.k, ? FROM unnest(?::bigint[]) WITH ORDINALITY AS u(k, o) ORDER BY u.o"
-            func hasTombstone(_ entry: HistoryEntry) -> Bool { !(entry.tombstone?.isEmpty ?? true) }
-            var index = entries.startIndex
-            while index < entries.endIndex {
-                let entry = entries[index]
-                var end = index + 1
-                while end < entries.endIndex, !hasTombstone(entry), entries[end].type == entry.type,
-                    entries[end].entity === entry.entity, entries[end].properties == entry.properties, !hasTombstone(entries[end])
-                {
-                    end += 1
-                }
-                let properties: AttributeValue = entry.properties.map { .string($0.joined(separator: ",")) } ?? .null
-                if end - index > 1 {
-                    let keys = entries[index..<end].map(\.key)
-                    try pipeline.send(insertChanges) { writer in
-                        try writer.append(.int(Int64(entry.type.rawValue)))
-                        try writer.append(.string(entry.entity.name))
-                        try writer.append(properties)
-                        try writer.append(keys: keys)
-                    }
-                    index = end
-                    continue
+            let properties: AttributeValue = entry.properties.map { .string($0.joined(separator: ",")) } ?? .null
+            if end - index > 1 {
+                let keys = entries[index..<end].map(\.key)
+                try pipeline.send(insertChanges) { writer in
+                    try writer.append(.int(Int64(entry.type.rawValue)))
+                    try writer.append(.string(entry.entity.name))
+                    try writer.append(properties)
+                    try writer.append(keys: keys)
                 }
                 index = end
+                continue
+            }
+            index = end
+            try pipeline.send(
+                insertChange, [.int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key), properties])
+            guard let tombstone = entry.tombstone, !tombstone.isEmpty else { continue }
+            for (name, value) in tombstone {
+                guard let index = entry.entity.attributeIndex(named: name), !value.isNull else { continue }
+                let column = Self.tombstoneColumn(entry.entity.attributes[index].type)
                 try pipeline.send(
-                    insertChange, [.int(Int64(entry.type.rawValue)), .string(entry.entity.name), .int(entry.key), properties])
-                guard let tombstone = entry.tombstone, !tombstone.isEmpty else { continue }
-                for (name, value) in tombstone {
-                    guard let index = entry.entity.attributeIndex(named: name), !value.isNull else { continue }
-                    let column = Self.tombstoneColumn(entry.entity.attributes[index].type)
-                    try pipeline.send(
-                        "INSERT INTO \(q(Self.historyTombstonesTable)) (\"changeID\", \"name\", \(q(column))) VALUES (currval('\(changeIDs)'), ?, ?)",
-                        [.string(name), value])
-                }
+                    "INSERT INTO \(q(Self.historyTombstonesTable)) (\"changeID\", \"name\", \(q(column))) VALUES (currval('\(changeIDs)'), ?, ?)",
+                    [.string(name), value])
             }
         }
     }

@@ -158,12 +158,10 @@ extension PostgresStore {
         // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
         let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
-        var tracking: HistoryTrackingCheck?
         do {
-            // First: it waits for nothing but an instance turning tracking on (no row held).
-            if checksHistoryTracking {
-                tracking = try sendTrackingCheck { sql, onResult in try sendReturning(sql, .other(nil), onResult) { _ in } }
-            }
+            // First: it waits for nothing but an instance turning tracking on (no row held), and
+            // when tracking is on, the server skips the write's statements.
+            if checksHistoryTracking { try sendTrackingCheck { sql in try send(sql, .other(nil)) { _ in } } }
             let members = try membersWrites(updates, changes.inserts)
             try sendLocks(deletes, updates, changes.inserts, members, send)
             try sendDeletes(deletes, send, sendReturning, tracksPersistentHistory ? tombstones : nil, unlinked)
@@ -181,13 +179,13 @@ extension PostgresStore {
             // the pipeline is finished: its answers are read and discarded so that the connection
             // leaves pipeline mode and rolls back; the first error is the one to report.
             try? pipeline.finish()
+            if let refusal = trackingRefusal(error) { throw refusal }
             let objectID = pipeline.failedStatement.flatMap { $0 < sent.count ? sent[$0] : nil }.flatMap { kind -> ObjectID? in
                 if case .insert(let index) = kind { return changes.inserts[index].objectID }
                 return kind.objectID
             }
             throw Self.mapWriteError(error, objectID)
         }
-        try tracking?.verify()
         var conflicts = StoreWriteConflicts()
         // Deletes of rows already gone (deleted, and recorded, by someone else).
         var gone: Set<ObjectID> = []
@@ -459,7 +457,7 @@ extension PostgresStore {
                 try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
             }
             try planner.danglingLinkDeletes(of: objectID) { sql, values, links in
-                guard let unlinked else {
+                guard let unlinked, let links else {
                     try send(sql, .other(objectID)) { for value in values { try $0.append(value) } }
                     return
                 }

@@ -7,7 +7,8 @@ import Testing
 
 /// The links a save clears because they point at an object it deletes through a relationship with
 /// no stored inverse reach the other instances' change notifications as updates of the objects
-/// that held them (the history's case is in DanglingLinkHistoryTests).
+/// that held them (the history's case is in DanglingLinkHistoryTests); so do the links a batch
+/// delete clears (BatchDeleteHistoryTests for the history).
 @Suite(.postgres) struct PostgresDanglingLinkChangesTests {
     static func stack(_ schema: String) throws -> PersistentStack {
         let stack = PersistentStack(name: "Instance", model: PostgresTransientInverseTests.model)
@@ -63,5 +64,49 @@ import Testing
         #expect(names(changes.deleted) == names([ada, badge]))
         // Acme lost Ada from its employees; Bob lost the badge (Ada's badge went with her).
         #expect(names(changes.updated) == names([acme, bob]))
+    }
+
+    @Test func anotherInstanceHearsOfTheObjectsWhoseLinksABatchDeleteCleared() throws {
+        let schema = PostgresTestServer.newSchema()
+        let writing = try Self.stack(schema)
+        let listening = try Self.stack(schema)
+        let heard = Mutex<[StoreChanges]>([])
+        let observation = listening.addDidSaveObserver { event in
+            guard event.isFromOtherProcess else { return }
+            heard.withLock { $0.append(event.changes) }
+        }
+        defer { observation.cancel() }
+        let context = writing.newBackgroundContext()
+        let (acme, ada, bob, badge) = try context.performAndWait {
+            let company = try context.insert(entityName: "Company")
+            try company.setValue("Acme", forKey: "name")
+            let employees = try ["Ada", "Bob"].map { name in
+                let employee = try context.insert(entityName: "Employee")
+                try employee.setValue(name, forKey: "name")
+                return employee
+            }
+            try company.setRelatedObjects(employees, forKey: "employees")
+            let badge = try context.insert(entityName: "Badge")
+            try badge.setValue("B-1", forKey: "code")
+            for employee in employees { try employee.setRelatedObject(badge, forKey: "badge") }
+            try context.save()
+            return (company.objectID, employees[0].objectID, employees[1].objectID, badge.objectID)
+        }
+        #expect(PostgresChangePropagationTests.eventually { heard.withLock { $0.count == 1 } })
+        func names(_ ids: Set<ObjectID>) -> Set<String> { Set(ids.map { "\($0.entityName) \($0.key)" }) }
+        // The badge goes: both employees held it (a foreign key cleared).
+        _ = try context.performAndWait { try context.execute(BatchDeleteRequest(entityName: "Badge")) }
+        #expect(PostgresChangePropagationTests.eventually { heard.withLock { $0.count == 2 } })
+        let badgeDeleted = try #require(heard.withLock { $0.last })
+        #expect(names(badgeDeleted.deleted) == names([badge]))
+        #expect(names(badgeDeleted.updated) == names([ada, bob]))
+        // Ada goes: Acme lost her from its employees (a join-table row deleted).
+        _ = try context.performAndWait {
+            try context.execute(BatchDeleteRequest(entityName: "Employee", predicate: AttributeKey("name") == "Ada"))
+        }
+        #expect(PostgresChangePropagationTests.eventually { heard.withLock { $0.count == 3 } })
+        let adaDeleted = try #require(heard.withLock { $0.last })
+        #expect(names(adaDeleted.deleted) == names([ada]))
+        #expect(names(adaDeleted.updated) == names([acme]))
     }
 }

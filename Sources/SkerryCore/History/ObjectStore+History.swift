@@ -130,11 +130,19 @@ package struct HistoryEntry {
     package static func unlinkedUpdates(_ cleared: [HistoryEntry], of changes: StoreWrite) -> [HistoryEntry] {
         guard !cleared.isEmpty else { return [] }
         let deleted = Set(changes.deletes.map { ObjectKey($0.objectID.entityName, $0.objectID.key) })
+        return unlinkedUpdates(cleared) { deleted.contains(ObjectKey($0.name, $1)) }
+    }
+
+    /// The updates of ``unlinkedUpdates(_:of:)`` for a write whose deleted objects `isDeleted`
+    /// tells (a batch delete's: by key in the deleted objects' hierarchy).
+    package static func unlinkedUpdates(
+        _ cleared: [HistoryEntry], excluding isDeleted: (_ entity: EntityDescription, _ key: Int64) -> Bool
+    ) -> [HistoryEntry] {
         var updates: [HistoryEntry] = []
         var index: [ObjectKey: Int] = [:]
         for entry in cleared {
             let object = ObjectKey(entry.entity.name, entry.key)
-            guard !deleted.contains(object) else { continue }
+            guard !isDeleted(entry.entity, entry.key) else { continue }
             guard let at = index[object] else {
                 index[object] = updates.count
                 updates.append(entry)

@@ -23,7 +23,13 @@ package enum PersistentHistoryMetadata {
     ///   - store: The store, named in the error.
     package static func refuseUntrackedWrite(tracking: String?, store: StoreDescription) throws(SkerryError) {
         guard let tracking, tracking != trackingOff else { return }
-        throw SkerryError(
+        throw untrackedWriteRefusal(store: store)
+    }
+
+    /// The error of ``refuseUntrackedWrite(tracking:store:)``, for a store that learns of the
+    /// tracking state from a check that failed on the server (PostgreSQL).
+    package static func untrackedWriteRefusal(store: StoreDescription) -> SkerryError {
+        SkerryError(
             .storeIsReadOnly,
             "\(store) was loaded without PersistentHistoryTrackingKey while it recorded no history, and another instance has turned persistent history on since: a save not recorded would leave a gap in the history that the instances reading it never learn of, so this instance can no longer write to it. Load it again with the option. Nothing was written."
         )

@@ -13,7 +13,8 @@ package struct BatchDeleteCleanup: Sendable {
         package let table: String
         package let column: String
         /// The table's other column: the keys of the objects whose relationship (`relationship`,
-        /// "Entity.name", declared in that entity) loses the deleted objects.
+        /// "Entity.name", declared in that entity) loses the deleted objects (empty: none does, the
+        /// deleted objects' own relationship having no stored inverse).
         package var otherColumn = ""
         package var relationship = ""
     }
@@ -73,7 +74,15 @@ package struct BatchDeleteCleanup: Sendable {
                 case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
                     // The deleted objects as the source of the link, and as its target.
                     if isMember, seenJoins.insert(JoinColumn(table: table, column: sourceColumn)).inserted {
-                        joinColumns.append(JoinColumn(table: table, column: sourceColumn))
+                        var own = JoinColumn(table: table, column: sourceColumn)
+                        if let inverse = relationship.inverseName, Self.hasStoredInverse(relationship, byName) {
+                            // The objects at the other end lose the deleted ones from the inverse
+                            // (kept in this table too; for a relationship that is its own inverse,
+                            // the relationship itself).
+                            own.otherColumn = targetColumn
+                            own.relationship = "\(relationship.destinationEntityName).\(inverse)"
+                        }
+                        joinColumns.append(own)
                     }
                     if reachesMember(relationship.destinationEntityName),
                         seenJoins.insert(JoinColumn(table: table, column: targetColumn)).inserted

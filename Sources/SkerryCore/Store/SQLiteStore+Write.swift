@@ -182,7 +182,7 @@ extension SQLiteStore {
             try planner.joinRowDeletes(of: objectID) { sql, values in try connection.cachedStatement(sql).run(values) }
             let records = deleted != nil
             try planner.danglingLinkDeletes(of: objectID) { sql, values, links in
-                if records {
+                if records, let links {
                     let select = try connection.cachedStatement(
                         "SELECT \(links.returning) FROM \(SQLBuilder.quote(links.table)) WHERE \(SQLBuilder.quote(links.column)) = ?")
                     defer { select.reset() }
@@ -432,9 +432,7 @@ extension SQLiteStore {
                     count += connection.changes
                 }
                 if !keys.isEmpty {
-                    let cleared = try Self.clearReferences(
-                        to: keys, cleanup, deleting: entity, recording: tracksPersistentHistory ? entities : nil, connection)
-                    history += cleared
+                    history += try clearReferences(to: keys, cleanup, deleting: entity, recording: tracksPersistentHistory, connection)
                 }
                 try recordHistory(history, connection)
                 return (count, objectIDs)
@@ -442,16 +440,19 @@ extension SQLiteStore {
         }
     }
 
-    /// Clears what refers to the deleted `keys`: join-table rows go, foreign keys (and the order
-    /// of their ordered inverse) become NULL. Refuses when a required relationship of a row that
-    /// stays holds one of them (the transaction then rolls back).
+    /// Clears what refers to the deleted `keys` (of `entity`'s hierarchy): join-table rows go,
+    /// foreign keys (and the order of their ordered inverse) become NULL. Refuses when a required
+    /// relationship of a row that stays holds one of them (the transaction then rolls back).
     ///
-    /// With `recording` (the store's entities, when it records history), returns the rows whose
-    /// foreign keys became NULL as updates of those relationships, one per row, so that a
-    /// consumer merging the history does not keep a link to a deleted object.
-    private static func clearReferences(
-        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription,
-        recording entities: [EntityDescription]?, _ connection: SQLiteConnection
+    /// When `recording` (the store records history), returns the objects that stay and lost a
+    /// deleted object, as updates naming the relationships that lost it (one per object), as a
+    /// save's clearing reports them (``StoreWritePlanner/danglingLinkDeletes(of:_:)``): the rows
+    /// whose foreign keys became NULL, and the objects whose to-many relationship kept in a join
+    /// table lost a deleted object, so that a consumer merging the history does not keep a link
+    /// to a deleted object.
+    private func clearReferences(
+        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription, recording: Bool,
+        _ connection: SQLiteConnection
     ) throws -> [HistoryEntry] {
         let q = SQLBuilder.quote
         let list = SQLBuilder.jsonKeys(keys)
@@ -462,34 +463,36 @@ extension SQLiteStore {
                     "SELECT count(*) FROM \(q(foreignKey.table)) WHERE \(SQLBuilder.inKeys(foreignKey.column))", [list]) ?? 0
             if count > 0 { throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: Int(count), deleting: entity) }
         }
+        var cleared: [HistoryEntry] = []
+        /// Reads the objects a statement is about to unlink (`links`), when recording.
+        func read(_ links: StoreWritePlanner.ClearedLinks?) throws {
+            guard recording, let links else { return }
+            let select = try connection.cachedStatement(
+                "SELECT \(links.returning) FROM \(q(links.table)) WHERE \(SQLBuilder.inKeys(links.column))")
+            defer { select.reset() }
+            try select.bind([list])
+            while try select.step() {
+                let entity = links.entity(code: links.hasCodes ? select.int64(at: 1) : nil, layout)
+                cleared.append(HistoryEntry(type: .update, entity: entity, key: select.int64(at: 0), properties: [links.name]))
+            }
+        }
         for join in cleanup.joinColumns {
+            try read(planner.clearedLinks(of: join))
             try connection.cachedStatement("DELETE FROM \(q(join.table)) WHERE \(SQLBuilder.inKeys(join.column))").run([list])
         }
-        var updates: [HistoryEntry] = []
-        var updateIndex: [String: [Int64: Int]] = [:]
         for foreignKey in cleanup.foreignKeys {
-            if let entities, let owner = entities.first(where: { $0.name == foreignKey.table }) {
-                let statement = try connection.cachedStatement(
-                    "SELECT \(q(SQLBuilder.primaryKeyColumn)) FROM \(q(foreignKey.table)) WHERE \(SQLBuilder.inKeys(foreignKey.column))")
-                defer { statement.reset() }
-                try statement.bind([list])
-                while try statement.step() {
-                    let key = statement.int64(at: 0)
-                    // A row that held deleted objects in two relationships is one update of both.
-                    if let index = updateIndex[owner.name]?[key] {
-                        updates[index].properties?.append(foreignKey.relationshipName)
-                    } else {
-                        updateIndex[owner.name, default: [:]][key] = updates.count
-                        updates.append(HistoryEntry(type: .update, entity: owner, key: key, properties: [foreignKey.relationshipName]))
-                    }
-                }
-            }
-            let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
+            try read(planner.clearedLinks(of: foreignKey))
+            let columns = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
             try connection.cachedStatement(
-                "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE \(SQLBuilder.inKeys(foreignKey.column))"
+                "UPDATE \(q(foreignKey.table)) SET \(columns.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE \(SQLBuilder.inKeys(foreignKey.column))"
             ).run([list])
         }
-        return updates
+        // A join row may link two deleted objects: the one on the side that stays is gone too.
+        let root = Self.keyRoot(entity, among: entities)
+        let deleted = Set(keys)
+        return HistoryEntry.unlinkedUpdates(cleared) { owner, key in
+            deleted.contains(key) && Self.keyRoot(owner, among: entities) === root
+        }
     }
 }
 

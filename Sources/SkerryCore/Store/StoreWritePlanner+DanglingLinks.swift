@@ -34,31 +34,40 @@ extension StoreWritePlanner {
     /// (with the order column of an ordered inverse) become NULL. The rows that held it keep their
     /// version: a context that read them before can still save them, and an update of the same
     /// save that links them elsewhere (written after the deletes) still applies. Each statement
-    /// comes with the ``ClearedLinks`` it changes, for the history and change notifications.
+    /// comes with the ``ClearedLinks`` it changes, for the history and change notifications (nil
+    /// when they cannot be told: the statement is emitted all the same, so the link goes).
     package func danglingLinkDeletes(
-        of objectID: ObjectID, _ emit: (_ sql: String, _ values: [AttributeValue], _ links: ClearedLinks) throws -> Void
+        of objectID: ObjectID, _ emit: (_ sql: String, _ values: [AttributeValue], _ links: ClearedLinks?) throws -> Void
     ) throws {
         guard let cleanup = danglingLinks[ObjectIdentifier(objectID.entity)] else { return }
         let q = SQLBuilder.quote
         let key = AttributeValue.int(objectID.key)
         for join in cleanup.joinColumns {
-            guard
-                let links = clearedLinks(
-                    join.relationship, table: join.table, column: join.column, ownerKey: join.otherColumn, family: true)
-            else { continue }
-            try emit("DELETE FROM \(q(join.table)) WHERE \(q(join.column)) = ?", [key], links)
+            try emit("DELETE FROM \(q(join.table)) WHERE \(q(join.column)) = ?", [key], clearedLinks(of: join))
         }
         for foreignKey in cleanup.foreignKeys {
-            guard
-                let links = clearedLinks(
-                    foreignKey.relationship, table: foreignKey.table, column: foreignKey.column,
-                    ownerKey: SQLBuilder.primaryKeyColumn, family: false)
-            else { continue }
             let cleared = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
             try emit(
                 "UPDATE \(q(foreignKey.table)) SET \(cleared.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE \(q(foreignKey.column)) = ?",
-                [key], links)
+                [key], clearedLinks(of: foreignKey))
         }
+    }
+
+    /// What clearing `join` (a batch delete's, or a save's) changes: the relationship of the
+    /// objects in its other column that loses the deleted objects; nil for the deleted objects'
+    /// own side of a link (no relationship of an object that stays) or a name the layout does not
+    /// know.
+    package func clearedLinks(of join: BatchDeleteCleanup.JoinColumn) -> ClearedLinks? {
+        guard !join.relationship.isEmpty else { return nil }
+        return clearedLinks(join.relationship, table: join.table, column: join.column, ownerKey: join.otherColumn, family: true)
+    }
+
+    /// What clearing `foreignKey` changes: the to-one relationship of the rows that held a deleted
+    /// object.
+    package func clearedLinks(of foreignKey: BatchDeleteCleanup.ForeignKey) -> ClearedLinks? {
+        clearedLinks(
+            foreignKey.relationship, table: foreignKey.table, column: foreignKey.column, ownerKey: SQLBuilder.primaryKeyColumn,
+            family: false)
     }
 
     /// What one statement of ``danglingLinkDeletes(of:_:)`` changes: the relationship `name` of

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+@testable import SkerryCore
+@testable import SkerryPostgres
+
+/// The round trips (times the client waits for the server) of a PostgreSQL batch delete and save,
+/// counted on the store's one connection. A batch delete of one table, with nothing to clear or
+/// record, is one round trip, as the `DELETE` alone would be: `BEGIN`, the history tracking check,
+/// the `DELETE` and `COMMIT` go in one pipeline, and the check fails on the server when another
+/// instance turned tracking on, so that the server skips the `DELETE`.
+@Suite(.postgres) struct PostgresBatchDeleteRoundTripTests {
+    static let model = PostgresPersistentHistoryTests.model
+
+    /// A stack over `schema` with one connection (so that its counter is the store's), with or
+    /// without `PersistentHistoryTrackingKey`.
+    static func stack(_ schema: String, name: String, tracking: Bool) throws -> (PersistentStack, PostgresStore) {
+        let stack = PersistentStack(name: name, model: model)
+        var description = try PostgresTestServer.description(schema: schema, maximumConnections: 1)
+        if tracking { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        return (stack, try #require(stack.coordinator.loadedStores.first as? PostgresStore))
+    }
+
+    /// Saves entries 0..<count of `writer`.
+    static func insert(_ stack: PersistentStack, writer: Int32, count: Int32) throws {
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<count {
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(writer, forKey: "writer")
+                try entry.setValue(index, forKey: "index")
+            }
+            try context.save()
+        }
+    }
+
+    /// Batch-deletes the entries of `writer` and returns what the request returned and the round
+    /// trips it took.
+    static func batchDelete(
+        _ stack: PersistentStack, _ store: PostgresStore, writer: Int32, _ resultType: BatchDeleteRequest.ResultType
+    ) throws -> (result: BatchDeleteResult, waits: Int) {
+        let before = try store.pool.withConnection { $0.waits }
+        let context = stack.newBackgroundContext()
+        let result = try context.performAndWait {
+            var request = BatchDeleteRequest(entityName: "Entry", predicate: AttributeKey("writer") == Int64(writer))
+            request.resultType = resultType
+            return try context.execute(request)
+        }
+        return (result, try store.pool.withConnection { $0.waits } - before)
+    }
+
+    static func count(_ stack: PersistentStack) throws -> Int {
+        let context = stack.newBackgroundContext()
+        return try context.performAndWait { try context.count(for: FetchRequest(entityName: "Entry")) }
+    }
+
+    @Test func aBatchDeleteOfOneTableWithoutHistoryIsOneRoundTrip() throws {
+        let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
+        try Self.insert(stack, writer: 1, count: 10)
+        try Self.insert(stack, writer: 2, count: 10)
+        // The first batch delete of each form prepares its statements (a round trip each, once
+        // per connection).
+        _ = try Self.batchDelete(stack, store, writer: 9, .count)
+        _ = try Self.batchDelete(stack, store, writer: 9, .objectIDs)
+
+        let counted = try Self.batchDelete(stack, store, writer: 1, .count)
+        #expect(counted.result.count == 10)
+        #expect(counted.waits == 1)
+        let listed = try Self.batchDelete(stack, store, writer: 2, .objectIDs)
+        #expect(listed.result.deletedObjectIDs.count == 10)
+        #expect(listed.waits == 1)
+        #expect(try Self.count(stack) == 0)
+    }
+
+    /// Refused by the check on the server (another instance turned tracking on): the typed error
+    /// of `refuseUntrackedWrite`, every row still there, and the connection rolled back and
+    /// reused.
+    @Test(arguments: [BatchDeleteRequest.ResultType.count, .objectIDs])
+    func aBatchDeleteRefusedOnTheServerLeavesEveryRowAndTheConnectionUsable(_ resultType: BatchDeleteRequest.ResultType) throws {
+        let schema = PostgresTestServer.newSchema()
+        let (plain, store) = try Self.stack(schema, name: "Plain", tracking: false)
+        try Self.insert(plain, writer: 1, count: 5)
+        for warm in [false, true] {
+            if warm { _ = try Self.batchDelete(plain, store, writer: 9, resultType) } // statements prepared
+            let tracking = try Self.stack(schema, name: "Tracking", tracking: true).0
+            let context = plain.newBackgroundContext()
+            let error = expectError(.storeIsReadOnly) {
+                try context.performAndWait {
+                    var request = BatchDeleteRequest(entityName: "Entry", predicate: AttributeKey("writer") == Int64(1))
+                    request.resultType = resultType
+                    _ = try context.execute(request)
+                }
+            }
+            #expect(error?.message == PersistentHistoryMetadata.untrackedWriteRefusal(store: store.storeDescription).message)
+            #expect(try store.pool.withConnection { !$0.isInTransaction })
+            #expect(try Self.count(plain) == 5)
+            #expect(try Self.count(tracking) == 5)
+            // Tracking off again for the next round: all history deleted, opened without the option.
+            _ = try tracking.viewContext.performAndWait { try tracking.viewContext.execute(.deleteHistory(before: .distantFuture)) }
+            _ = try Self.stack(schema, name: "Off", tracking: false)
+        }
+    }
+
+    /// With history, the deletes (with `BEGIN`) are one round trip and the record (with `COMMIT`)
+    /// another.
+    @Test func aBatchDeleteOfATrackingStoreIsTwoRoundTrips() throws {
+        let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Tracking", tracking: true)
+        try Self.insert(stack, writer: 1, count: 3)
+        try Self.insert(stack, writer: 9, count: 3)
+        _ = try Self.batchDelete(stack, store, writer: 9, .count) // prepares the statements
+        let token = stack.coordinator.currentPersistentHistoryToken(fromStores: nil)
+        let deleted = try Self.batchDelete(stack, store, writer: 1, .count)
+        #expect(deleted.result.count == 3)
+        #expect(deleted.waits == 2)
+        let history = try stack.viewContext.performAndWait {
+            try stack.viewContext.execute(.fetchHistory(after: token)).result as? [PersistentHistoryTransaction] ?? []
+        }
+        #expect(history.count == 1)
+        #expect(history.first?.changes?.map { $0.changeType } == [.delete, .delete, .delete])
+    }
+
+    /// A save that updates rows: `BEGIN`, the pipeline of its statements (the tracking check's
+    /// two with them) answered with its synchronization in one wait, `COMMIT`.
+    @Test func anUpdateSaveIsThreeRoundTrips() throws {
+        let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
+        try Self.insert(stack, writer: 1, count: 3)
+        let context = stack.newBackgroundContext()
+        func update(_ index: Int32) throws -> Int {
+            try context.performAndWait {
+                for entry in try context.fetch(FetchRequest(entityName: "Entry")) { try entry.setValue(index, forKey: "index") }
+                let before = try store.pool.withConnection { $0.waits }
+                try context.save()
+                return try store.pool.withConnection { $0.waits } - before
+            }
+        }
+        _ = try update(10) // prepares the update
+        #expect(try update(20) == 3)
+    }
+}
