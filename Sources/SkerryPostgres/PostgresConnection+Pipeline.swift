@@ -227,7 +227,7 @@ extension PostgresConnection {
                 }
                 while let extra = PQgetResult(handle) { PQclear(extra) }
                 if failure == nil, status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
-                    answers.append(PostgresResult(raw))
+                    answers.append(PostgresResult(raw, readsInPlace: readsResultsInPlace))
                     continue
                 }
                 if failure == nil, status != PGRES_PIPELINE_ABORTED { failure = error(raw, sql: sql) }

@@ -44,6 +44,10 @@ final class PostgresConnection {
     /// The times the client waited for the server's answers (round trips) on this connection:
     /// what tests count to show that a write costs the waits it should.
     var waits = 0
+    /// Whether results are read in place when libpq's layout allows (``PostgresResultLayout``);
+    /// false reads every result of this connection through libpq's calls (the tests run the
+    /// store's reads both ways).
+    var readsResultsInPlace = true
     /// Raw SQL conditions already checked on this connection (entity name, NUL, condition).
     var checkedConditions: Set<String> = []
     /// The buffer every execution's parameters are encoded into (libpq copies them before it
@@ -141,7 +145,7 @@ final class PostgresConnection {
             PQclear(result)
             throw error
         }
-        return PostgresResult(result)
+        return PostgresResult(result, readsInPlace: readsResultsInPlace)
     }
 
     // MARK: Statements

@@ -13,8 +13,17 @@ import Foundation
 /// (``isKnown``), and for each result only when the head's row and column counts are the ones
 /// libpq's calls report.
 enum PostgresResultLayout {
-    /// Whether the loaded libpq keeps results as the mirror says (checked on first use).
-    static let isKnown: Bool = agreesWithLibpq()
+    /// Whether the loaded libpq keeps results as the mirror says (checked on first use): a
+    /// version the mirror was made for (``checkedVersions``) that agrees with it on a result built
+    /// through its public calls.
+    static let isKnown: Bool = checkedVersions.contains(Int(PQlibVersion())) && agreesWithLibpq()
+
+    /// The versions of libpq (`PQlibVersion()`: 150018 for 15.18) the check is made for: the
+    /// fields the mirror reads have kept their order from 9.0 to 18 (19 is let in, the check
+    /// comparing every count and pointer before the mirror is used). Outside them the check is not
+    /// made (it follows pointers at the mirror's offsets, which a rearranged layout could make
+    /// wild), and cells are read through libpq's calls.
+    static let checkedVersions = 90_000..<200_000
 
     /// The table of `handle`'s rows (`rowCount` pointers, each to `columnCount` cells), or nil
     /// when the layout is not known, the head disagrees with libpq's counts, or there is no row.
@@ -90,10 +99,12 @@ extension PostgresResult {
     /// The cell at (`row`, `column`).
     @inline(__always)
     func cell(_ row: Int32, _ column: Int32) -> SkerryPQCell {
-        // Release check, as in `cells(_:)`: each row has `columnCount` cells.
+        // Release checks, as in `cells(_:)`: each row has `columnCount` cells. Both paths check
+        // the row (libpq's calls would answer NULL for a row past the end, the table would trap).
         precondition(UInt32(bitPattern: column) < UInt32(bitPattern: columnCount), "PostgreSQL result column out of range")
-        guard rows != nil else { return cellThroughLibpq(row, column) }
-        return cells(row)[Int(column)]
+        precondition(UInt32(bitPattern: row) < UInt32(bitPattern: rowCount), "PostgreSQL result row out of range")
+        guard let rows else { return cellThroughLibpq(row, column) }
+        return rows[Int(row)]![Int(column)]
     }
 
     /// The bytes of `cell`, or nil for NULL.

@@ -201,15 +201,18 @@ extension PostgresStore {
             // An entity without relationships (the usual case) hands every row this one empty
             // array, borrowed: no release per row.
             let none: [RelationshipValue] = []
-            for row in 0..<result.rowCount {
-                let cells = result.cells(row)
-                // The ID goes to `makeStorage` (taken, not copied).
-                let storage = makeStorage(decoder.objectID(cells))
-                try decoder.read(cells, into: storage)
-                if decoder.hasRelationships {
-                    body(decoder.version(cells), storage, decoder.readRelationships(row))
-                } else {
-                    body(decoder.version(cells), storage, none)
+            // The cells point into the result: it lives until the last row is read.
+            try withExtendedLifetime(result) {
+                for row in 0..<result.rowCount {
+                    let cells = result.cells(row)
+                    // The ID goes to `makeStorage` (taken, not copied).
+                    let storage = makeStorage(decoder.objectID(cells))
+                    try decoder.read(cells, into: storage)
+                    if decoder.hasRelationships {
+                        body(decoder.version(cells), storage, decoder.readRelationships(row))
+                    } else {
+                        body(decoder.version(cells), storage, none)
+                    }
                 }
             }
         }
