@@ -158,39 +158,9 @@ extension PostgresResult {
         return Double(micros) / 1_000_000 - PostgresType.epochOffset
     }
 
-    /// A `text` cell as a string: the string `String(decoding:as: UTF8.self)` makes (invalid
-    /// UTF-8 repaired the same way), made faster for short text. A string of at most 15 bytes,
-    /// which Swift keeps inside the string value with no allocation, is copied straight into it
-    /// and checked for ASCII with one mask (the standard library's inlined path; text with other
-    /// bytes is validated and repaired there as by the general decoder), rather than going through
-    /// the general decoder: 85 instructions per short string instead of 178 (callgrind, the
-    /// benchmarks' 40,000-row fetch of mixed rows, two strings of 5 to 10 bytes per row).
+    /// A `text` cell as a string (see `ValueLayout.string(utf8:)`).
     @inline(__always)
-    static func string(_ raw: UnsafeRawBufferPointer) -> String {
-        let count = raw.count
-        guard count <= 15 else { return String(decoding: raw, as: UTF8.self) }
-        guard count > 0, let source = raw.baseAddress else { return "" }
-        return String(unsafeUninitializedCapacity: count) { buffer in
-            // `buffer` has room for `count` bytes (what was asked), `source` holds `count`: the
-            // bytes are copied with two loads and two stores, which overlap for lengths that are
-            // not 8 or 4, all within both ranges (no call to `memcpy`).
-            let target = UnsafeMutableRawPointer(buffer.baseAddress!)
-            if count >= 8 {
-                target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
-                target.storeBytes(
-                    of: source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self), toByteOffset: count - 8, as: UInt64.self)
-            } else if count >= 4 {
-                target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
-                target.storeBytes(
-                    of: source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self), toByteOffset: count - 4, as: UInt32.self)
-            } else {
-                for offset in 0..<count {
-                    target.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
-                }
-            }
-            return count
-        }
-    }
+    static func string(_ raw: UnsafeRawBufferPointer) -> String { ValueLayout.string(utf8: raw) }
 
     /// A cell of the kinds whose values are objects (decimal, URL, data, UUID).
     static func object(_ raw: UnsafeRawBufferPointer, _ kind: PostgresColumnDecoder.Kind) -> AttributeValue? {
