@@ -158,21 +158,9 @@ extension PostgresResult {
         return Double(micros) / 1_000_000 - PostgresType.epochOffset
     }
 
-    /// A `text` cell as a string: the string `String(decoding:as: UTF8.self)` makes (invalid
-    /// UTF-8 repaired the same way), made faster for short text. A string of at most 15 bytes,
-    /// which Swift keeps inside the string value with no allocation, is copied straight into it
-    /// and checked for ASCII with one mask (the standard library's inlined path; text with other
-    /// bytes is validated and repaired there as by the general decoder), rather than going through
-    /// the general decoder: 113 instructions per short string instead of 178 (callgrind, the
-    /// benchmarks' 40,000-row fetch of mixed rows, two strings of 5 to 10 bytes per row).
+    /// A `text` cell as a string (see `ValueLayout.string(utf8:)`).
     @inline(__always)
-    static func string(_ raw: UnsafeRawBufferPointer) -> String {
-        guard raw.count <= 15 else { return String(decoding: raw, as: UTF8.self) }
-        return String(unsafeUninitializedCapacity: raw.count) { buffer in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
-            return raw.count
-        }
-    }
+    static func string(_ raw: UnsafeRawBufferPointer) -> String { ValueLayout.string(utf8: raw) }
 
     /// A cell of the kinds whose values are objects (decimal, URL, data, UUID).
     static func object(_ raw: UnsafeRawBufferPointer, _ kind: PostgresColumnDecoder.Kind) -> AttributeValue? {

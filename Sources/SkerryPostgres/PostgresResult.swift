@@ -140,7 +140,14 @@ enum NumericCodec {
                 dropped -= 1
             }
         }
-        guard significand != 0, (-100...100).contains(exponent) else { return nil }
+        guard significand != 0 else { return nil }
+        // Compact, as `Decimal(string:)` leaves its decimals (1.50 is 15 × 10^-1): trailing zeros
+        // go to the exponent here, so the result does not depend on `Decimal(UInt64)` compacting.
+        while significand % 10 == 0 {
+            significand /= 10
+            exponent += 1
+        }
+        guard (-100...100).contains(exponent) else { return nil }
         return Decimal(sign: sign == 0x4000 ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
     }
 

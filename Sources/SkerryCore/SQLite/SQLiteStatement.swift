@@ -223,7 +223,7 @@ final class SQLiteStatement {
     func text(at index: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        return ValueLayout.string(utf8: UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     /// The column at `index` decoded as a value of an attribute of `type`, or nil when the stored
@@ -315,7 +315,7 @@ extension SQLiteStatement {
                 let text = sqlite3_value_text(value)
                 let bytes = Int(sqlite3_value_bytes(value))
                 layout.initializeString(
-                    base, index, text.map { String(decoding: UnsafeBufferPointer(start: $0, count: bytes), as: UTF8.self) } ?? "")
+                    base, index, text.map { ValueLayout.string(utf8: UnsafeRawBufferPointer(start: $0, count: bytes)) } ?? "")
             case .decimal, .url, .binary, .uuid:
                 guard let decoded = self.value(at: column, as: type) else { return index }
                 layout.store(base, index, decoded)
