@@ -119,7 +119,7 @@ extension PostgresStore {
         }
         // Derived attributes new or changed in this version get their values in every row.
         try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
-        if step.checksRequiredLinks { try schema.checkRequiredLinks(entities: step.destination, number: step.number, connection) }
+        if step.checksLinks { try schema.checkMigratedLinks(entities: step.destination, number: step.number, connection) }
         // Every row is still there, every required value set, every link carried.
         for entityMapping in mapping.entities {
             let name = entityMapping.destination.name

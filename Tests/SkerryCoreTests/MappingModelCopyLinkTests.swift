@@ -244,4 +244,43 @@ import Testing
             #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Note")) } == 3)
         }
     }
+    /// A custom step's `finish` that links the objects it makes to rows the step carried: by
+    /// the key the row has in the new store (`carriedKey(of:_:)`: note n1 was renumbered), the
+    /// link holds; by the old key, which no note has now, the migration fails naming the
+    /// relationship (it committed a link to nothing), and the store is left as it was.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aFinishLinksToCarriedRowsByTheirKeysInTheNewStore(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let versions = try Self.versions(directory)
+        for carried in [true, false] {
+            let description = try Self.description(kind, directory, "Finish-\(carried)")
+            try Self.populate(description, versions)
+            let step = MigrationStep(
+                from: 0,
+                finish: { context in
+                    for note in try context.sourceRows(of: "Note") where note["text"] == .string("n1") {
+                        let key = carried ? try context.carriedKey(of: "Note", note.primaryKey) : note.primaryKey
+                        _ = try context.insert("Attachment", ["photo": .data(Data([9])), "note": key.map(AttributeValue.int) ?? .null])
+                    }
+                })
+            guard carried else {
+                let error = expectError(.modelMismatch) {
+                    _ = try Self.migrated(description, versions, Self.mapping(directory), steps: [step])
+                }
+                #expect(error?.entityName == "Attachment" && error?.key == "note", "\(error?.message ?? "")")
+                #expect((error?.underlyingError as? SkerryError)?.code == .relationshipViolation)
+                #expect(
+                    error?.message.contains("1 row(s) of 'Attachment' link 'note' to 'Note' objects the store does not have") == true,
+                    "\(error?.message ?? "")")
+                let stack = PersistentStack(name: "Notes", model: versions[0].model)
+                stack.persistentStoreDescriptions = [description]
+                try stack.loadPersistentStores()
+                let context = stack.newBackgroundContext()
+                #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Note")) } == 3)
+                continue
+            }
+            let context = try Self.migrated(description, versions, Self.mapping(directory), steps: [step])
+            #expect(try Self.attachments(context) == [["1", "n1", "F2"], ["2", "n2", "F1"], ["9", "n1", nil]])
+        }
+    }
 }

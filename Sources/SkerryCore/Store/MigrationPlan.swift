@@ -82,10 +82,12 @@ public final class MigrationContext {
     }
 
     /// The key in the new store of the row that old entity `entityName` (or another entity of
-    /// its old hierarchy) had under `key`: nil when the step left that row out or carried it to
-    /// no entity; another key when the step renumbered it (a hierarchy made of old ones).
+    /// its old hierarchy) had under `key`, for `finish` code that links the rows it inserts to
+    /// rows the step carried: nil when the step left that row out (`keepsRow`) or carried it to
+    /// no entity; another key when the step renumbered it (a hierarchy of the new version made of
+    /// several old ones, whose keys clash); else `key`.
     /// - Throws: ``SkerryError/Code/invalidArgument`` in `prepare`, before the step placed the rows.
-    package func carriedKey(of entityName: String, _ key: Int64) throws -> Int64? {
+    public func carriedKey(of entityName: String, _ key: Int64) throws -> Int64? {
         guard let carried else {
             throw SkerryError(
                 .invalidArgument,

@@ -114,7 +114,7 @@ extension SQLiteStore {
         }
         // Derived attributes new or changed in this version get their values in every row.
         try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
-        if step.checksRequiredLinks { try schema.checkRequiredLinks(entities: step.destination, number: step.number, connection) }
+        if step.checksLinks { try schema.checkMigratedLinks(entities: step.destination, number: step.number, connection) }
         try verifyRows(mapping, keys: keys, connection)
         try verifyLinks(expectedLinks, customized: customizedForeignKeys, layout: destinationLayout, connection)
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }
