@@ -16,6 +16,8 @@ struct StudyOptions {
     var postgres: String?
     /// The PostgreSQL schema the study's tables go in.
     var schema = "skerry_memory_io"
+    /// Whether the run moves a SQLite store into PostgreSQL (`--move`) instead.
+    var move = false
 
     /// Where the study's store is: the PostgreSQL store when a connection string was given,
     /// otherwise the SQLite file `file`.

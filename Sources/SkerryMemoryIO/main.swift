@@ -9,6 +9,11 @@
 // the relationship): once with cleanUpAfterExecution true, once false, each in its own process so
 // that peak resident memory is the variant's own. It prints a table and writes memory-io.csv and
 // memory-io.svg (memory and rows read over the performs, both variants) to the output folder.
+//
+//     swift run -c release skerry-memory-io --move --postgres CONNINFO [--objects M] [--schema NAME]
+//
+// moves a SQLite store of M books by M/20 authors into a new PostgreSQL schema (NAME_move_TIME)
+// with migratePersistentStore and prints how long the copy took and the resident memory (Move.swift).
 import Foundation
 import Skerry
 import SkerryCore
@@ -36,12 +41,14 @@ func parseOptions(_ arguments: [String]) throws -> StudyOptions {
         case "--store": options.store = URL(fileURLWithPath: try value())
         case "--postgres": options.postgres = try value()
         case "--schema": options.schema = try value()
+        case "--move": options.move = true
         case "--help", "-h":
             print(
                 "usage: skerry-memory-io [OUTPUT-FOLDER] [--objects M] [--performs K] [--working-set W] [--postgres CONNINFO [--schema NAME]]"
             )
             print("  --postgres CONNINFO  run on a PostgreSQL store (a libpq connection string or URI) instead of a SQLite file")
             print("  --schema NAME        the PostgreSQL schema of its tables (default skerry_memory_io; its rows are replaced)")
+            print("  --move               move a SQLite store of M books into a new PostgreSQL schema instead (needs --postgres)")
             exit(0)
         case let argument where !argument.hasPrefix("-") && options.output == nil:
             options.output = URL(fileURLWithPath: argument, isDirectory: true)
@@ -111,6 +118,10 @@ do {
         ?? FileManager.default.temporaryDirectory
         .appendingPathComponent("skerry-memory-io-\(Int(Date().timeIntervalSince1970))", isDirectory: true)
     try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+    if options.move {
+        try runMove(options, output: output)
+        exit(0)
+    }
     let store = output.appendingPathComponent("study.sqlite")
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
     print("Skerry memory versus I/O: \(options.objects) books, \(options.performs) performs, working set of \(options.workingSet) authors")

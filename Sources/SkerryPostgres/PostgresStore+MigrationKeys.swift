@@ -116,11 +116,12 @@ extension PostgresStore {
             }
         }
 
-        /// Makes the sequence of each hierarchy of the new version again, starting past every key
-        /// its rows have and every key the old sequences of its entities' hierarchies gave, and
-        /// drops the sequences of hierarchies the new version no longer has. Made again rather
-        /// than moved with `setval` (which PostgreSQL never rolls back): a failed migration
-        /// leaves every sequence where it was, and the keys a step's `finish` takes go with it.
+        /// Restarts the sequence of each hierarchy of the new version past every key its rows
+        /// have and every key the old sequences of its entities' hierarchies gave (creating the
+        /// sequences of new hierarchies), and drops the sequences of hierarchies the new version
+        /// no longer has. `ALTER SEQUENCE … RESTART WITH` rather than `setval` (which PostgreSQL
+        /// never rolls back): a failed migration leaves every sequence where it was, and the keys
+        /// a step's `finish` takes go with it; a sequence that stays keeps its owner and grants.
         func carry(_ mapping: SchemaMapping, _ connection: PostgresConnection) throws {
             let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
             var wanted: [String: Int64] = [:]
@@ -134,9 +135,14 @@ extension PostgresStore {
             let existing = try connection.textRows(
                 "SELECT sequencename::text FROM pg_sequences WHERE schemaname = current_schema() AND starts_with(sequencename::text, ?)",
                 [.string(sequencePrefix)])
-            for row in existing { try connection.execute("DROP SEQUENCE \(q(row[0]))") }
+            let kept = Set(wanted.keys.map(sequenceName))
+            for row in existing where !kept.contains(row[0]) { try connection.execute("DROP SEQUENCE \(q(row[0]))") }
+            let present = Set(existing.map { $0[0] })
             for (root, value) in wanted.sorted(by: { $0.key < $1.key }) {
-                try connection.execute("CREATE SEQUENCE \(q(sequenceName(root))) START WITH \(value)")
+                let sequence = sequenceName(root)
+                try connection.execute(
+                    present.contains(sequence)
+                        ? "ALTER SEQUENCE \(q(sequence)) RESTART WITH \(value)" : "CREATE SEQUENCE \(q(sequence)) START WITH \(value)")
             }
         }
     }

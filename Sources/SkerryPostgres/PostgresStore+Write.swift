@@ -42,10 +42,11 @@ extension PostgresStore {
     /// Writes the rows of another store, as ``SkerryCore/ObjectStore/importWrites(_:keyFloors:)``
     /// describes: each write `next` returns, pipelined as a save's statements are, in one
     /// transaction, without history or change records. The inserts keep their keys (permanent
-    /// IDs); at the end each hierarchy's key sequence is made again past its largest key and at
-    /// or past the copied store's sequence (`keyFloors`), in the transaction (not moved with
-    /// `setval`, which PostgreSQL never rolls back), so a failed copy leaves every sequence where
-    /// it was.
+    /// IDs); at the end each hierarchy's key sequence restarts past its largest key and at or
+    /// past the copied store's sequence (`keyFloors`), in the transaction, with `ALTER SEQUENCE
+    /// … RESTART WITH` (transactional since PostgreSQL 10, unlike `setval`, which is never rolled
+    /// back), so a failed copy leaves every sequence where it was, and the sequence keeps its
+    /// owner and its grants (a role that only inserts still may take keys from it).
     func importWrites(_ next: () throws -> StoreWrite?, keyFloors: () throws -> [String: Int64]) throws {
         try checkWritable()
         do {
@@ -64,9 +65,9 @@ extension PostgresStore {
         }
     }
 
-    /// Makes each hierarchy's key sequence again, starting past the largest key of its tables
-    /// and at or past the largest of `floors` of its entities (by entity name), where the
-    /// sequence would hand out a key below that.
+    /// Restarts each hierarchy's key sequence past the largest key of its tables and at or past
+    /// the largest of `floors` of its entities (by entity name), where the sequence would hand
+    /// out a key below that.
     private func restartKeySequences(_ connection: PostgresConnection, floors: [String: Int64]) throws {
         let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
         for root in entities where StoreWritePlanner.keyRoot(root, among: entities) === root {
@@ -78,7 +79,7 @@ extension PostgresStore {
             let floor = tables.compactMap { floors[$0.name] }.max() ?? 1
             let wanted = max(result.int64(0, 0) + 1, floor)
             guard wanted > result.int64(0, 1) else { continue }
-            try connection.execute("DROP SEQUENCE \(sequence); CREATE SEQUENCE \(sequence) START WITH \(wanted)")
+            try connection.execute("ALTER SEQUENCE \(sequence) RESTART WITH \(wanted)")
         }
     }
 

@@ -20,6 +20,9 @@ import Testing
 /// `SKERRY_CORPUS_MAPPINGS=off` migrates every pair without them, as before;
 /// `SKERRY_CORPUS_MAPPINGS=check` migrates those pairs without them (lightweight) and checks the
 /// result against what the mapping models declare (stage "unmapped OLD -> NEW").
+/// `SKERRY_CORPUS_MOVE=1` (SQLite stores, under `scripts/postgres-server.sh run`) also moves each
+/// version's store into PostgreSQL and into memory with `migratePersistentStore` and compares
+/// every object, value and link (stage "move VERSION -> KIND"), instead of migrating pairs.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["SKERRY_CORPUS"] != nil))
 struct CorpusHarnessTests {
     @Test func corpus() throws {
@@ -42,7 +45,8 @@ struct CorpusHarnessTests {
                     bundle: bundle, root: root, onPostgres: onPostgres,
                     consecutivePairs: environment["SKERRY_CORPUS_PAIRS"] == "consecutive",
                     usesMappings: environment["SKERRY_CORPUS_MAPPINGS"] != "off",
-                    checksLightweightAgainstMappings: environment["SKERRY_CORPUS_MAPPINGS"] == "check"
+                    checksLightweightAgainstMappings: environment["SKERRY_CORPUS_MAPPINGS"] == "check",
+                    movesStores: environment["SKERRY_CORPUS_MOVE"] == "1"
                 ).run(into: &report)
             }
         }
@@ -90,6 +94,10 @@ struct CorpusHarness {
     /// Whether pairs with mapping models between them migrate without them (lightweight) and are
     /// checked against what the mapping models declare (stage "unmapped OLD -> NEW").
     var checksLightweightAgainstMappings = false
+    /// Whether each version's SQLite store also moves into PostgreSQL and into memory with
+    /// `migratePersistentStore` (stage "move VERSION -> KIND"; CorpusHarness+Move.swift), and
+    /// no pair migrates.
+    var movesStores = false
 
     /// `.xcdatamodeld` folders, and `.xcdatamodel` folders outside any `.xcdatamodeld`.
     static func bundles(under root: URL) -> [URL] {
@@ -184,11 +192,14 @@ struct CorpusHarness {
                 } else {
                     report.add(name, "roundtrip \(versionName)", "ok")
                     stores[versionName] = (store, snapshot)
+                    if movesStores && !onPostgres { move(version.model, file: store, versionName: versionName, into: &report) }
                 }
             } catch {
                 report.add(name, "roundtrip \(versionName)", "FAIL", Self.category(error), "\(error)")
             }
         }
+        // The move stage checks each version's store on its own.
+        if movesStores { return }
         // (old version, new version) pairs: each earlier one to the current one, or each to the next.
         var pairs: [(String, XcodeModelVersion, String, XcodeModelVersion)] = []
         if consecutivePairs {

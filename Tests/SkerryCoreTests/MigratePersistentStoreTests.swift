@@ -35,7 +35,7 @@ import Testing
         let old = directory.file("Old.sqlite")
         let stack = try Self.filledStack(at: old, people: 1_200)
         let before = try Self.contents(stack)
-        #expect(before.count == 1_200 + 120 + 5 + 2_400)
+        #expect(before.count == 1_200 + 120 + 5 + 2_400 + 600)
         let coordinator = stack.persistentStoreCoordinator
         let context = stack.newBackgroundContext()
         let oldID = try context.performAndWait {
@@ -47,6 +47,10 @@ import Testing
             coordinator.persistentStores[0], to: new, options: nil, withType: SQLiteStoreType)
 
         #expect(moved.url?.standardizedFileURL.path == new.standardizedFileURL.path)
+        #expect(coordinator.persistentStores == [moved])
+        // The stack lists the new store in place of the old one: loading again loads nothing.
+        #expect(stack.persistentStoreDescriptions == [moved])
+        try stack.loadPersistentStores()
         #expect(coordinator.persistentStores == [moved])
         #expect(try Self.contents(stack) == before)
         // The old file is left as it was.

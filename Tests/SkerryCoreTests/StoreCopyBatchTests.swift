@@ -80,4 +80,41 @@ import Testing
         // The save is in the old store, which is still the stack's.
         #expect(try MigratePersistentStoreTests.contents(stack).contains { $0.hasPrefix("Tag:meanwhile ") })
     }
+
+    @Test func aMigratingStoreIsNeitherRemovedNorMigratedAgainSoTheCopyAlwaysTakesItsPlace() throws {
+        let directory = TemporaryDirectory()
+        let stack = try MigratePersistentStoreTests.filledStack(at: directory.file("Old.sqlite"), people: 30)
+        let before = try MigratePersistentStoreTests.contents(stack)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = coordinator.persistentStores[0]
+        let new = directory.file("New.sqlite")
+        // Once the copy writes people into the new file, the old store is removed, and migrated
+        // elsewhere, as another thread could.
+        let refused = Locked<[Bool]>([])
+        let observation = stack.addEventObserver(statements: .all) { event in
+            guard case .statement(let trace) = event, trace.store.url?.standardizedFileURL.path == new.standardizedFileURL.path,
+                trace.sql.hasPrefix("INSERT INTO \"Person\""), refused.value.isEmpty
+            else { return }
+            func isRefused(_ attempt: () throws(SkerryError) -> Void) -> Bool {
+                do {
+                    try attempt()
+                    return false
+                } catch {
+                    return error.code == .invalidArgument
+                }
+            }
+            let removal = isRefused { () throws(SkerryError) in try coordinator.remove(store) }
+            let migration = isRefused { () throws(SkerryError) in _ = try coordinator.migratePersistentStore(store, to: .inMemory()) }
+            refused.set([removal, migration])
+        }
+        defer { observation.cancel() }
+
+        let moved = try coordinator.migratePersistentStore(store, to: StoreDescription(url: new))
+        #expect(refused.value == [true, true])
+        #expect(coordinator.persistentStores == [moved])
+        #expect(try MigratePersistentStoreTests.contents(stack) == before)
+        // Once the migration returned, the new store is removed as any other.
+        try coordinator.remove(moved)
+        #expect(coordinator.persistentStores.isEmpty)
+    }
 }

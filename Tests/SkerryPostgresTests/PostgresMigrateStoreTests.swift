@@ -47,9 +47,11 @@ import Testing
         let file = try #require(coordinator.persistentStore(for: url))
         let postgres = try coordinator.migratePersistentStore(
             file, to: .postgres(connectionString, maximumConnections: 4, schema: schema))
-        // The next loadPersistentStores() loads the PostgreSQL store, not the file.
-        stack.persistentStoreDescriptions = [postgres]
         // doc: end
+        // The stack lists the PostgreSQL store in place of the file: loading again loads nothing.
+        #expect(stack.persistentStoreDescriptions == [postgres])
+        try stack.loadPersistentStores()
+        #expect(coordinator.persistentStores == [postgres])
 
         #expect(coordinator.persistentStores.map(\.kind) == [.postgres])
         #expect(try Self.contents(stack) == before)

@@ -5,9 +5,13 @@ import SkerryCore
 /// read back as text, for the suites that move a store's objects into another store
 /// (`StoreCoordinator.migratePersistentStore`) on SQLite, in-memory and PostgreSQL stores.
 ///
-/// Teams have members (one-to-many); people have tags (many-to-many), items (ordered one-to-many,
-/// whose items may be gadgets, a sub-entity), a favourite tag (to-one without inverse) and
-/// mentors (to-many without inverse, to people). Names, labels and codes are unique.
+/// Teams have members (one-to-many) and sponsors (tags, ordered many-to-many, ordered on both
+/// sides); people have tags (many-to-many), items (ordered one-to-many, whose items may be
+/// gadgets, a sub-entity), a favourite tag (to-one without inverse), mentors (to-many without
+/// inverse, to people), friends (symmetric: its own inverse), a desk (one-to-one) and a mood
+/// (a transient attribute with a default); a tag has a creator (to-one whose inverse, the
+/// person's `createdTags`, is transient) and a sample item (to-one without inverse into a
+/// hierarchy). Names, labels, codes and spots are unique.
 public enum StoreMoveFixture {
     public static func model() throws -> ObjectModel {
         let item = EntityDescription(
@@ -19,7 +23,10 @@ public enum StoreMoveFixture {
         return try ObjectModel(entities: [
             EntityDescription(
                 name: "Team", attributes: [AttributeDescription("name", .string)],
-                relationships: [RelationshipDescription("members", destination: "Person", inverse: "team", toMany: true)],
+                relationships: [
+                    RelationshipDescription("members", destination: "Person", inverse: "team", toMany: true),
+                    RelationshipDescription("sponsors", destination: "Tag", inverse: "sponsored", toMany: true, ordered: true),
+                ],
                 uniquenessConstraints: [["name"]]),
             EntityDescription(
                 name: "Person",
@@ -37,6 +44,7 @@ public enum StoreMoveFixture {
                     AttributeDescription("badge", .uuid, isOptional: true),
                     AttributeDescription("homepage", .url, isOptional: true),
                     AttributeDescription("note", .string, isOptional: true),
+                    AttributeDescription("mood", .string, isOptional: true, defaultValue: "calm", isTransient: true),
                 ],
                 relationships: [
                     RelationshipDescription("team", destination: "Team", inverse: "members"),
@@ -44,18 +52,32 @@ public enum StoreMoveFixture {
                     RelationshipDescription("items", destination: "Item", inverse: "owner", toMany: true, ordered: true),
                     RelationshipDescription("favorite", destination: "Tag"),
                     RelationshipDescription("mentors", destination: "Person", toMany: true),
+                    RelationshipDescription("friends", destination: "Person", inverse: "friends", toMany: true),
+                    RelationshipDescription("desk", destination: "Desk", inverse: "occupant"),
+                    RelationshipDescription("createdTags", destination: "Tag", inverse: "creator", toMany: true, isTransient: true),
                 ],
                 uniquenessConstraints: [["name"]]),
             EntityDescription(
                 name: "Tag", attributes: [AttributeDescription("label", .string)],
-                relationships: [RelationshipDescription("people", destination: "Person", inverse: "tags", toMany: true)],
+                relationships: [
+                    RelationshipDescription("people", destination: "Person", inverse: "tags", toMany: true),
+                    RelationshipDescription("sponsored", destination: "Team", inverse: "sponsors", toMany: true, ordered: true),
+                    RelationshipDescription("creator", destination: "Person", inverse: "createdTags"),
+                    RelationshipDescription("sample", destination: "Item"),
+                ],
                 uniquenessConstraints: [["label"]]),
+            EntityDescription(
+                name: "Desk", attributes: [AttributeDescription("spot", .string)],
+                relationships: [RelationshipDescription("occupant", destination: "Person", inverse: "desk")],
+                uniquenessConstraints: [["spot"]]),
             item, gadget,
         ])
     }
 
-    /// Inserts `people` people (with 1 team per 10 people, 5 tags, 2 items each, every third one
-    /// a gadget) in `context` and saves, 500 people per save.
+    /// Inserts `people` people (with 1 team per 10 people, sponsored by 3 of 5 tags, 2 items
+    /// each, every third one a gadget, a desk for every other person, a friend for every fifth)
+    /// in `context` and saves, 500 people per save. Each tag's creator is one of the first
+    /// people, its sample one of their items.
     public static func fill(_ context: ObjectContext, people: Int) throws {
         try context.performAndWait {
             var tags: [EntityObject] = []
@@ -70,6 +92,9 @@ public enum StoreMoveFixture {
                 if index % 10 == 0 {
                     team = try context.insert(entityName: "Team")
                     try team!.setValue("team\(index / 10)", forKey: "name")
+                    // Not in key order, and each tag's teams in no key order either.
+                    let t = index / 10
+                    try team!.setRelatedObjects([tags[(t + 3) % 5], tags[t % 5], tags[(t + 1) % 5]], forKey: "sponsors")
                 }
                 let person = try context.insert(entityName: "Person")
                 try person.setValue(String(format: "person%05d", index), forKey: "name")
@@ -92,6 +117,13 @@ public enum StoreMoveFixture {
                 try person.setRelatedObjects([tags[index % 5], tags[(index + 2) % 5]], forKey: "tags")
                 if index % 4 == 0 { try person.setRelatedObject(tags[index % 5], forKey: "favorite") }
                 if let previous, index % 3 == 0 { try person.setRelatedObjects([previous], forKey: "mentors") }
+                if let previous, index % 5 == 1 { try person.setRelatedObjects([previous], forKey: "friends") }
+                try person.setValue("busy", forKey: "mood")
+                if index % 2 == 0 {
+                    let desk = try context.insert(entityName: "Desk")
+                    try desk.setValue("desk\(index)", forKey: "spot")
+                    try person.setRelatedObject(desk, forKey: "desk")
+                }
                 var items: [EntityObject] = []
                 for slot in 0..<2 {
                     let gadget = (index + slot) % 3 == 0
@@ -102,6 +134,10 @@ public enum StoreMoveFixture {
                 }
                 // Order by code reversed, so that the order is not the keys' order.
                 try person.setRelatedObjects(items.reversed(), forKey: "items")
+                if index < tags.count {
+                    try tags[index].setRelatedObject(person, forKey: "creator")
+                    try tags[index].setRelatedObject(items[index % 2], forKey: "sample")
+                }
                 previous = person
                 if index % 500 == 499 { try context.save() }
             }
@@ -116,12 +152,12 @@ public enum StoreMoveFixture {
             var lines: [String] = []
             func name(_ object: EntityObject?) throws -> String {
                 guard let object else { return "-" }
-                for key in ["name", "label", "code"] where object.entity.attributeIndex(named: key) != nil {
+                for key in ["name", "label", "code", "spot"] where object.entity.attributeIndex(named: key) != nil {
                     return "\(object.entity.name):\(try object.value(forKey: key) ?? "?")"
                 }
                 return "?"
             }
-            for (entity, key) in [("Team", "name"), ("Person", "name"), ("Tag", "label"), ("Item", "code")] {
+            for (entity, key) in [("Team", "name"), ("Person", "name"), ("Tag", "label"), ("Item", "code"), ("Desk", "spot")] {
                 for object in try context.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey(key)])) {
                     var line = try name(object)
                     for attribute in object.entity.attributes {

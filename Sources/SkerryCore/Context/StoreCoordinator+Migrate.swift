@@ -46,11 +46,13 @@ extension StoreCoordinator {
     /// Stop saving to `store` while it migrates: the copy reads it in batches. A save to it from
     /// this process during the copy fails the migration with ``SkerryError/Code/mergeConflict``
     /// (nothing changes; migrate again once saves have stopped); saves of other processes are not
-    /// detected, so stop them first. A
-    /// ``PersistentStack`` counts the new store in ``PersistentStack/hasLoadedStores`` but still
-    /// lists the old description in
-    /// ``PersistentStack/persistentStoreDescriptions``: set it to the new one, or the next
-    /// ``PersistentStack/loadPersistentStores()`` loads the old store again.
+    /// detected, so stop them first. While it migrates, `store` cannot be taken out
+    /// (``remove(_:)`` fails with ``SkerryError/Code/invalidArgument``) or migrated again, so
+    /// that a copy the destination committed always takes its place. A ``PersistentStack`` whose store migrates lists the new
+    /// store's description (the one this returns) in
+    /// ``PersistentStack/persistentStoreDescriptions`` in place of the old one, so that its next
+    /// ``PersistentStack/loadPersistentStores()`` loads nothing again, and counts it in
+    /// ``PersistentStack/hasLoadedStores``.
     ///
     /// Events (``PersistentStack/addEventObserver(statements:_:)``): the destination reports its load (`.storeLoaded`)
     /// when it opens, before the copy, also when the copy then fails and it is closed again; no
@@ -66,8 +68,8 @@ extension StoreCoordinator {
     ///   - destination: the new store. Without a configuration or entity names of its own, it
     ///     holds the entities `store` held; with them, it must hold every one of those.
     /// - Returns: the description of the new store (what ``persistentStores`` lists).
-    /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded, the destination
-    ///   is the same store, is loaded already, does not hold every entity of `store`, holds
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded or is migrating
+    ///   already (another thread's call), the destination is the same store, is loaded already, does not hold every entity of `store`, holds
     ///   objects, or holds a store written with another model version;
     ///   ``SkerryError/Code/storeIsReadOnly`` when the destination is read-only; ``SkerryError/Code/constraintViolation`` when the objects
     ///   break a uniqueness constraint of the destination; the destination's load errors
@@ -84,6 +86,12 @@ extension StoreCoordinator {
         guard let source = loadedStores.first(where: { $0.storeDescription == described }) else {
             throw SkerryError(.invalidArgument, "\(store) is not loaded by this coordinator; persistentStores lists the stores it holds.")
         }
+        // Neither taken out nor migrated again while it is copied: the swap below finds it, so a
+        // copy the destination committed always replaces it.
+        guard beginMigration(of: source) else {
+            throw SkerryError(.invalidArgument, "\(store) is migrating already: a store migrates once at a time.")
+        }
+        defer { endMigration(of: source) }
         var target = destination.resolvedForLoading
         if target.configuration == nil && target.entityNames == nil {
             target.configuration = source.storeDescription.configuration
@@ -126,6 +134,7 @@ extension StoreCoordinator {
             throw error
         }
         guard replaceStore(source, with: opened) else {
+            // Not reached: a migrating store is never taken out (beginMigration).
             undo(opened)
             throw SkerryError(.invalidArgument, "\(store) was removed from the coordinator while it migrated.")
         }
@@ -133,6 +142,7 @@ extension StoreCoordinator {
         migrations.withLock { $0.append((source.identity, opened.identity)) }
         migratedDescriptions.withLock { $0.append((source.storeDescription, opened.storeDescription)) }
         if let handler = savesOfOthersHandler.withLock({ $0 }) { opened.deliverSavesOfOthers(to: handler) }
+        storeMigratedHandler.withLock { $0 }?(source.storeDescription, opened.storeDescription)
         return opened.storeDescription
     }
 

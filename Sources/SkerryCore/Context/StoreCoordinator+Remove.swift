@@ -16,9 +16,11 @@ extension StoreCoordinator {
     /// ``PersistentStack`` loads a store removed this way again on its next
     /// ``PersistentStack/loadPersistentStores()``. An in-memory store's data is gone.
     /// - Parameter store: the store, as ``persistentStores`` lists it.
-    /// - Throws: ``SkerryError/Code/invalidArgument`` when the coordinator has not loaded `store`.
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when the coordinator has not loaded `store`,
+    ///   or when ``migratePersistentStore(_:to:)`` is moving it (remove the new store once the
+    ///   migration returned).
     public func remove(_ store: StoreDescription) throws(SkerryError) {
-        guard let removed = takeStore(store) else {
+        guard let removed = try takeStore(store) else {
             throw SkerryError(.invalidArgument, "\(store) is not loaded by this coordinator; persistentStores lists the stores it holds.")
         }
         removed.close()

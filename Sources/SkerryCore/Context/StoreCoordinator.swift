@@ -7,8 +7,8 @@ import Synchronization
 /// builds its stack by hand, as Core Data code did before containers, makes its own with
 /// ``init(managedObjectModel:)`` and attaches contexts to it.
 ///
-/// `@unchecked Sendable`: `stores` is only read or written while `lock` is held; the stores
-/// themselves are `Sendable`.
+/// `@unchecked Sendable`: `stores` and `migrating` are only read or written while `lock` is
+/// held; the stores themselves are `Sendable`.
 public final class StoreCoordinator: @unchecked Sendable {
     let model: ObjectModel
     /// Whether this is the stand-in of a context not attached yet (no model, no stores).
@@ -19,6 +19,9 @@ public final class StoreCoordinator: @unchecked Sendable {
     let events = EventHub()
     private let lock = NSLock()
     private var stores: [any ObjectStore] = []
+    /// The loaded stores ``migratePersistentStore(_:to:)`` is copying: they cannot be taken out
+    /// (``remove(_:)``) or migrated again until it returns, so that its swap always finds them.
+    private var migrating: Set<ObjectIdentifier> = []
     /// How many stores were taken out of the coordinator so far: what a context looked up before
     /// it changed may name a store that is gone (a context's cached temporary-ID space).
     let removals = Atomic<Int>(0)
@@ -32,6 +35,10 @@ public final class StoreCoordinator: @unchecked Sendable {
     /// Where a store added outside ``PersistentStack/loadPersistentStores()`` (a migration's new
     /// store) hands the saves of other processes: the stack's, set when a stack made the coordinator.
     let savesOfOthersHandler = Mutex<(@Sendable (SavesOfOthers) -> Void)?>(nil)
+    /// Told the description of each store ``migratePersistentStore(_:to:)`` replaced and of the
+    /// store that replaced it, after the swap: the stack's, so that its
+    /// ``PersistentStack/persistentStoreDescriptions`` list the new store.
+    let storeMigratedHandler = Mutex<(@Sendable (_ old: StoreDescription, _ new: StoreDescription) -> Void)?>(nil)
 
     /// For each entity (by identity), each relationship's inverse: its index in the destination,
     /// and the destination. Computed once, so that keeping inverses in sync looks nothing up by
@@ -91,13 +98,35 @@ public final class StoreCoordinator: @unchecked Sendable {
 
     /// Takes the loaded store `description` describes (as ``persistentStores`` lists it) out of
     /// the coordinator and returns it; nil when none is loaded.
-    func takeStore(_ description: StoreDescription) -> (any ObjectStore)? {
-        lock.withLock {
-            let description = description.resolvedForLoading
-            guard let index = stores.firstIndex(where: { $0.storeDescription == description }) else { return nil }
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when the store is migrating.
+    func takeStore(_ description: StoreDescription) throws(SkerryError) -> (any ObjectStore)? {
+        let description = description.resolvedForLoading
+        let taken: Result<(any ObjectStore)?, SkerryError> = lock.withLock {
+            guard let index = stores.firstIndex(where: { $0.storeDescription == description }) else { return .success(nil) }
+            guard !migrating.contains(ObjectIdentifier(stores[index])) else {
+                return .failure(
+                    SkerryError(
+                        .invalidArgument,
+                        "\(description) is migrating (migratePersistentStore): remove the store it moves into once that returned."))
+            }
             removals.add(1, ordering: .releasing)
-            return stores.remove(at: index)
+            return .success(stores.remove(at: index))
         }
+        return try taken.get()
+    }
+
+    /// Marks the loaded store `store` as migrating (see `migrating`); false, changing nothing,
+    /// when it is not loaded or is migrating already.
+    func beginMigration(of store: any ObjectStore) -> Bool {
+        lock.withLock {
+            guard stores.contains(where: { $0 === store }) else { return false }
+            return migrating.insert(ObjectIdentifier(store)).inserted
+        }
+    }
+
+    /// Ends what ``beginMigration(of:)`` began.
+    func endMigration(of store: any ObjectStore) {
+        _ = lock.withLock { migrating.remove(ObjectIdentifier(store)) }
     }
 
     /// Puts `new` in the place of the loaded store `old` (same position in load order), at once:

@@ -44,6 +44,17 @@ open class PersistentStack: @unchecked Sendable {
         self.descriptions = []
         self.descriptions = [StoreDescription(url: type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).sqlite"))]
         coordinator.savesOfOthersHandler.withLock { $0 = { [weak self] saves in self?.postSavesOfOthers(saves) } }
+        coordinator.storeMigratedHandler.withLock { $0 = { [weak self] old, new in self?.storeMigrated(from: old, to: new) } }
+    }
+
+    /// Puts the description of the store a migration made in place of the store it replaced
+    /// (`StoreCoordinator.migratePersistentStore(_:to:)`), in the descriptions to load and in the
+    /// loaded ones.
+    private func storeMigrated(from old: StoreDescription, to new: StoreDescription) {
+        lock.withLock {
+            for index in descriptions.indices where descriptions[index].resolvedForLoading == old { descriptions[index] = new }
+            for index in loaded.indices where loaded[index].resolvedForLoading == old { loaded[index] = new }
+        }
     }
 
     /// Creates a stack: Core Data's `NSPersistentContainer(name:managedObjectModel:)`; see
@@ -64,7 +75,9 @@ open class PersistentStack: @unchecked Sendable {
             ?? URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
     }
 
-    /// The stores to load. Change it before ``loadPersistentStores()``.
+    /// The stores to load. Change it before ``loadPersistentStores()``. After
+    /// `StoreCoordinator.migratePersistentStore(_:to:)` moved one of the stack's stores, it
+    /// lists the new store's description in place of the old one.
     public var persistentStoreDescriptions: [StoreDescription] {
         get { lock.withLock { descriptions } }
         set { lock.withLock { descriptions = newValue } }

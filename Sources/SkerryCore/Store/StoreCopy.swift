@@ -12,7 +12,8 @@
 /// Two passes: first every row with its attribute values and no relationship, then every
 /// object's relationships (as updates of the rows just written), so that a link may name an
 /// object of any entity or batch, and the side of a relationship the destination keeps (a
-/// foreign key, an order column of another table, a join table) is written whatever it is.
+/// foreign key, an order column of another table, a join table) is written whatever it is; the
+/// other side of each pair is not read.
 struct StoreCopy {
     /// The most objects read and written per batch.
     static let batchSize = 1_000
@@ -28,6 +29,18 @@ struct StoreCopy {
     var byteBudget = 32 << 20
     /// Told the number of rows of each batch of the first pass (for tests).
     var rowBatchObserver: ((Int) -> Void)?
+    /// Where each relationship of `entities` is kept, as every store lays it out: a side the
+    /// destination never writes (the to-many side of a one-to-many without order, the side of a
+    /// one-to-one without the column, a join table's other side) is not read, so that a hub
+    /// object's members are not read only to be dropped.
+    private let layout: RelationshipLayout
+
+    init(source: any ObjectStore, destination: any ObjectStore, entities: [EntityDescription]) {
+        self.source = source
+        self.destination = destination
+        self.entities = entities
+        layout = RelationshipLayout(entities: entities)
+    }
 
     /// Copies every object. A save to the source during the copy (in this process) fails it with
     /// ``SkerryError/Code/mergeConflict``: the copy could hold part of it.
@@ -205,7 +218,8 @@ struct StoreCopy {
     /// of the row the first pass wrote (version 1); objects without any related object are left out.
     private func links(_ entity: EntityDescription, _ keys: [Int64]) throws -> StoreWrite {
         var changes: [Int64: [(index: Int, value: RelationshipValue)]] = [:]
-        for (index, relationship) in entity.relationships.enumerated() {
+        for (index, relationship) in entity.relationships.enumerated()
+        where layout.storage[entity.name]?[relationship.name]?.isWrittenBySource ?? true {
             let related = try source.fetchRelated(entity, relationship: index, sourceKeys: keys)
             for (key, ids) in related where !ids.isEmpty {
                 let moved = ids.map(moved)
