@@ -105,16 +105,19 @@ extension PostgresStore {
         try links.drop(connection)
         try keys.carry(mapping, connection)
 
+        // Where the old rows went (read when the step has code), for its transformRow and finish.
+        var kept: [String: Set<Int64>] = [:]
+        for entityMapping in mapping.entities {
+            let name = entityMapping.source.name
+            kept[name] = Set((sourceRows[name] ?? []).map(\.primaryKey)).subtracting(leftOut[name] ?? [])
+        }
+        let carried = CarriedRows(source: step.source, kept: kept, renumbered: renumbered)
         if let transform = custom?.transformRow {
-            try transformRows(mapping, sourceRows: sourceRows, renumbered: renumbered, layout: newLayout, transform, connection)
+            try CarriedRows.$current.withValue(carried) {
+                try transformRows(mapping, sourceRows: sourceRows, renumbered: renumbered, layout: newLayout, transform, connection)
+            }
         }
         if let finish = custom?.finish {
-            var kept: [String: Set<Int64>] = [:]
-            for entityMapping in mapping.entities {
-                let name = entityMapping.source.name
-                kept[name] = Set((sourceRows[name] ?? []).map(\.primaryKey)).subtracting(leftOut[name] ?? [])
-            }
-            let carried = CarriedRows(source: step.source, kept: kept, renumbered: renumbered)
             try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, carried: carried, connection))
         }
         // Derived attributes new or changed in this version get their values in every row.

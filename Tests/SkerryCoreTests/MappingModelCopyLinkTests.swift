@@ -12,10 +12,27 @@ import Testing
     /// Notes in folders and memos; version 2 puts notes and memos under an abstract Item (keys
     /// counted apart before: the step renumbers the notes whose keys memos have) and makes
     /// attachments of the notes' photos. `required` names relationships of version 2 made
-    /// required ("Attachment.note", "Note.folder").
-    static func versions(_ directory: TemporaryDirectory, required: Set<String> = []) throws -> [XcodeModelVersion] {
+    /// required ("Attachment.note", "Note.folder"); with `covers`, folders have a cover note, and
+    /// version 2 gives each note its folder's cover (`folderCover`).
+    static func versions(_ directory: TemporaryDirectory, required: Set<String> = [], covers: Bool = false) throws
+        -> [XcodeModelVersion]
+    {
         func optional(_ name: String) -> String { required.contains(name) ? "" : "optional=\"YES\" " }
-        let package = directory.file("Notes-\(required.sorted().joined(separator: "-")).xcdatamodeld")
+        let package = directory.file("Notes-\(required.sorted().joined(separator: "-"))\(covers ? "-covers" : "").xcdatamodeld")
+        let cover =
+            covers
+            ? "<relationship name=\"cover\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Note\" inverseName=\"coverOf\" inverseEntity=\"Note\"/>"
+            : ""
+        let coverOf =
+            covers
+            ? "<relationship name=\"coverOf\" optional=\"YES\" toMany=\"YES\" deletionRule=\"Nullify\" destinationEntity=\"Folder\" inverseName=\"cover\" inverseEntity=\"Folder\"/>"
+            : ""
+        let folderCover =
+            covers
+            ? """
+            <relationship name="folderCover" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Note" inverseName="folderCoverOf" inverseEntity="Note"/>
+            <relationship name="folderCoverOf" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folderCover" inverseEntity="Note"/>
+            """ : ""
         let header = """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
@@ -24,6 +41,7 @@ import Testing
             \(header)
                 <entity name="Folder" representedClassName="Folder" syncable="YES">
                     <attribute name="name" attributeType="String" defaultValueString=""/>
+                    \(cover)
                     <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
                 </entity>
                 <entity name="Memo" representedClassName="Memo" syncable="YES">
@@ -33,6 +51,7 @@ import Testing
                     <attribute name="photo" optional="YES" attributeType="Binary"/>
                     <attribute name="text" attributeType="String" defaultValueString=""/>
                     <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+                    \(coverOf)
                 </entity>
             </model>
             """
@@ -45,6 +64,7 @@ import Testing
                 </entity>
                 <entity name="Folder" representedClassName="Folder" syncable="YES">
                     <attribute name="name" attributeType="String" defaultValueString=""/>
+                    \(cover)
                     <relationship name="attachments" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Attachment" inverseName="folder" inverseEntity="Attachment"/>
                     <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
                 </entity>
@@ -56,6 +76,8 @@ import Testing
                     <attribute name="photo" optional="YES" attributeType="Binary"/>
                     <relationship name="attachments" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Attachment" inverseName="note" inverseEntity="Attachment"/>
                     <relationship name="folder" \(optional("Note.folder"))maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+                    \(coverOf)
+                    \(folderCover)
                 </entity>
             </model>
             """
@@ -70,12 +92,16 @@ import Testing
     /// NoteToAttachment (the notes with a photo; `attachment.note` = the note NoteToNote makes of
     /// the same note, `attachment.folder` = the folder of the note) next to NoteToNote,
     /// MemoToMemo and FolderToFolder; `filter` replaces NoteToAttachment's filter predicate.
-    static func mapping(_ directory: TemporaryDirectory, filter: String = "photo != nil") -> XcodeMappingModel {
+    /// With `covers`, NoteToNote sets `folderCover` to the destination object of
+    /// `$source.folder.cover`.
+    static func mapping(_ directory: TemporaryDirectory, filter: String = "photo != nil", covers: Bool = false) -> XcodeMappingModel {
         typealias Entity = XcodeMappingModel.EntityMapping
         func keeping(_ name: String) -> Entity {
             Entity(
                 name: "\(name)To\(name)", sourceEntityName: name, destinationEntityName: name, migrationPolicyClassName: nil,
-                attributeMappings: [], relationshipMappings: [])
+                attributeMappings: [],
+                relationshipMappings: covers && name == "Note"
+                    ? [.init(name: "folderCover", valueExpression: .destinationInstances(sourceKeyPath: "folder.cover"))] : [])
         }
         let attachments = Entity(
             name: "NoteToAttachment", sourceEntityName: "Note", destinationEntityName: "Attachment", migrationPolicyClassName: nil,
@@ -91,8 +117,9 @@ import Testing
     }
 
     /// A store of version 1: memos m1 and m2 (keys 1 and 2), folders F1 and F2, notes n1 (a
-    /// photo, in F2), n2 (a photo, in F1) and n3 (in F1), whose keys 1 and 2 the memos have too.
-    static func populate(_ description: StoreDescription, _ versions: [XcodeModelVersion]) throws {
+    /// photo, in F2), n2 (a photo, in F1) and n3 (in F1), whose keys 1 and 2 the memos have too;
+    /// with `covers`, n2 is F1's cover and n3 F2's.
+    static func populate(_ description: StoreDescription, _ versions: [XcodeModelVersion], covers: Bool = false) throws {
         let stack = PersistentStack(name: "Notes", model: versions[0].model)
         stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
@@ -112,7 +139,9 @@ import Testing
                 try note.setValue(photo, forKey: "photo")
                 try note.setRelatedObject(folders[folder], forKey: "folder")
                 try context.save() // one at a time: keys 1, 2, 3
+                if covers && text != "n1" { try folders[text == "n2" ? "F1" : "F2"]?.setRelatedObject(note, forKey: "cover") }
             }
+            try context.save()
         }
     }
 
@@ -281,6 +310,24 @@ import Testing
             }
             let context = try Self.migrated(description, versions, Self.mapping(directory), steps: [step])
             #expect(try Self.attachments(context) == [["1", "n1", "F2"], ["2", "n2", "F1"], ["9", "n1", nil]])
+        }
+    }
+    /// NoteToNote sets `folderCover` through a path of to-one relationships
+    /// (`$source.folder.cover`) to a note the step renumbers: the link names that note under its
+    /// new key (the old one is a memo's now), as the links the step carries do.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aPathOfRelationshipsReachesRenumberedObjectsByTheirNewKeys(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let versions = try Self.versions(directory, covers: true)
+        let description = try Self.description(kind, directory, "Covers")
+        try Self.populate(description, versions, covers: true)
+        let context = try Self.migrated(description, versions, Self.mapping(directory, covers: true))
+        try context.performAndWait {
+            let notes = try context.fetch(FetchRequest(entityName: "Note", sortKeys: [SortKey("text")]))
+            #expect(
+                try notes.map { try $0.relatedObject(forKey: "folderCover")?.value(forKey: "text", as: String.self) } == ["n3", "n2", "n2"])
+            let folders = try context.fetch(FetchRequest(entityName: "Folder", sortKeys: [SortKey("name")]))
+            #expect(try folders.map { try $0.relatedObject(forKey: "cover")?.value(forKey: "text", as: String.self) } == ["n2", "n3"])
         }
     }
 }

@@ -12,6 +12,11 @@ package struct CarriedRows: Sendable {
     /// Each old entity's hierarchy (its root and every entity under it), by old entity name.
     let hierarchies: [String: [String]]
 
+    /// Where the step being run put the old rows, while the stores run a step's `transformRow`
+    /// (whose closure gets no context): a mapping model's relationship set through a path of
+    /// to-one relationships looks up the key the reached row has in the new store.
+    @TaskLocal package static var current: CarriedRows?
+
     /// - Parameters:
     ///   - source: the schema the store had before the step.
     ///   - kept: the keys of the rows the step kept, by old entity name (an entity whose rows

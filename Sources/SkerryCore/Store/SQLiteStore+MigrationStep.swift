@@ -50,51 +50,55 @@ extension SQLiteStore {
         }
 
         var customizedForeignKeys = Set<String>()
-        for entityMapping in mapping.entities {
-            let entity = entityMapping.destination
-            let extra = (destinationLayout.extraColumns[entity.name] ?? []).sorted()
-            let sourceRows = rows[entityMapping.source.name] ?? []
-            if step.custom?.transformRow == nil {
-                try checkRequiredValues(entityMapping, rows: sourceRows, number: step.number)
-            }
-            for source in sourceRows {
-                let key = keys.newKey(entityMapping.source.name, source.row.primaryKey)
-                var row = MigrationRow(primaryKey: key, values: [:])
-                for (attribute, old) in zip(entity.attributes, entityMapping.attributes) {
-                    guard let old else {
-                        row.values[attribute.name] = attribute.defaultValue
-                        continue
+        // (A mapping model's transformRow looks up the new keys of the rows its paths reach.)
+        let carried = CarriedRows(source: step.source, kept: keys.old, renumbered: keys.renumbered)
+        try CarriedRows.$current.withValue(carried) {
+            for entityMapping in mapping.entities {
+                let entity = entityMapping.destination
+                let extra = (destinationLayout.extraColumns[entity.name] ?? []).sorted()
+                let sourceRows = rows[entityMapping.source.name] ?? []
+                if step.custom?.transformRow == nil {
+                    try checkRequiredValues(entityMapping, rows: sourceRows, number: step.number)
+                }
+                for source in sourceRows {
+                    let key = keys.newKey(entityMapping.source.name, source.row.primaryKey)
+                    var row = MigrationRow(primaryKey: key, values: [:])
+                    for (attribute, old) in zip(entity.attributes, entityMapping.attributes) {
+                        guard let old else {
+                            row.values[attribute.name] = attribute.defaultValue
+                            continue
+                        }
+                        let value = source.row.values[old.name] ?? .null
+                        if let converted = SchemaMapping.convert(value, to: attribute.type) {
+                            row.values[attribute.name] = converted
+                        } else if step.custom?.transformRow != nil {
+                            row.values[attribute.name] = value // the step's transformRow converts it
+                        } else {
+                            throw SkerryError(
+                                .migrationWouldLoseData,
+                                "Step \(step.number): the value \(value) of '\(entityMapping.source.name).\(old.name)' in row \(source.row.primaryKey) does not fit '\(entity.name).\(attribute.name)', which is \(attribute.type) now (it was \(old.type)).",
+                                entityName: entity.name, key: attribute.name)
+                        }
                     }
-                    let value = source.row.values[old.name] ?? .null
-                    if let converted = SchemaMapping.convert(value, to: attribute.type) {
-                        row.values[attribute.name] = converted
-                    } else if step.custom?.transformRow != nil {
-                        row.values[attribute.name] = value // the step's transformRow converts it
-                    } else {
-                        throw SkerryError(
-                            .migrationWouldLoseData,
-                            "Step \(step.number): the value \(value) of '\(entityMapping.source.name).\(old.name)' in row \(source.row.primaryKey) does not fit '\(entity.name).\(attribute.name)', which is \(attribute.type) now (it was \(old.type)).",
-                            entityName: entity.name, key: attribute.name)
+                    var computed: [String: AttributeValue] = [:]
+                    for column in extra {
+                        computed[column] = columns.values[entity.name]?[column]?[key].map(AttributeValue.int) ?? .null
                     }
+                    let foreignKeys = Set(
+                        entity.relationships.compactMap { relationship -> String? in
+                            if case .foreignKey(let column)? = destinationLayout.storage[entity.name]?[relationship.name] { return column }
+                            return nil
+                        })
+                    for column in foreignKeys { row.values[column] = computed[column] }
+                    try step.custom?.transformRow?(entity.name, source.row, &row)
+                    for column in foreignKeys where row.values[column] != computed[column] {
+                        customizedForeignKeys.insert("\(entity.name).\(column)")
+                        computed[column] = row.values[column] ?? .null
+                    }
+                    try insertMigratedRow(
+                        row, version: source.version, into: entity, extraColumns: extra, extra: computed,
+                        number: step.number, connection)
                 }
-                var computed: [String: AttributeValue] = [:]
-                for column in extra {
-                    computed[column] = columns.values[entity.name]?[column]?[key].map(AttributeValue.int) ?? .null
-                }
-                let foreignKeys = Set(
-                    entity.relationships.compactMap { relationship -> String? in
-                        if case .foreignKey(let column)? = destinationLayout.storage[entity.name]?[relationship.name] { return column }
-                        return nil
-                    })
-                for column in foreignKeys { row.values[column] = computed[column] }
-                try step.custom?.transformRow?(entity.name, source.row, &row)
-                for column in foreignKeys where row.values[column] != computed[column] {
-                    customizedForeignKeys.insert("\(entity.name).\(column)")
-                    computed[column] = row.values[column] ?? .null
-                }
-                try insertMigratedRow(
-                    row, version: source.version, into: entity, extraColumns: extra, extra: computed,
-                    number: step.number, connection)
             }
         }
         for (table, joinRows) in columns.joinRows {

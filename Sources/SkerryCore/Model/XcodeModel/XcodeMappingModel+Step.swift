@@ -287,7 +287,8 @@ struct StepBuilder {
             return
         }
         let value = try evaluable(.keyPath(path), of: entityMapping, source: sourceEntity, what: what, endingInRelationship: true)
-        assignments[destinationName, default: []].append(Assignment(name: property.name, type: nil, value: value))
+        assignments[destinationName, default: []].append(
+            Assignment(name: property.name, type: nil, value: value, reached: sourceEntity.flatMap { reachedEntity(path, from: $0) }))
     }
 
     /// Whether the inverse of `relationship` is set, to the source object's own destination
@@ -316,6 +317,19 @@ struct StepBuilder {
             other.sourceEntityName != nil && other.destinationEntityName == relationship.destinationEntityName
                 && other.relationshipMappings.contains { $0.name == inverseName && $0.valueExpression != nil }
         }
+    }
+
+    /// The source entity a path of relationships from `entity` reaches (nil: a name on the way
+    /// is no relationship, which ``evaluable(_:of:source:what:endingInRelationship:)`` reports).
+    func reachedEntity(_ path: String, from entity: EntityDescription) -> String? {
+        var reached = entity
+        for name in path.split(separator: ".").map(String.init) {
+            guard let next = reached.relationship(named: name).flatMap({ source?.entity(named: $0.destinationEntityName) }) else {
+                return nil
+            }
+            reached = next
+        }
+        return reached.name
     }
 
     /// An expression as code, checking each key path against the source model.
@@ -416,7 +430,13 @@ struct StepBuilder {
             for assignment in assigned {
                 let value = assignment.value.evaluate(source, lookup)
                 guard let type = assignment.type else {
-                    row[assignment.name] = value
+                    // A relationship's old key: the reached row's key in the new store, or none
+                    // when the step left it out.
+                    if let reached = assignment.reached, case .int(let key) = value, let carried = CarriedRows.current {
+                        row[assignment.name] = carried.newKey(reached, key).map(AttributeValue.int) ?? .null
+                    } else {
+                        row[assignment.name] = value
+                    }
                     continue
                 }
                 guard let converted = MappingValue.convert(value, to: type) else {
@@ -483,51 +503,4 @@ struct StepBuilder {
             renamedRelationships: renamedRelationships, prepare: prepare, keepsRow: keepsRow, transformRow: transformRow,
             finish: finish)
     }
-}
-
-/// A step hop through a to-one relationship: the relationship, and the hierarchy (by root
-/// entity) whose rows hold the objects it reaches.
-struct Hop: Sendable {
-    let relationship: String
-    let hierarchy: String
-}
-
-/// What a destination property gets: a value computed from the source row.
-struct Assignment: Sendable {
-    let name: String
-    /// The attribute's type to convert to (nil: a relationship's key, or no model to check).
-    let type: AttributeType?
-    let value: Evaluable
-}
-
-/// An expression a step computes for each row.
-indirect enum Evaluable: Sendable {
-    case constant(AttributeValue)
-    /// A property of the source row, or of the row reached through to-one relationships.
-    case keyPath(hops: [Hop], last: String)
-    case function(Evaluable, String, [Evaluable])
-    case predefined(String, [Evaluable])
-
-    func evaluate(_ source: MigrationRow, _ lookup: SourceRows) -> AttributeValue {
-        switch self {
-        case .constant(let value):
-            return value
-        case .keyPath(let hops, let last):
-            var row = source
-            for hop in hops {
-                guard case .int(let key) = row[hop.relationship], let next = lookup.rows[hop.hierarchy]?[key] else { return .null }
-                row = next
-            }
-            return row[last]
-        case .function(let receiver, let selector, let arguments):
-            return MappingValue.apply(selector, to: receiver.evaluate(source, lookup), arguments.map { $0.evaluate(source, lookup) })
-        case .predefined(let name, let arguments):
-            return MappingValue.predefined(name, arguments.map { $0.evaluate(source, lookup) })
-        }
-    }
-}
-
-/// The rows a step's `prepare` read, for its `keepsRow`, `transformRow` and `finish`.
-final class RowLookup: Sendable {
-    let storage = Mutex<SourceRows>(SourceRows())
 }
