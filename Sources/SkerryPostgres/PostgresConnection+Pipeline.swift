@@ -32,6 +32,9 @@ final class PostgresPipeline {
         /// Receives the answer; nil when only its row count (or nothing) matters.
         let onResult: ((PostgresResult) throws -> Void)?
         let expectsRows: Bool
+        /// For the Parse of a statement prepared in the pipeline (not a statement of its own: it
+        /// has no position), the statement it prepares.
+        var prepares: PostgresStatement?
     }
 
     init(_ connection: PostgresConnection) {
@@ -66,17 +69,34 @@ final class PostgresPipeline {
 
     private func send(_ sql: String, _ entry: Pending, _ encode: (inout ParameterWriter) throws -> Void) throws {
         let statement: PostgresStatement
+        var parse: (statement: PostgresStatement, text: String)?
         if let cached = connection.cachedStatement(sql) {
             statement = cached
+        } else if let fresh = connection.statementToPrepareInPipeline(sql) {
+            statement = fresh.statement // prepared by a Parse sent just before it
+            parse = fresh
         } else {
-            try drain() // preparing is a synchronous exchange: leave pipeline mode first
+            try drain() // preparing and describing is a synchronous exchange: leave pipeline mode first
             statement = try connection.statement(sql)
         }
         if !isActive {
-            guard PQenterPipelineMode(connection.handle) == 1 else { throw connection.error(nil, sql: sql) }
+            guard PQenterPipelineMode(connection.handle) == 1 else {
+                if let parse { connection.forgetUnprepared(parse.statement) }
+                throw connection.error(nil, sql: sql)
+            }
             isActive = true
         }
         let handle = connection.handle
+        if let parse {
+            guard PQsendPrepare(handle, parse.statement.name, parse.text, 0, nil) == 1 else {
+                connection.forgetUnprepared(parse.statement)
+                failedStatement = sentCount
+                let error = connection.error(nil, sql: sql)
+                try? drain() // the send's error is the one to report; the drain only tidies up
+                throw error
+            }
+            pending.append(Pending(sql: sql, onResult: nil, expectsRows: false, prepares: parse.statement))
+        }
         let sent = try connection.withParameters(for: statement, encode) { count, values, lengths, formats in
             // withCString: no C string copied for each statement, as the implicit conversion makes.
             statement.name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
@@ -118,12 +138,24 @@ final class PostgresPipeline {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         for entry in batch {
-            let position = readCount
-            readCount += 1
             let raw = PQgetResult(connection.handle)
             // Each statement's answer is followed by a NULL result that ends it.
             if raw != nil { while let extra = PQgetResult(connection.handle) { PQclear(extra) } }
             let status = PQresultStatus(raw)
+            if let prepared = entry.prepares {
+                // A Parse: its statement (the next one) failing or skipped, the server has none.
+                if status != PGRES_COMMAND_OK {
+                    connection.forgetUnprepared(prepared)
+                    if status != PGRES_PIPELINE_ABORTED, firstError == nil {
+                        firstError = connection.error(raw, sql: entry.sql)
+                        failedStatement = readCount
+                    }
+                }
+                PQclear(raw)
+                continue
+            }
+            let position = readCount
+            readCount += 1
             if status == PGRES_PIPELINE_ABORTED {
                 PQclear(raw)
                 continue // skipped by the server after an earlier failure

@@ -229,6 +229,40 @@ final class PostgresConnection {
         return (statement, runs ? answers.last : nil)
     }
 
+    /// A new statement for `sql` when it can be prepared inside a pipeline, its Parse sent with
+    /// the statements around it (no round trip of its own): it has no parameters (nothing to
+    /// learn from the server before it runs) and the cache has room. It is cached at once, before
+    /// the server prepared it; ``forgetUnprepared(_:)`` drops it if the Parse failed or was
+    /// skipped. Nil: prepare it with ``statement(_:named:)``.
+    /// - Returns: the statement and the text to prepare (parameters numbered for PostgreSQL).
+    func statementToPrepareInPipeline(_ sql: String) -> (statement: PostgresStatement, text: String)? {
+        guard !sql.utf8.contains(UInt8(ascii: "?")), !sql.utf8.contains(UInt8(ascii: "$")),
+            statements.count < Self.statementCacheLimit
+        else { return nil }
+        let statement = PostgresStatement(name: newStatementName(), sql: sql, parameterTypes: [])
+        statements[sql] = statement
+        lastStatement = statement
+        return (statement, sql)
+    }
+
+    /// Drops `statement` from the cache: its Parse (``statementToPrepareInPipeline(_:)``) did not
+    /// run, so the server does not have it.
+    func forgetUnprepared(_ statement: PostgresStatement) {
+        if statements[statement.sql] === statement { statements[statement.sql] = nil }
+        if lastStatement === statement { lastStatement = nil }
+    }
+
+    /// Prepares `sql` now (one round trip), before a pipeline that will run it, unless it is
+    /// prepared already or a pipeline prepares it without waiting
+    /// (``statementToPrepareInPipeline(_:)``): preparing in the middle of a pipeline ends it
+    /// there, a second round trip. A statement the cache would not keep is left to the pipeline.
+    func prepareAhead(_ sql: String) throws(PostgresError) {
+        guard cachedStatement(sql) == nil, sql.utf8.contains(UInt8(ascii: "?")) || sql.utf8.contains(UInt8(ascii: "$")),
+            SQLBuilder.keepsPrepared(parameterCount: PostgresSQL.scanParameters(sql).count)
+        else { return }
+        _ = try statement(sql)
+    }
+
     /// A statement name this connection has not used.
     func newStatementName() -> String {
         statementCounter += 1

@@ -56,6 +56,9 @@ extension PostgresStore {
             do {
                 var count = 0
                 var answers: [PostgresResult?] = Array(repeating: nil, count: deletes.count)
+                // A delete with parameters not prepared yet is prepared first (its parameters'
+                // types are learned before it runs): the pipeline then waits once.
+                for (_, delete, _) in deletes { try connection.prepareAhead(delete.text) }
                 try connection.pipeline { pipeline in
                     try pipeline.send("BEGIN", [])
                     if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
@@ -139,28 +142,33 @@ extension PostgresStore {
                 }
             )
         }
-        try connection.pipeline { pipeline in
-            for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
-                // The deleted rows are gone already: every row found stays.
-                try pipeline.send(
-                    "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column), expectingRows: false,
-                    onResult: { found in held.append((foreignKey, found.rowCount > 0 ? Int(found.int64(0, 0)) : 0)) }
-                ) { try $0.append(keys: keys) }
-            }
-            for join in cleanup.joinColumns {
-                let (returning, onResult) = reading(planner.clearedLinks(of: join))
-                try pipeline.send(
-                    "DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column) + returning, expectingRows: false,
-                    onResult: onResult
-                ) { try $0.append(keys: keys) }
-            }
-            for foreignKey in cleanup.foreignKeys {
-                let columns = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
-                let (returning, onResult) = reading(planner.clearedLinks(of: foreignKey))
-                try pipeline.send(
+        // Each statement takes the deleted keys as its one parameter.
+        var statements: [(sql: String, onResult: (PostgresResult) throws -> Void)] = []
+        for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
+            // The deleted rows are gone already: every row found stays.
+            statements.append(
+                (
+                    "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column),
+                    { found in held.append((foreignKey, found.rowCount > 0 ? Int(found.int64(0, 0)) : 0)) }
+                ))
+        }
+        for join in cleanup.joinColumns {
+            let (returning, onResult) = reading(planner.clearedLinks(of: join))
+            statements.append(("DELETE FROM \(q(join.table)) WHERE " + Self.inKeys(join.column) + returning, onResult))
+        }
+        for foreignKey in cleanup.foreignKeys {
+            let columns = [foreignKey.column] + (foreignKey.orderColumn.map { [$0] } ?? [])
+            let (returning, onResult) = reading(planner.clearedLinks(of: foreignKey))
+            statements.append(
+                (
                     "UPDATE \(q(foreignKey.table)) SET \(columns.map { "\(q($0)) = NULL" }.joined(separator: ", ")) WHERE "
-                        + Self.inKeys(foreignKey.column) + returning, expectingRows: false, onResult: onResult
-                ) { try $0.append(keys: keys) }
+                        + Self.inKeys(foreignKey.column) + returning, onResult
+                ))
+        }
+        for statement in statements { try connection.prepareAhead(statement.sql) }
+        try connection.pipeline { pipeline in
+            for statement in statements {
+                try pipeline.send(statement.sql, expectingRows: false, onResult: statement.onResult) { try $0.append(keys: keys) }
             }
         }
         if let (foreignKey, count) = held.first(where: { $0.count > 0 }) {

@@ -60,10 +60,11 @@ import Testing
         let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
         try Self.insert(stack, writer: 1, count: 10)
         try Self.insert(stack, writer: 2, count: 10)
-        // The first batch delete of each form prepares its statements (a round trip each, once
-        // per connection).
-        _ = try Self.batchDelete(stack, store, writer: 9, .count)
-        _ = try Self.batchDelete(stack, store, writer: 9, .objectIDs)
+        // The first batch delete of each form on the connection prepares its `DELETE`, whose
+        // parameter's type the server tells (a round trip, before the pipeline); `BEGIN`, the
+        // check and `COMMIT`, without parameters, are prepared in the pipeline itself.
+        #expect(try Self.batchDelete(stack, store, writer: 9, .count).waits == 2)
+        #expect(try Self.batchDelete(stack, store, writer: 9, .objectIDs).waits == 2)
 
         let counted = try Self.batchDelete(stack, store, writer: 1, .count)
         #expect(counted.result.count == 10)
@@ -72,6 +73,20 @@ import Testing
         #expect(listed.result.deletedObjectIDs.count == 10)
         #expect(listed.waits == 1)
         #expect(try Self.count(stack) == 0)
+    }
+
+    /// A batch delete of every object (a `DELETE` without parameters) is one round trip even the
+    /// first time on a connection: every statement is prepared in the pipeline that runs it.
+    @Test func theFirstBatchDeleteOfEveryObjectOnAConnectionIsOneRoundTrip() throws {
+        let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
+        try Self.insert(stack, writer: 1, count: 10)
+        for round in 0..<2 {
+            let before = try store.pool.withConnection { $0.waits }
+            let context = stack.newBackgroundContext()
+            let deleted = try context.performAndWait { try context.execute(BatchDeleteRequest(entityName: "Entry")).count }
+            #expect(deleted == (round == 0 ? 10 : 0))
+            #expect(try store.pool.withConnection { $0.waits } - before == 1)
+        }
     }
 
     /// Refused by the check on the server (another instance turned tracking on): the typed error
