@@ -57,7 +57,7 @@ extension PostgresStore {
                 var count = 0
                 var answers: [PostgresResult?] = Array(repeating: nil, count: deletes.count)
                 try connection.pipeline { pipeline in
-                    try pipeline.send("BEGIN", [])
+                    try pipeline.send("BEGIN ISOLATION LEVEL \(PostgresConnection.writeIsolation)", [])
                     if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
                     for (index, (_, delete, _)) in deletes.enumerated() {
                         try pipeline.send(delete.text, delete.bindings) { result in
