@@ -395,10 +395,17 @@ final class PostgresConnection {
 
     // MARK: Transactions
 
+    /// The isolation level of the store's write transactions.
+    static let writeIsolation = "READ COMMITTED"
+
     /// Runs `body` in a transaction, committing if it returns and rolling back if it throws, so
     /// that a failure leaves the database exactly as it was.
-    func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
-        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
+    /// - Parameter isolation: The transaction's isolation level and access mode. READ COMMITTED
+    ///   whatever the server's or the connection string's `default_transaction_isolation`: the
+    ///   store's writes read what another instance committed while they waited for a lock (the
+    ///   history tracking check, optimistic locking's version checks).
+    func transaction<T>(isolation: String = PostgresConnection.writeIsolation, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN ISOLATION LEVEL \(isolation)")
         do {
             let result = try body()
             try execute("COMMIT")

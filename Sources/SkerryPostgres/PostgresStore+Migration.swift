@@ -120,8 +120,9 @@ extension PostgresStore {
         if let finish = custom?.finish {
             try finish(migrationContext(step, sourceRows: sourceRows, layout: newLayout, carried: carried, connection))
         }
-        // Derived attributes new or changed in this version get their values in every row.
-        try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
+        // Derived attributes new or changed in this version, or made stale by the step's code, get
+        // their values in every row.
+        try schema.fillDerivedAttributes(of: step, mapping, connection)
         if step.checksLinks { try schema.checkMigratedLinks(entities: step.destination, number: step.number, connection) }
         // Every row is still there, every required value set, every link carried.
         for entityMapping in mapping.entities {

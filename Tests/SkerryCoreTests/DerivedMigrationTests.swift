@@ -171,6 +171,38 @@ import Testing
         }
     }
 
+    /// Unchanged derived attributes that a step's code makes Skerry compute again are computed
+    /// as a save converts them (an Integer 16 key path into an Integer 64 attribute), and those
+    /// SQL cannot compute (an Integer 64 into an Integer 16) keep the values they were saved
+    /// with: the step does not fail over a derivation it did not change.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func anUnchangedDerivationAStepComputesAgainIsConvertedOrKept(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let author = """
+            <attribute name="age" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            """
+        let book = """
+            <attribute name="authorAge" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="author.age" usesScalarValueType="YES"/>
+            <attribute name="shortPages" optional="YES" attributeType="Integer 16" derived="YES" derivationExpression="pages" usesScalarValueType="YES"/>
+            """
+        let v1 = try Self.model(directory, "Books", author: author, book: book)
+        let v2 = try Self.model(
+            directory, "Books2", author: author, book: book + "<attribute name=\"isbn\" optional=\"YES\" attributeType=\"String\"/>")
+        let description = try Self.description(kind, directory)
+        try Self.populate(description, v1)
+        let step = MigrationStep(
+            from: 0,
+            transformRow: { entity, _, row in
+                if entity == "Author", row["name"] == .string("Ann Émile") { row["age"] = .int(40) }
+            })
+        let context = try Self.open(description, v2, plan: MigrationPlan(versions: [v1, v2], steps: [step]))
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            #expect(try books.map { try $0.value(forKey: "authorAge", as: Int64?.self) } == [nil, 40, 40])
+            #expect(try books.map { try $0.value(forKey: "shortPages", as: Int64?.self) } == [10, 80, 120])
+        }
+    }
+
     /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming
     /// it, and the store is left as it was.
     @Test func aDerivationThatCannotBeComputedForExistingRowsFailsTheMigration() throws {

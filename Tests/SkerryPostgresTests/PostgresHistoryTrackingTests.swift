@@ -15,11 +15,17 @@ import Testing
     /// writing nothing: committing unrecorded after tracking is on would be a write the history's
     /// consumers miss. (The batch delete sends its check, its `DELETE` and its `COMMIT` at once:
     /// the check reads the state in a snapshot taken after the wait, and the server skips the rest.)
-    @Test(arguments: [false, true])
-    func aWriteWithoutTheOptionWhileAnotherInstanceTurnsTrackingOnWaitsForItAndIsRefused(batchDelete: Bool) throws {
+    /// The same when the connection string makes SERIALIZABLE the sessions' default isolation,
+    /// whose snapshot would be taken before the wait: the store's writes are READ COMMITTED.
+    @Test(arguments: [false, true], [false, true])
+    func aWriteWithoutTheOptionWhileAnotherInstanceTurnsTrackingOnWaitsForItAndIsRefused(batchDelete: Bool, serializableByDefault: Bool)
+        throws
+    {
         let schema = PostgresTestServer.newSchema()
         let stack = PersistentStack(name: "Plain", model: PostgresPersistentHistoryTests.model)
-        stack.persistentStoreDescriptions = [try PostgresTestServer.description(schema: schema)]
+        var connectionString = try #require(PostgresTestServer.connectionString)
+        if serializableByDefault { connectionString += " options='-c default_transaction_isolation=serializable'" }
+        stack.persistentStoreDescriptions = [.postgres(connectionString, maximumConnections: 2, schema: schema)]
         try stack.loadPersistentStores()
         // One entry saved before, for the batch delete (its statements prepared by a first one).
         try stack.viewContext.performAndWait {

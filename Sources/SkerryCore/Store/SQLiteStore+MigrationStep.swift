@@ -116,8 +116,9 @@ extension SQLiteStore {
         if let finish = step.custom?.finish {
             try finish(migrationContext(step, retired: retired, layout: destinationLayout, keys: keys, connection))
         }
-        // Derived attributes new or changed in this version get their values in every row.
-        try schema.fillDerivedAttributes(step.derivedAttributesToFill(mapping), entities: step.destination, number: step.number, connection)
+        // Derived attributes new or changed in this version, or made stale by the step's code, get
+        // their values in every row.
+        try schema.fillDerivedAttributes(of: step, mapping, connection)
         if step.checksLinks { try schema.checkMigratedLinks(entities: step.destination, number: step.number, connection) }
         try verifyRows(mapping, keys: keys, connection)
         try verifyLinks(expectedLinks, customized: customizedForeignKeys, layout: destinationLayout, connection)
