@@ -294,6 +294,18 @@ extension PostgresStore {
         return (0..<result.rowCount).map { result.int64($0, 0) }
     }
 
+    /// The keys of `entity`'s own rows greater than `key`, in order, at most `limit`
+    /// (``SkerryCore/ObjectStore/fetchKeys(_:after:limit:)``): a range of the primary key index.
+    func fetchKeys(_ entity: EntityDescription, after key: Int64, limit: Int) throws(SkerryError) -> [Int64] {
+        try withConnection(entity) { connection in
+            let pk = SQLBuilder.quote(SQLBuilder.primaryKeyColumn)
+            let result = try connection.query(
+                "SELECT \(pk) FROM \(SQLBuilder.quote(entity.name)) WHERE \(pk) > ? ORDER BY \(pk) LIMIT ?",
+                [.int(key), .int(Int64(limit))])
+            return (0..<result.rowCount).map { result.int64($0, 0) }
+        }
+    }
+
     /// The next key of each entity's sequence (its hierarchy's), by entity name
     /// (``SkerryCore/ObjectStore/nextPrimaryKeys()``): what `nextval` would hand out.
     func nextPrimaryKeys() throws(SkerryError) -> [String: Int64] {

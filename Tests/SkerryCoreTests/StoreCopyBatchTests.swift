@@ -48,6 +48,31 @@ import Testing
         #expect(copied == (0..<60).map { Data(repeating: UInt8($0), count: 100_000) })
     }
 
+    /// Keys are read a page at a time: with pages of 7 keys, every batch holds 7 rows at most,
+    /// and every object and link still arrives.
+    @Test(arguments: [false, true]) func keysAreReadAPageAtATime(intoMemory: Bool) throws {
+        let directory = TemporaryDirectory()
+        let stack = try MigratePersistentStoreTests.filledStack(at: directory.file("Old.sqlite"), people: 40)
+        let before = try MigratePersistentStoreTests.contents(stack)
+        let destination = PersistentStack(name: "Destination", model: stack.model)
+        destination.persistentStoreDescriptions = [intoMemory ? .inMemory() : StoreDescription(url: directory.file("New.sqlite"))]
+        try destination.loadPersistentStores()
+
+        let sizes = Locked<[Int]>([])
+        var copy = StoreCopy(
+            source: try #require(stack.persistentStoreCoordinator.loadedStores.first),
+            destination: try #require(destination.persistentStoreCoordinator.loadedStores.first), entities: stack.model.entities)
+        copy.keyPage = 7
+        copy.rowBatchObserver = { sizes.append($0) }
+        try copy.run()
+
+        #expect(sizes.value.allSatisfy { $0 <= 7 })
+        // Every row: 40 people, 4 teams, 5 tags, 80 items (gadgets among them), 20 desks.
+        let rows: Int = 149
+        #expect(sizes.value.reduce(0, +) == rows)
+        #expect(try MigratePersistentStoreTests.contents(destination) == before)
+    }
+
     @Test func aSaveToTheSourceDuringTheCopyFailsItAndChangesNothing() throws {
         let directory = TemporaryDirectory()
         let stack = try MigratePersistentStoreTests.filledStack(at: directory.file("Old.sqlite"), people: 30)

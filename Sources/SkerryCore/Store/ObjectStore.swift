@@ -233,6 +233,11 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// objects' and ``reservePrimaryKeys(_:count:)``'s included), for a copy of the store
     /// (``importWrites(_:keyFloors:)``) to go on from. The default is empty (no sequence).
     func nextPrimaryKeys() throws(SkerryError) -> [String: Int64]
+    /// The keys of `entity`'s own rows (not its sub-entities') greater than `key`, in increasing
+    /// order, at most `limit` of them: a copy of the store reads its keys page by page
+    /// (`StoreCoordinator.migratePersistentStore(_:to:)`). The default reads every key of the
+    /// entity and keeps the page.
+    func fetchKeys(_ entity: EntityDescription, after key: Int64, limit: Int) throws(SkerryError) -> [Int64]
     /// Writes the rows of another store into this one, for
     /// `StoreCoordinator.migratePersistentStore(_:to:)`: every ``StoreWrite`` `next` returns, in
     /// order, until it returns nil, all in one transaction, rolled back whole when anything fails
@@ -280,6 +285,12 @@ extension ObjectStore {
     package func deliverSavesOfOthers(to deliver: @escaping @Sendable (SavesOfOthers) -> Void) {}
 
     package func nextPrimaryKeys() throws(SkerryError) -> [String: Int64] { [:] }
+
+    package func fetchKeys(_ entity: EntityDescription, after key: Int64, limit: Int) throws(SkerryError) -> [Int64] {
+        var query = StoreQuery(entity: entity, predicate: nil, sortKeys: [])
+        query.includesSubentities = false
+        return Array(try fetchObjectIDs(query).map(\.key).filter { $0 > key }.sorted().prefix(limit))
+    }
 
     package func importWrites(_ next: () throws -> StoreWrite?, keyFloors: () throws -> [String: Int64]) throws {
         throw SkerryError(.invalidArgument, "\(storeDescription) cannot take the objects of another store.")

@@ -120,6 +120,22 @@ extension SQLiteStore {
         }
     }
 
+    /// The keys of `entity`'s own rows greater than `key`, in order, at most `limit`
+    /// (``ObjectStore/fetchKeys(_:after:limit:)``): a range of the primary key.
+    func fetchKeys(_ entity: EntityDescription, after key: Int64, limit: Int) throws(SkerryError) -> [Int64] {
+        try read(entity) { connection in
+            let pk = SQLBuilder.quote(SQLBuilder.primaryKeyColumn)
+            let statement = try connection.cachedStatement(
+                "SELECT \(pk) FROM \(SQLBuilder.quote(entity.name)) WHERE \(pk) > ? ORDER BY \(pk) LIMIT ?")
+            defer { statement.reset() }
+            try statement.bind([.int(key), .int(Int64(limit))])
+            var keys: [Int64] = []
+            keys.reserveCapacity(limit)
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+            return keys
+        }
+    }
+
     /// The next key of each entity's sequence (its hierarchy's), by entity name
     /// (``ObjectStore/nextPrimaryKeys()``).
     func nextPrimaryKeys() throws(SkerryError) -> [String: Int64] {

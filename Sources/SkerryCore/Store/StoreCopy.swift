@@ -2,8 +2,8 @@
 /// (`StoreCoordinator.migratePersistentStore(_:to:)`).
 ///
 /// Works through the store boundary only (``ObjectStore``), so that any store kind copies into
-/// any other: the source is read with ``ObjectStore/fetchObjectIDs(_:)`` (the keys of one entity
-/// at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
+/// any other: the source is read with ``ObjectStore/fetchKeys(_:after:limit:)`` (the keys of
+/// one entity, ``keyPage`` at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
 /// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time
 /// (fewer when rows are large: see ``byteBudget``); the destination takes every batch in one
 /// transaction (``ObjectStore/importWrites(_:keyFloors:)``). Each row keeps its key, so an object's new ID is
@@ -27,6 +27,8 @@ struct StoreCopy {
     /// About how many bytes of attribute values a batch of rows holds at most: after an entity's
     /// first batch, its batches hold as many rows as fit (at least one, at most ``batchSize``).
     var byteBudget = 32 << 20
+    /// The most keys read at a time (``ObjectStore/fetchKeys(_:after:limit:)``): a few batches.
+    var keyPage = 8 * StoreCopy.batchSize
     /// Told the number of rows of each batch of the first pass (for tests).
     var rowBatchObserver: ((Int) -> Void)?
     /// Where each relationship of `entities` is kept, as every store lays it out: a side the
@@ -118,8 +120,11 @@ struct StoreCopy {
         /// 0: rows; 1: relationships; 2: done.
         var pass = 0
         var entityIndex = 0
-        /// The keys of the current entity's own rows, in order; nil until read.
+        /// The current entity's keys read last (a page: ``StoreCopy/keyPage`` keys at most), in
+        /// order; nil until the entity's first page is read.
         var keys: [Int64]?
+        /// Whether the current entity has keys past the page read last.
+        var moreKeys = true
         var position = 0
         /// The rows of the current entity's next batch.
         var size = StoreCopy.firstBatchSize
@@ -155,18 +160,25 @@ struct StoreCopy {
                 }
                 let entity = copy.entities[entityIndex]
                 if keys == nil {
-                    var query = StoreQuery(entity: entity, predicate: nil, sortKeys: [])
-                    query.includesSubentities = false
-                    keys = try copy.source.fetchObjectIDs(query).map(\.key).sorted()
+                    keys = []
+                    moreKeys = true
                     position = 0
                     size = pass == 0 ? StoreCopy.firstBatchSize : StoreCopy.batchSize
                 }
-                let all = keys!
-                guard position < all.count else {
-                    keys = nil
-                    entityIndex += 1
+                if position >= keys!.count {
+                    // The next page of keys, after the last one read.
+                    guard moreKeys else {
+                        keys = nil
+                        entityIndex += 1
+                        continue
+                    }
+                    let page = try copy.source.fetchKeys(entity, after: keys!.last ?? .min, limit: copy.keyPage)
+                    moreKeys = page.count == copy.keyPage
+                    keys = page
+                    position = 0
                     continue
                 }
+                let all = keys!
                 let end = min(position + size, all.count)
                 let batch = Array(all[position..<end])
                 position = end
