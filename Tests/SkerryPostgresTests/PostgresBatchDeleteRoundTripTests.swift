@@ -118,6 +118,29 @@ import Testing
         }
     }
 
+    /// A batch delete whose own condition fails with the same SQLSTATE as the tracking check
+    /// (22P02, a text cast to an integer) is the database's error, not a refusal of a store
+    /// without history: only the check's own statement is read as one. Every row is still there.
+    @Test func aBatchDeleteFailingWithTheChecksSQLStateIsNotReadAsARefusal() throws {
+        let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
+        try Self.insert(stack, writer: 1, count: 5)
+        let context = stack.newBackgroundContext()
+        var caught: (any Error)?
+        do {
+            try context.performAndWait {
+                _ = try context.execute(
+                    BatchDeleteRequest(entityName: "Entry", predicate: .sql("\"writer\" = CAST(? AS integer)", [.string("one")])))
+            }
+        } catch {
+            caught = error
+        }
+        let error = SkerryError.converting(try #require(caught))
+        #expect(error.code == .database, "\(error)")
+        #expect((error.underlyingError as? PostgresError)?.sqlState == .invalidTextRepresentation, "\(error)")
+        #expect(try store.pool.withConnection { !$0.isInTransaction })
+        #expect(try Self.count(stack) == 5)
+    }
+
     /// With history, the deletes (with `BEGIN`) are one round trip and the record (with `COMMIT`)
     /// another.
     @Test func aBatchDeleteOfATrackingStoreIsTwoRoundTrips() throws {
