@@ -58,7 +58,7 @@ extension StoreCoordinator {
             try remove(loaded)
         }
         guard storeType == SQLiteStoreType, file.path != "/dev/null" else { return }
-        removeFromOtherCoordinators(sqliteFileAt: file.path)
+        try removeFromOtherCoordinators(sqliteFileAt: file.path)
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = file.path + suffix
             guard FileManager.default.fileExists(atPath: path) else { continue }
@@ -103,7 +103,7 @@ extension StoreCoordinator {
                 ofType: description.kind == .sqlite ? SQLiteStoreType : InMemoryStoreType)
             return
         }
-        removeFromEveryCoordinator { factory.describesSameStore(as: $0) }
+        try removeFromEveryCoordinator { factory.describesSameStore(as: $0) }
         try factory.destroyStore()
     }
 }

@@ -25,26 +25,28 @@ extension StoreCoordinator {
     /// would read and write a database nobody can open again. Their contexts get
     /// ``SkerryError/Code/noStore`` from then on, and a ``PersistentStack`` loads the store again (a
     /// new, empty one) on its next ``PersistentStack/loadPersistentStores()``.
-    func removeFromOtherCoordinators(sqliteFileAt path: String) {
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when another coordinator is migrating the
+    ///   store (``migratePersistentStore(_:to:)`` reads it): its files must not go under the copy.
+    func removeFromOtherCoordinators(sqliteFileAt path: String) throws(SkerryError) {
         let others = liveCoordinators.withLock { list in list.compactMap(\.coordinator) }.filter { $0 !== self }
         for other in others {
             for store in other.persistentStores
             where store.kind == .sqlite && store.url?.standardizedFileURL.path == path {
-                // `remove` throws only when the store is no longer loaded there: another thread
-                // removed it meanwhile, which is what is wanted.
-                try? other.remove(store)
+                // nil when another thread removed the store meanwhile, which is what is wanted.
+                try other.takeStore(store)?.close()
             }
         }
     }
 
     /// Removes the stores `matches` picks from every coordinator of the process, this one
     /// included, as ``remove(_:)`` does (for a store about to be destroyed).
-    func removeFromEveryCoordinator(where matches: (StoreDescription) -> Bool) {
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when a coordinator is migrating the store.
+    func removeFromEveryCoordinator(where matches: (StoreDescription) -> Bool) throws(SkerryError) {
         let all = liveCoordinators.withLock { list in list.compactMap(\.coordinator) }
         for coordinator in all {
             for store in coordinator.persistentStores where matches(store) {
-                // As above: `remove` throws only when another thread removed the store meanwhile.
-                try? coordinator.remove(store)
+                // As above: nil when another thread removed the store meanwhile.
+                try coordinator.takeStore(store)?.close()
             }
         }
     }
