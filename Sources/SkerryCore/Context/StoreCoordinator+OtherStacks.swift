@@ -28,24 +28,21 @@ extension StoreCoordinator {
     /// - Throws: ``SkerryError/Code/invalidArgument`` when another coordinator is migrating the
     ///   store (``migratePersistentStore(_:to:)`` reads it): its files must not go under the copy.
     func removeFromOtherCoordinators(sqliteFileAt path: String) throws(SkerryError) {
-        let others = liveCoordinators.withLock { list in list.compactMap(\.coordinator) }.filter { $0 !== self }
-        for other in others {
-            for store in other.persistentStores
-            where store.kind == .sqlite && store.url?.standardizedFileURL.path == path {
-                // nil when another thread removed the store meanwhile, which is what is wanted.
-                try other.takeStore(store)?.close()
-            }
+        try removeFromEveryCoordinator(except: self) { store in
+            store.kind == .sqlite && store.url?.standardizedFileURL.path == path
         }
     }
 
     /// Removes the stores `matches` picks from every coordinator of the process, this one
     /// included, as ``remove(_:)`` does (for a store about to be destroyed).
     /// - Throws: ``SkerryError/Code/invalidArgument`` when a coordinator is migrating the store.
-    func removeFromEveryCoordinator(where matches: (StoreDescription) -> Bool) throws(SkerryError) {
+    func removeFromEveryCoordinator(
+        except excluded: StoreCoordinator? = nil, where matches: (StoreDescription) -> Bool
+    ) throws(SkerryError) {
         let all = liveCoordinators.withLock { list in list.compactMap(\.coordinator) }
-        for coordinator in all {
+        for coordinator in all where coordinator !== excluded {
             for store in coordinator.persistentStores where matches(store) {
-                // As above: nil when another thread removed the store meanwhile.
+                // nil when another thread removed the store meanwhile, which is what is wanted.
                 try coordinator.takeStore(store)?.close()
             }
         }
