@@ -314,6 +314,34 @@ import Testing
             "\(reason?.message ?? "")")
     }
 
+    /// A relationship optional in version 1 and required in version 2 (`Note.folder`) that a note
+    /// had no link for before the step: the step with code fails the migration as before, and its
+    /// message says the row may have had no link before the step (rather than blaming the step's
+    /// code alone, which kept every row here).
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aRequiredRelationshipEmptyBeforeTheStepIsNotBlamedOnTheStep(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let versions = try Self.versions(directory, required: ["Note.folder"])
+        let description = try Self.description(kind, directory, "EmptyBefore")
+        try Self.populate(description, versions)
+        let stack = PersistentStack(name: "Notes", model: versions[0].model)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            try context.insert(entityName: "Note").setValue("n4", forKey: "text") // in no folder
+            try context.save()
+        }
+        try stack.persistentStoreCoordinator.remove(stack.persistentStoreCoordinator.persistentStores[0])
+        let step = MigrationStep(from: 0, keepsRow: { _, _ in true })
+        let error = expectError(.modelMismatch) { _ = try Self.migrated(description, versions, Self.mapping(directory), steps: [step]) }
+        let message = error?.message ?? ""
+        #expect((error?.underlyingError as? SkerryError)?.code == .missingRequiredValue)
+        #expect(message.contains("the required relationship 'Note.folder' is empty in 1 row(s)"), "\(message)")
+        #expect(
+            message.contains("it was optional in the version left, so these may be rows that had no link before the step"), "\(message)")
+    }
+
     /// A custom step's `finish` that links the objects it makes to rows the step carried: by
     /// the key the row has in the new store (`carriedKey(of:_:)`: note n1 was renumbered), the
     /// link holds; by the old key, which no note has now, the migration fails naming the
