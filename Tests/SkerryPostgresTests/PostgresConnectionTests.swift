@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import SkerryCore
 import Testing
@@ -323,6 +324,20 @@ import Testing
         #expect(done.value == 24)
         #expect(peak.value <= 3)
         #expect(pool.openConnections <= 3)
+    }
+
+    /// A pipeline whose Sync could not be queued (libpq out of memory) leaves the connection healthy
+    /// but in pipeline mode, where no synchronous statement runs: the pool does not hand it out again.
+    @Test func aConnectionLeftInPipelineModeIsNotReused() throws {
+        let pool = PostgresConnectionPool(connectionString: try PostgresTestServer.require(), maximumConnections: 1)
+        let first = try pool.withConnection { connection in
+            let pid = try connection.scalarInt64("SELECT pg_backend_pid()")
+            #expect(PQenterPipelineMode(connection.handle) == 1)
+            #expect(connection.isHealthy)
+            return pid
+        }
+        let second = try pool.withConnection { try $0.scalarInt64("SELECT pg_backend_pid()") }
+        #expect(second != nil && second != first)
     }
 
     @Test func aBrokenConnectionIsReplacedOnTheNextUse() throws {
