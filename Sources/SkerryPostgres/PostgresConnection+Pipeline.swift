@@ -76,8 +76,7 @@ final class PostgresPipeline {
             statement = fresh.statement // prepared by a Parse sent just before it
             parse = fresh
         } else {
-            try drain() // preparing and describing is a synchronous exchange: leave pipeline mode first
-            statement = try connection.statement(sql)
+            statement = try prepare(sql) // its parameters' types are learned before they are encoded
         }
         if !isActive {
             guard PQenterPipelineMode(connection.handle) == 1 else {
@@ -115,6 +114,59 @@ final class PostgresPipeline {
     /// Reads every answer still due and leaves pipeline mode.
     func finish() throws {
         try drain()
+    }
+
+    /// Prepares and describes `sql` (learning its parameters' types), in one round trip: within
+    /// the pipeline under way, its Parse and Describe follow the statements sent so far and one
+    /// synchronization point answers them all (where leaving the pipeline and then preparing
+    /// would wait twice); the pipeline goes on after it. A synchronization point inside a
+    /// transaction block keeps the transaction open; outside one it commits what came before, as
+    /// leaving the pipeline would. Outside a pipeline (or when the statement cache must be
+    /// emptied first), prepared on its own.
+    private func prepare(_ sql: String) throws -> PostgresStatement {
+        guard isActive, let plan = try connection.statementToDescribeInPipeline(sql) else {
+            try drain()
+            return try connection.statement(sql)
+        }
+        let handle = connection.handle
+        guard PQsendPrepare(handle, plan.name, plan.text, 0, nil) == 1, PQsendDescribePrepared(handle, plan.name) == 1,
+            PQpipelineSync(handle) == 1
+        else {
+            failedStatement = sentCount
+            let error = connection.error(nil, sql: sql)
+            try? drain() // the send's error is the one to report; the drain only tidies up
+            throw error
+        }
+        connection.waits += 1
+        var firstError = readAnswers()
+        // Then the Parse's answer and the Describe's (skipped by the server after an earlier failure).
+        var parameterTypes: [UInt32]?
+        for step in 0..<2 {
+            let raw = PQgetResult(handle)
+            if raw != nil { while let extra = PQgetResult(handle) { PQclear(extra) } }
+            let status = PQresultStatus(raw)
+            if status == PGRES_COMMAND_OK {
+                if step == 1, let raw { parameterTypes = (0..<PQnparams(raw)).map { PQparamtype(raw, $0) } }
+            } else if status != PGRES_PIPELINE_ABORTED, firstError == nil {
+                firstError = connection.error(raw, sql: sql)
+                failedStatement = sentCount
+            }
+            PQclear(raw)
+        }
+        do {
+            try readSynchronization(firstError)
+        } catch {
+            isActive = false
+            _ = PQexitPipelineMode(handle) // nothing is due: leaving cannot fail but on a broken connection, whose error is reported
+            throw error
+        }
+        guard let parameterTypes else {
+            // Not reached: a described statement answers with its parameters.
+            let error = connection.error(nil, sql: sql)
+            try drain()
+            throw error
+        }
+        return connection.describedInPipeline(sql, name: plan.name, parameterTypes: parameterTypes, kept: plan.kept)
     }
 
     /// Reads the answers of every statement sent so far (a round trip: a flush request, then the
@@ -202,20 +254,31 @@ final class PostgresPipeline {
         }
         connection.waits += 1
         let firstError = readAnswers()
-        // Then the synchronization's answer (the server skipped to it after a failure).
+        do {
+            try readSynchronization(nil)
+        } catch {
+            isActive = false
+            throw firstError ?? error
+        }
+        isActive = false
+        guard PQexitPipelineMode(connection.handle) == 1 else {
+            throw firstError ?? connection.error(nil, sql: nil)
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Reads up to the answer of the synchronization point sent last (the server skipped to it
+    /// after a failure), then throws `firstError` if there is one, or the connection's error when
+    /// it broke first.
+    private func readSynchronization(_ firstError: (any Error)?) throws {
         while true {
             guard let raw = PQgetResult(connection.handle) else {
                 if connection.isHealthy { continue }
-                isActive = false
                 throw firstError ?? connection.error(nil, sql: nil)
             }
             let status = PQresultStatus(raw)
             PQclear(raw)
             if status == PGRES_PIPELINE_SYNC { break }
-        }
-        isActive = false
-        guard PQexitPipelineMode(connection.handle) == 1 else {
-            throw firstError ?? connection.error(nil, sql: nil)
         }
         if let firstError { throw firstError }
     }

@@ -250,6 +250,40 @@ final class PostgresConnection {
         return (statement, sql)
     }
 
+    /// The name and text (parameters numbered for PostgreSQL) of a statement for `sql` to prepare
+    /// and describe inside a pipeline (``PostgresPipeline``), and whether the cache keeps it (as
+    /// ``statement(_:named:)`` would: a statement with a long `IN` list is the connection's
+    /// unnamed one). Nil when the cache is full: its emptying (`DEALLOCATE ALL`) cannot run in a
+    /// pipeline, so ``statement(_:named:)`` prepares it. ``describedInPipeline(_:)`` makes the
+    /// statement once the server described it.
+    /// - Throws: when `sql` has more parameters than ``maximumParameters``.
+    func statementToDescribeInPipeline(_ sql: String) throws(PostgresError) -> (name: String, text: String, kept: Bool)? {
+        let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
+        guard parameterCount <= Self.maximumParameters else {
+            throw PostgresError(
+                sqlState: "54000", // program_limit_exceeded
+                message:
+                    "The statement has \(parameterCount) parameters; the PostgreSQL store takes at most \(Self.maximumParameters) in one statement.",
+                sql: sql)
+        }
+        let kept = SQLBuilder.keepsPrepared(parameterCount: parameterCount)
+        if kept && statements.count >= Self.statementCacheLimit { return nil }
+        return (kept ? newStatementName() : "", text, kept)
+    }
+
+    /// The statement a pipeline prepared and described (``statementToDescribeInPipeline(_:)``),
+    /// with the parameter types the server inferred; cached when `kept`.
+    func describedInPipeline(
+        _ sql: String, name: String, parameterTypes: [UInt32], kept: Bool
+    ) -> PostgresStatement {
+        let statement = PostgresStatement(name: name, sql: sql, parameterTypes: parameterTypes)
+        if kept {
+            statements[sql] = statement
+            lastStatement = statement
+        }
+        return statement
+    }
+
     /// Drops `statement` from the cache: its Parse (``statementToPrepareInPipeline(_:)``) did not
     /// run, so the server does not have it.
     func forgetUnprepared(_ statement: PostgresStatement) {
@@ -259,8 +293,10 @@ final class PostgresConnection {
 
     /// Prepares `sql` now (one round trip), before a pipeline that will run it, unless it is
     /// prepared already or a pipeline prepares it without waiting
-    /// (``statementToPrepareInPipeline(_:)``): preparing in the middle of a pipeline ends it
-    /// there, a second round trip. A statement the cache would not keep is left to the pipeline.
+    /// (``statementToPrepareInPipeline(_:)``). A pipeline that meets it unprepared also prepares it
+    /// in one round trip (answered with the statements sent before it), but inside the pipeline's
+    /// transaction, after its locks: preparing ahead keeps that wait out of the transaction. A
+    /// statement the cache would not keep is left to the pipeline.
     func prepareAhead(_ sql: String) throws(PostgresError) {
         guard cachedStatement(sql) == nil, sql.utf8.contains(UInt8(ascii: "?")) || sql.utf8.contains(UInt8(ascii: "$")),
             SQLBuilder.keepsPrepared(parameterCount: PostgresSQL.scanParameters(sql).count)
@@ -403,6 +439,10 @@ final class PostgresConnection {
     /// The isolation level of the store's write transactions.
     static let writeIsolation = "READ COMMITTED"
 
+    /// The statement that begins a write transaction, for a caller that sends it in a pipeline
+    /// (with the write's statements: no round trip of its own).
+    static let beginWriteSQL = "BEGIN ISOLATION LEVEL \(writeIsolation)"
+
     /// Runs `body` in a transaction, committing if it returns and rolling back if it throws, so
     /// that a failure leaves the database exactly as it was.
     /// - Parameter isolation: The transaction's isolation level and access mode. READ COMMITTED
@@ -419,6 +459,25 @@ final class PostgresConnection {
             if isHealthy && isInTransaction {
                 // A failed rollback leaves the connection unhealthy or out of the transaction;
                 // the pool discards an unhealthy connection, and the body's error is the one to report.
+                try? execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a write transaction that `body` begins itself, by sending ``beginWriteSQL``
+    /// first in its pipeline (so that the `BEGIN` costs no round trip of its own), committing if
+    /// it returns and rolling back if it throws (once the `BEGIN` ran: a failure before it leaves
+    /// no transaction to roll back).
+    func transactionBegunInPipeline<T>(_ body: () throws -> T) throws -> T {
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isHealthy && isInTransaction {
+                // As in transaction(isolation:_:): a failed rollback leaves the connection unhealthy
+                // or out of the transaction, and the body's error is the one to report.
                 try? execute("ROLLBACK")
             }
             throw error

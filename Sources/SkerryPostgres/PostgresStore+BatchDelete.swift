@@ -60,7 +60,7 @@ extension PostgresStore {
                 // types are learned before it runs): the pipeline then waits once.
                 for (_, delete, _) in deletes { try connection.prepareAhead(delete.text) }
                 try connection.pipeline { pipeline in
-                    try pipeline.send("BEGIN ISOLATION LEVEL \(PostgresConnection.writeIsolation)", [])
+                    try pipeline.send(PostgresConnection.beginWriteSQL, [])
                     if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
                     for (index, (_, delete, _)) in deletes.enumerated() {
                         try pipeline.send(delete.text, delete.bindings) { result in

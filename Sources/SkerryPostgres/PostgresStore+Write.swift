@@ -11,8 +11,8 @@ extension PostgresStore {
             var nextStarted = false
             do {
                 return try pool.withConnection { connection in
-                    try connection.transaction {
-                        try writeTransaction(changes, connection) { finish in
+                    try connection.transactionBegunInPipeline {
+                        try writeTransaction(changes, connection, begins: true) { finish in
                             nextStarted = true
                             return try next(finish)
                         }
@@ -125,8 +125,13 @@ extension PostgresStore {
     /// save that deletes a row and inserts another with the same unique value does not trip over
     /// its own old row. Then the rows behind conflicts are read, and the write fails with them
     /// (rolled back) or runs `next` before it commits, handing it the history's record.
+    ///
+    /// When `begins`, the write begins its transaction itself (``PostgresConnection/beginWriteSQL``,
+    /// first in the pipeline: no round trip of its own), after the keys: a sequence hands out
+    /// keys outside any transaction anyway (`nextval` is never rolled back). A save without
+    /// inserts then waits twice (its pipeline, then the `COMMIT`), with inserts three times.
     private func writeTransaction<T>(
-        _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool = false,
+        _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool = false, begins: Bool = false,
         then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         let keys = try allocateKeys(changes.inserts, connection)
@@ -160,6 +165,7 @@ extension PostgresStore {
         let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         do {
+            if begins { try send(PostgresConnection.beginWriteSQL, .other(nil)) { _ in } }
             // First: it waits for nothing but an instance turning tracking on (no row held), and
             // when tracking is on, the server skips the write's statements.
             if checksHistoryTracking { try sendTrackingCheck { sql in try send(sql, .other(nil)) { _ in } } }

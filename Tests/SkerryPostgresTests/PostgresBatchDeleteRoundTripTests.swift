@@ -159,9 +159,10 @@ import Testing
         #expect(history.first?.changes?.map { $0.changeType } == [.delete, .delete, .delete])
     }
 
-    /// A save that updates rows: `BEGIN`, the pipeline of its statements (the tracking check's
-    /// two with them) answered with its synchronization in one wait, `COMMIT`.
-    @Test func anUpdateSaveIsThreeRoundTrips() throws {
+    /// A save that updates rows: one pipeline (`BEGIN`, the tracking check's two statements and
+    /// the updates, answered with its synchronization in one wait), then `COMMIT`. The first such
+    /// save on the connection prepares its `UPDATE` in the middle of the pipeline: one wait more.
+    @Test func anUpdateSaveIsTwoRoundTrips() throws {
         let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
         try Self.insert(stack, writer: 1, count: 3)
         let context = stack.newBackgroundContext()
@@ -173,7 +174,55 @@ import Testing
                 return try store.pool.withConnection { $0.waits } - before
             }
         }
-        _ = try update(10) // prepares the update
-        #expect(try update(20) == 3)
+        #expect(try update(10) == 3) // prepares the update
+        #expect(try update(20) == 2)
+        #expect(try update(30) == 2)
+        let stored = try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: "Entry")).map { try $0.value(forKey: "index", as: Int32.self) }
+        }
+        #expect(stored == [30, 30, 30])
+    }
+
+    /// A save that inserts rows: the keys (one statement, outside the transaction: a sequence is
+    /// never rolled back), one pipeline (`BEGIN`, the check, the inserts), then `COMMIT`.
+    @Test func anInsertSaveIsThreeRoundTrips() throws {
+        let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
+        func insert(_ writer: Int32) throws -> Int {
+            let before = try store.pool.withConnection { $0.waits }
+            try Self.insert(stack, writer: writer, count: 3)
+            return try store.pool.withConnection { $0.waits } - before
+        }
+        _ = try insert(1) // prepares the key allocation and the insert
+        #expect(try insert(2) == 3)
+        #expect(try insert(3) == 3)
+        #expect(try Self.count(stack) == 9)
+    }
+
+    /// A save refused by the tracking check (another instance turned tracking on), its `BEGIN`
+    /// in the pipeline with it: the typed error, nothing written, the context's changes kept, and
+    /// the connection out of the transaction and reused.
+    @Test func aSaveRefusedOnTheServerLeavesTheStoreAsItWas() throws {
+        let schema = PostgresTestServer.newSchema()
+        let (plain, store) = try Self.stack(schema, name: "Plain", tracking: false)
+        try Self.insert(plain, writer: 1, count: 2)
+        let tracking = try Self.stack(schema, name: "Tracking", tracking: true).0
+        let context = plain.newBackgroundContext()
+        let error = expectError(.storeIsReadOnly) {
+            try context.performAndWait {
+                for entry in try context.fetch(FetchRequest(entityName: "Entry")) { try entry.setValue(Int32(7), forKey: "index") }
+                let entry = try context.insert(entityName: "Entry")
+                try entry.setValue(Int32(2), forKey: "writer")
+                try entry.setValue(Int32(0), forKey: "index")
+                try context.save()
+            }
+        }
+        #expect(error?.message == PersistentHistoryMetadata.untrackedWriteRefusal(store: store.storeDescription).message)
+        #expect(context.performAndWait { context.hasChanges })
+        #expect(try store.pool.withConnection { !$0.isInTransaction })
+        #expect(try Self.count(plain) == 2)
+        let indexes = try tracking.viewContext.performAndWait {
+            try tracking.viewContext.fetch(FetchRequest(entityName: "Entry")).map { try $0.value(forKey: "index", as: Int32.self) }
+        }
+        #expect(indexes.sorted() == [0, 1])
     }
 }

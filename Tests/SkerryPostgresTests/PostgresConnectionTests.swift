@@ -268,6 +268,75 @@ import Testing
         #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 1)
     }
 
+    /// A statement with parameters first met in the middle of a pipeline is prepared and
+    /// described there: its Parse and Describe go after the statements sent before it and one
+    /// wait answers them all (leaving the pipeline and then preparing took two); the pipeline
+    /// and its transaction go on. A statement the cache does not keep (too many parameters) too.
+    @Test func aStatementFirstMetInAPipelineIsPreparedInOneWaitAndThePipelineGoesOn() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY, name text)")
+        let many = (1...SQLBuilder.preparedParameterLimit + 1).map { _ in "?" }.joined(separator: ", ")
+        var names: [String] = []
+        var counted: Int64?
+        let waits = try connection.transaction { () throws -> Int in
+            let before = connection.waits
+            try connection.pipeline { pipeline in
+                try pipeline.send("INSERT INTO t VALUES (1, 'a'), (2, 'b')", []) // no parameters: prepared with no wait
+                try pipeline.send("UPDATE t SET name = ? WHERE id = ?", [.string("first"), .int(1)]) // a wait
+                try pipeline.send("SELECT name FROM t WHERE id = ?", [.int(1)]) { names.append($0.text(0, 0)) } // a wait
+                let keys: [AttributeValue] = (0...SQLBuilder.preparedParameterLimit).map { .int(Int64($0)) }
+                try pipeline.send("SELECT count(*) FROM t WHERE id IN (\(many))", keys) { counted = $0.int64(0, 0) } // a wait, not kept
+            } // the last wait
+            #expect(connection.isInTransaction)
+            return connection.waits - before
+        }
+        #expect(waits == 4)
+        #expect(names == ["first"])
+        #expect(counted == 2)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t WHERE name = 'first'") == 1)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'UPDATE t SET%'") == 1)
+    }
+
+    /// A statement that fails to prepare in the middle of a pipeline reports its own error (the
+    /// statements before it ran), and one met after a failure the error of the statement that
+    /// failed (the server skipped its preparation, so it is prepared again next time); either way
+    /// the transaction rolls back and the connection serves the next pipeline.
+    @Test func aStatementPreparedInAFailedPipelineReportsTheFirstErrorAndTheConnectionGoesOn() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY)")
+        let syntax = #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.pipeline { pipeline in
+                    try pipeline.send("INSERT INTO t VALUES (1)", [])
+                    try pipeline.send("INSERT INTO t VALUE (?)", [.int(2)])
+                }
+            }
+        }
+        #expect(syntax?.sqlState == .syntaxError)
+        #expect(syntax?.sql == "INSERT INTO t VALUE (?)")
+        let duplicate = #expect(throws: PostgresError.self) {
+            try connection.transaction {
+                try connection.pipeline { pipeline in
+                    try pipeline.send("INSERT INTO t VALUES (3)", [])
+                    try pipeline.send("INSERT INTO t VALUES (3)", [])
+                    try pipeline.send("INSERT INTO t SELECT ? + 10", [.int(4)])
+                }
+            }
+        }
+        #expect(duplicate?.sqlState == .uniqueViolation)
+        #expect(duplicate?.sql == "INSERT INTO t VALUES (3)")
+        #expect(!connection.isInTransaction)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 0)
+        try connection.transaction {
+            try connection.pipeline { pipeline in
+                try pipeline.send("INSERT INTO t VALUES (1)", [])
+                try pipeline.send("INSERT INTO t SELECT ? + 10", [.int(4)])
+            }
+        }
+        let ids = try connection.query("SELECT id FROM t ORDER BY id")
+        #expect((0..<ids.rowCount).map { ids.int64($0, 0) } == [1, 14])
+    }
+
     @Test func pipelinedStatementsWrittenInPlaceReportTheOnesThatChangedNoRow() throws {
         let connection = try PostgresTestServer.connect()
         try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY, version bigint NOT NULL)")
