@@ -23,10 +23,17 @@ import Testing
     {
         let schema = PostgresTestServer.newSchema()
         let stack = PersistentStack(name: "Plain", model: PostgresPersistentHistoryTests.model)
-        var connectionString = try #require(PostgresTestServer.connectionString)
-        if serializableByDefault { connectionString += " options='-c default_transaction_isolation=serializable'" }
+        let connectionString =
+            serializableByDefault
+            ? try PostgresConnectionString.adding(
+                option: "-c default_transaction_isolation=serializable", to: try PostgresTestServer.require())
+            : try PostgresTestServer.require()
         stack.persistentStoreDescriptions = [.postgres(connectionString, maximumConnections: 2, schema: schema)]
         try stack.loadPersistentStores()
+        // The store's own sessions have the default the variant asks for.
+        let store = try #require(stack.persistentStoreCoordinator.loadedStores.first as? PostgresStore)
+        let isolation = try store.pool.withConnection { try $0.query("SHOW default_transaction_isolation").text(0, 0) }
+        #expect((isolation == "serializable") == serializableByDefault, "\(isolation)")
         // One entry saved before, for the batch delete (its statements prepared by a first one).
         try stack.viewContext.performAndWait {
             let entry = try stack.viewContext.insert(entityName: "Entry")
