@@ -43,9 +43,7 @@ import Testing
             _ = try stack.viewContext.execute(BatchDeleteRequest(entityName: "Entry", predicate: AttributeKey("writer") == Int64(9)))
         }
         // The other instance, between its lock and its commit.
-        let turning = try PostgresTestServer.connect()
-        try turning.execute("BEGIN")
-        try turning.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
+        let turning = try PostgresHistoryLockHolder.holding(schema)
         try turning.execute(
             "INSERT INTO \"\(schema)\".\"_skerry_metadata\" (\"key\", \"value\") VALUES ('historyTracking', 'on') ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\""
         )
@@ -113,30 +111,12 @@ import Testing
             try stack.loadPersistentStores()
             return stack
         }
-        // The save under way lets go when told, or after 10 s (an opening that waited that long
-        // then loads, and the expectations below fail instead of the test hanging).
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
-        let holderFailure = Locked<String?>(nil)
-        Thread.detachNewThread {
-            defer { released.signal() }
-            do {
-                let saving = try PostgresTestServer.connect()
-                try saving.execute("BEGIN")
-                try saving.query("SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
-                held.signal()
-                _ = release.wait(timeout: .now() + 10)
-                try saving.execute("COMMIT")
-            } catch {
-                holderFailure.set("\(error)")
-                held.signal()
-            }
-        }
-        held.wait()
-        #expect(holderFailure.value == nil)
+        // A save under way of an instance without the option.
+        let saving = PostgresHistoryLockHolder(schema, shared: true)
+        #expect(saving.failure.value == nil)
         let error = expectError(.storeLoadFailed) { _ = try tracking() }
         #expect(error?.postgres?.sqlState == .lockNotAvailable)
-        release.signal()
-        released.wait()
+        saving.release()
         _ = try tracking()
         try plain.viewContext.performAndWait { () throws in
             let entry = try plain.viewContext.insert(entityName: "Entry")
