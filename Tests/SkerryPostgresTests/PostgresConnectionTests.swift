@@ -1,8 +1,8 @@
 import CLibPQ
 import Foundation
-import SkerryCore
 import Testing
 
+@testable import SkerryCore
 @testable import SkerryPostgres
 
 /// The libpq binding against a real server: connection strings, TLS, typed errors, prepared
@@ -31,6 +31,33 @@ import Testing
         }
         #expect(error?.sqlState == .unableToConnect)
         #expect(error?.message.contains("certificate") == true, "\(error?.message ?? "")")
+    }
+
+    /// A store in a schema of its own keeps the connection string's own `options` (here a
+    /// statement timeout, in a URI and in key=value pairs) next to the search path it adds: libpq
+    /// keeps a keyword's last value, and the store's `options` replaced the user's.
+    @Test func aStoreInASchemaKeepsTheConnectionStringsOwnOptions() throws {
+        let uri = try #require(PostgresTestServer.tcpURI)
+        let pairs = try PostgresTestServer.require()
+        for connectionString in [
+            uri + "?sslmode=disable&options=-c%20statement_timeout%3D4321", pairs + " options='-c statement_timeout=4321'",
+        ] {
+            let schema = PostgresTestServer.newSchema()
+            let stack = PersistentStack(
+                name: "Options",
+                model: try ObjectModel(entities: [
+                    EntityDescription(name: "Item", attributes: [AttributeDescription("code", .string, isOptional: true)])
+                ]))
+            stack.persistentStoreDescriptions = [.postgres(connectionString, maximumConnections: 1, schema: schema)]
+            try stack.loadPersistentStores()
+            let store = try #require(stack.persistentStoreCoordinator.loadedStores.first as? PostgresStore)
+            let settings = try store.pool.withConnection { connection in
+                try ["statement_timeout", "search_path"].map {
+                    try connection.query("SELECT current_setting($1)", [.string($0)]).text(0, 0)
+                }
+            }
+            #expect(settings == ["4321ms", "\"\(schema)\""], "\(connectionString)")
+        }
     }
 
     @Test func malformedConnectionStringsAreTypedErrors() {
