@@ -183,6 +183,39 @@ import Testing
         #expect(stored == [30, 30, 30])
     }
 
+    /// What a batch delete of every object and an update save send, statement by statement (the
+    /// statement trace): their transaction's statements and nothing else (no check of the pooled
+    /// connection, no read of the store's state, no savepoint).
+    @Test func aBatchDeleteAndAnUpdateSaveSendOnlyTheirTransactionsStatements() throws {
+        let (stack, _) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
+        try Self.insert(stack, writer: 1, count: 3)
+        let statements = Locked<[String]>([])
+        let observation = stack.addEventObserver(statements: .all) { event in
+            if case .statement(let trace) = event { statements.update { $0.append(trace.sql) } }
+        }
+        defer { observation.cancel() }
+        let head = [PostgresConnection.beginWriteSQL, PostgresStore.sharedHistoryLockSQL, PostgresStore.trackingCheckSQL]
+        let context = stack.newBackgroundContext()
+        let sent = try context.performAndWait {
+            for entry in try context.fetch(FetchRequest(entityName: "Entry")) { try entry.setValue(Int32(5), forKey: "index") }
+            statements.set([])
+            try context.save()
+            return statements.value
+        }
+        #expect(Array(sent.prefix(3)) == head)
+        #expect(sent.dropFirst(3).dropLast().map { $0.hasPrefix("UPDATE \"Entry\" SET") } == [true, true, true])
+        #expect(sent.last == "COMMIT")
+
+        statements.set([])
+        let deleted = try context.performAndWait {
+            var request = BatchDeleteRequest(entityName: "Entry")
+            request.resultType = .count // as the benchmark's: no keys returned
+            return try context.execute(request).count
+        }
+        #expect(deleted == 3)
+        #expect(statements.value == head + ["DELETE FROM \"Entry\"", "COMMIT"])
+    }
+
     /// A save that inserts rows: the keys (one statement, outside the transaction: a sequence is
     /// never rolled back), one pipeline (`BEGIN`, the check, the inserts), then `COMMIT`.
     @Test func anInsertSaveIsThreeRoundTrips() throws {
