@@ -13,7 +13,8 @@
 /// object's relationships (as updates of the rows just written), so that a link may name an
 /// object of any entity or batch, and the side of a relationship the destination keeps (a
 /// foreign key, an order column of another table, a join table) is written whatever it is; the
-/// other side of each pair is not read.
+/// other side of each pair is not read, unless it keeps something of its own (the order of the
+/// ordered side of a join table that the other side owns).
 struct StoreCopy {
     /// The most objects read and written per batch.
     static let batchSize = 1_000
@@ -33,8 +34,8 @@ struct StoreCopy {
     var rowBatchObserver: ((Int) -> Void)?
     /// Where each relationship of `entities` is kept, as every store lays it out: a side the
     /// destination never writes (the to-many side of a one-to-many without order, the side of a
-    /// one-to-one without the column, a join table's other side) is not read, so that a hub
-    /// object's members are not read only to be dropped.
+    /// one-to-one without the column, a join table's other side when it is not ordered) is not
+    /// read, so that a hub object's members are not read only to be dropped.
     private let layout: RelationshipLayout
 
     init(source: any ObjectStore, destination: any ObjectStore, entities: [EntityDescription]) {
