@@ -128,6 +128,21 @@ final class TypeLayout<PlainObject: ManagedObjectConvertible>: AnyTypeLayout {
     /// returned in a register, where a `SkerryError?` costs copies on the path without an error.
     @usableFromInline
     func decode(_ object: EntityObject, into value: UnsafeMutablePointer<PlainObject>) -> DecodeFailure? {
+        // The common case (every attribute a slot field, of a registered, loaded object of a
+        // context the calling thread owns, each value one its slot field takes) here; anything
+        // else out of line, where the value a checked decode makes needs room of the generic
+        // type's size on the stack, which this frame then does not set up per object.
+        if codedAttributes.isEmpty, !slotFields.isEmpty, let storage = object.storageInPlace, read(storage, into: value) {
+            return nil
+        }
+        return decodeOutOfLine(object, into: value)
+    }
+
+    /// ``decode(_:into:)`` through every check, with its errors. (A value the common case could
+    /// not take is copied again here, then decoded through the codecs: each copy assigns the
+    /// property, so copying twice changes nothing.)
+    @inline(never)
+    private func decodeOutOfLine(_ object: EntityObject, into value: UnsafeMutablePointer<PlainObject>) -> DecodeFailure? {
         do throws(SkerryError) {
             if !slotFields.isEmpty {
                 // The object's values, read in place: no closure (`storageForReading` inlines the

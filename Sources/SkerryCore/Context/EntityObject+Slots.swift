@@ -108,6 +108,15 @@ extension EntityObject {
     /// - Throws: as ``withSlots(reading:_:)``.
     @inlinable @inline(__always)
     package func storageForReading(_ function: StaticString) throws(SkerryError) -> UnsafeRawPointer {
+        if let storage = storageInPlace { return storage }
+        return try checkedStorageForReading(function)
+    }
+
+    /// The common case of ``storageForReading(_:)`` alone: the values of a registered, loaded
+    /// object of a context the calling thread owns; nil otherwise (for ``storageForReading(_:)``
+    /// to check and report).
+    @inlinable @inline(__always)
+    package var storageInPlace: UnsafeRawPointer? {
         let state = self.state
         // Fields read in place, as in `readingSlot(at:)`: a copy of the registration would retain its ID.
         if state.pointee.registration.isRegistered && !state.pointee.registration.isFault,
@@ -116,7 +125,7 @@ extension EntityObject {
         {
             return UnsafeRawPointer(storage)
         }
-        return try checkedStorageForReading(function)
+        return nil
     }
 
     /// ``storageForReading(_:)`` through every check of ``withSlots(reading:_:)``.
