@@ -243,6 +243,11 @@ final class PostgresPipeline {
     private func drain() throws {
         guard isActive else { return }
         guard PQpipelineSync(connection.handle) == 1 else {
+            // libpq could not queue the Sync (out of memory, or a broken socket): no answer will
+            // be read, so whether the server prepared the statements whose Parse is pending is
+            // unknown. They leave the cache (a statement kept there must exist on the server;
+            // one the server has and the cache forgot is only prepared again under a new name).
+            for entry in pending { if let prepared = entry.prepares { connection.forgetUnprepared(prepared) } }
             pending.removeAll()
             isActive = false
             throw connection.error(nil, sql: nil)

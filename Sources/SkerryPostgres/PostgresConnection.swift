@@ -104,6 +104,11 @@ final class PostgresConnection {
     /// Whether the connection is still usable.
     var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
 
+    /// Whether the connection can serve another caller: usable, outside any transaction, and out
+    /// of pipeline mode (a pipeline whose Sync or exit failed leaves it in; no synchronous
+    /// statement runs there).
+    var isReusable: Bool { isHealthy && !isInTransaction && PQpipelineStatus(handle) == PQ_PIPELINE_OFF }
+
     /// Whether a transaction is open (or failed and not yet rolled back).
     var isInTransaction: Bool {
         let status = PQtransactionStatus(handle)

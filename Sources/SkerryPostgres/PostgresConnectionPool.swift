@@ -70,7 +70,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
             state.withLock { $0.opened += 1 }
         }
         defer {
-            let reusable = connection.isHealthy && !connection.isInTransaction
+            let reusable = connection.isReusable
             let idle = Idle(connection: connection)
             state.withLock { state in
                 if reusable && !state.closed {

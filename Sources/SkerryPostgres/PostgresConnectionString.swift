@@ -29,6 +29,16 @@ enum PostgresConnectionString {
         _ = try parameters(connectionString)
     }
 
+    /// `connectionString` with `option` (`-c name=value`) after the libpq `options` it has: libpq
+    /// keeps a keyword's last value, so another `options` appended to the string would drop them.
+    /// Written as `key=value` pairs, whatever the string's form (pairs or a URI).
+    /// - Throws: ``PostgresError`` with ``SQLState/unableToConnect`` when the string is malformed.
+    static func adding(option: String, to connectionString: String) throws(PostgresError) -> String {
+        var parameters = try parameters(connectionString)
+        parameters["options"] = [parameters["options"], option].compactMap { $0 }.joined(separator: " ")
+        return parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\(quoted($0.value))" }.joined(separator: " ")
+    }
+
     /// `connectionString` fit to print: the password, if any, replaced by `***`, and the
     /// parameters in a stable order. A malformed string prints as `<invalid connection string>`.
     static func redacted(_ connectionString: String) -> String {

@@ -30,17 +30,24 @@ extension PostgresStore {
         let recordsHistory = tracksPersistentHistory
         let members = planner.batchDeleteTables(entity, includesSubentities: includesSubentities)
         let cleanup = BatchDeleteCleanup(deleting: members, among: entities, layout: layout)
-        let returning = returningKeys || !cleanup.isEmpty || options.propagatesChanges || recordsHistory
+        let recordsUpdates = recordsHistory || options.propagatesChanges
+        let returning = returningKeys || !cleanup.isEmpty || recordsUpdates
         let deletes = members.map { member in
             var delete = SQLBuilder.query(
                 "DELETE FROM \(q(member.name))", StoreQuery(entity: member, predicate: predicate, sortKeys: []),
                 layout: layout, ordered: false, dialect: .postgres)
-            // With history, the values it keeps of the deleted rows come with their keys.
+            // With history, the values it keeps of the deleted rows come with their keys; with
+            // history or change propagation, so do the objects their own foreign keys name (which
+            // lose them).
             let preserved = recordsHistory ? HistoryEntry.preservedAttributes(member) : []
+            let held = recordsUpdates ? planner.heldKeyReading(member, cleanup) : nil
             if returning {
-                delete.text += " RETURNING " + ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q).joined(separator: ", ")
+                delete.text +=
+                    " RETURNING "
+                    + (([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q) + (held?.expressions ?? []))
+                    .joined(separator: ", ")
             }
-            return (member: member, sql: delete, preserved: preserved)
+            return (member: member, sql: delete, preserved: preserved, held: held)
         }
         let conditions = try Self.checkRawConditions(predicate)
         // Every batch delete runs in a transaction, even a single statement: with history it is
@@ -52,9 +59,8 @@ extension PostgresStore {
         // or announced and no required relationship is checked (whose counts must be read before
         // the commit); else the change record, the history and the `COMMIT` are a third.
         let commitsWithDeletes = cleanup.isEmpty && !options.propagatesChanges && !recordsHistory
-        let clearing = cleanup.isEmpty ? nil : clearingStatements(cleanup, recording: recordsHistory || options.propagatesChanges)
-        let commitsWithClearing =
-            !cleanup.isEmpty && !options.propagatesChanges && !recordsHistory && !cleanup.foreignKeys.contains(where: \.isRequired)
+        let clearing = clearingStatements(cleanup, recording: recordsUpdates)
+        let commitsWithClearing = !cleanup.isEmpty && !recordsUpdates && !cleanup.foreignKeys.contains(where: \.isRequired)
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
             do {
@@ -63,11 +69,11 @@ extension PostgresStore {
                 // The deletes and the clearing statements with parameters not prepared yet are
                 // prepared first, together (their parameters' types are learned before they run):
                 // each pipeline then waits once.
-                try connection.prepareAhead(deletes.map(\.sql.text) + (clearing?.statements.map(\.sql) ?? []))
+                try connection.prepareAhead(deletes.map(\.sql.text) + clearing.statements.map(\.sql))
                 try connection.pipeline { pipeline in
                     try pipeline.send(PostgresConnection.beginWriteSQL, [])
                     if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
-                    for (index, (_, delete, _)) in deletes.enumerated() {
+                    for (index, (_, delete, _, _)) in deletes.enumerated() {
                         try pipeline.send(delete.text, delete.bindings) { result in
                             if returning { answers[index] = result } else { count += result.affectedRows }
                         }
@@ -78,7 +84,9 @@ extension PostgresStore {
                 var keys: [Int64] = []
                 var history: [HistoryEntry] = []
                 var record = PostgresChangeRecord()
-                for (index, (member, _, preserved)) in deletes.enumerated() {
+                // The objects the deleted rows' own foreign keys named.
+                var held: [HistoryEntry] = []
+                for (index, (member, _, preserved, reading)) in deletes.enumerated() {
                     guard let result = answers[index] else { continue }
                     let memberKeys = (0..<result.rowCount).map { result.int64($0, 0) }
                     count += memberKeys.count
@@ -91,10 +99,20 @@ extension PostgresStore {
                             history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
                         }
                     }
+                    if let reading, !reading.expressions.isEmpty {
+                        let first = 1 + preserved.count
+                        for row in 0..<result.rowCount {
+                            held += reading.updates { expression in
+                                let column = Int32(first + expression)
+                                return result.isNull(row, column) ? nil : result.int64(row, column)
+                            }
+                        }
+                    }
                 }
                 if commitsWithDeletes { return (count, objectIDs) }
-                if !keys.isEmpty, let clearing {
-                    let unlinked = try clearReferences(to: keys, clearing, deleting: entity, commits: commitsWithClearing, connection)
+                if !keys.isEmpty, !cleanup.isEmpty || !held.isEmpty {
+                    let unlinked = try clearReferences(
+                        to: keys, clearing, deleting: entity, held: held, commits: commitsWithClearing, connection)
                     if commitsWithClearing { return (count, objectIDs) }
                     for update in unlinked { record.updated[update.entity.name, default: []].append(update.key) }
                     if recordsHistory { history += unlinked }
@@ -187,20 +205,23 @@ extension PostgresStore {
     /// When recording (history or change propagation), returns the objects that stay and lost
     /// a deleted object, as updates naming the relationships that lost it (one per object), as a
     /// save's clearing reports them (``SkerryCore/StoreWritePlanner/danglingLinkDeletes(of:_:)``):
-    /// the rows whose foreign keys became NULL, and the objects whose to-many relationship kept
-    /// in a join table lost a deleted object.
+    /// the rows whose foreign keys became NULL, the objects whose to-many relationship kept in a
+    /// join table lost a deleted object, and those the deleted rows' own foreign keys named
+    /// (`held`, returned by the deletes: ``SkerryCore/StoreWritePlanner/heldKeyReading(_:_:)``).
     private func clearReferences(
-        to keys: [Int64], _ clearing: Clearing, deleting entity: EntityDescription, commits: Bool,
-        _ connection: PostgresConnection
+        to keys: [Int64], _ clearing: Clearing, deleting entity: EntityDescription, held heldUpdates: [HistoryEntry],
+        commits: Bool, _ connection: PostgresConnection
     ) throws -> [HistoryEntry] {
         let answers = clearing.answers
         answers.held.removeAll()
-        answers.cleared.removeAll()
-        try connection.pipeline { pipeline in
-            for statement in clearing.statements {
-                try pipeline.send(statement.sql, expectingRows: false, onResult: statement.onResult) { try $0.append(keys: keys) }
+        answers.cleared = heldUpdates
+        if !clearing.statements.isEmpty || commits {
+            try connection.pipeline { pipeline in
+                for statement in clearing.statements {
+                    try pipeline.send(statement.sql, expectingRows: false, onResult: statement.onResult) { try $0.append(keys: keys) }
+                }
+                if commits { try pipeline.send("COMMIT", []) }
             }
-            if commits { try pipeline.send("COMMIT", []) }
         }
         if let (foreignKey, count) = answers.held.first(where: { $0.count > 0 }) {
             throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: count, deleting: entity)

@@ -25,21 +25,7 @@ extension PostgresStore {
     /// entity's rows by key, in one repeatable-read snapshot (a row deleted in between cannot
     /// go missing from the answer).
     func fetchFamilyRows(_ query: StoreQuery) throws(SkerryError) -> [RowSnapshot] {
-        try read(query.entity, predicate: query.predicate) { connection in
-            // A read with a raw condition already runs in its own read-only transaction.
-            let snapshot = !connection.isInTransaction
-            if snapshot { try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") }
-            do {
-                let rows = try familyRows(query, connection)
-                if snapshot { try connection.execute("COMMIT") }
-                return rows
-            } catch {
-                // The read's error is the one to report; a failed rollback leaves the connection
-                // unhealthy, and the pool closes it.
-                if snapshot { try? connection.execute("ROLLBACK") }
-                throw error
-            }
-        }
+        try read(query.entity, predicate: query.predicate, snapshot: true) { connection in try familyRows(query, connection) }
     }
 
     private func familyRows(_ query: StoreQuery, _ connection: PostgresConnection) throws -> [RowSnapshot] {

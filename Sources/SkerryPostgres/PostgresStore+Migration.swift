@@ -123,7 +123,7 @@ extension PostgresStore {
         // Derived attributes new or changed in this version, or made stale by the step's code, get
         // their values in every row.
         try schema.fillDerivedAttributes(of: step, mapping, connection)
-        if step.checksLinks { try schema.checkMigratedLinks(entities: step.destination, number: step.number, connection) }
+        if step.checksLinks { try schema.checkMigratedLinks(of: step, mapping, connection) }
         // Every row is still there, every required value set, every link carried.
         for entityMapping in mapping.entities {
             let name = entityMapping.destination.name

@@ -141,18 +141,24 @@ extension PostgresStore {
 
     // MARK: Queries
 
-    /// Runs a read with the store's error mapping. Reads whose predicate holds raw SQL run in a
-    /// read-only transaction, so that a condition cannot write; the condition's shape and
-    /// parameter count are checked first.
+    /// The transaction of a read of several statements or with raw SQL: one snapshot for all its
+    /// statements (whatever the server's `default_transaction_isolation`), and nothing written.
+    static let readSnapshot = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+    /// Runs a read with the store's error mapping. A read of several statements (`snapshot`: a
+    /// family's IDs, then each entity's rows) and a read whose predicate holds raw SQL run in a
+    /// repeatable-read, read-only transaction (``readSnapshot``): every statement sees the same
+    /// committed rows, and a condition cannot write. The conditions' shape and parameter count
+    /// are checked first.
     func read<T>(
-        _ entity: EntityDescription, predicate: ResolvedPredicate?,
+        _ entity: EntityDescription, predicate: ResolvedPredicate?, snapshot: Bool = false,
         _ body: (PostgresConnection) throws -> T
     ) throws(SkerryError) -> T {
         let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in
-            guard !conditions.isEmpty else { return try body(connection) }
-            try validateRawConditions(conditions, connection)
-            try connection.execute("BEGIN READ ONLY")
+            if !conditions.isEmpty { try validateRawConditions(conditions, connection) }
+            guard snapshot || !conditions.isEmpty else { return try body(connection) }
+            try connection.execute(Self.readSnapshot)
             do {
                 let result = try body(connection)
                 try connection.execute("COMMIT")

@@ -367,7 +367,8 @@ extension PostgresStore {
     /// key within a table: two saves that change some of the same rows take their locks in one
     /// order, so neither can hold a row the other waits for while it waits for one the other
     /// holds (a deadlock, which the server would end by failing one of them). Join-table rows
-    /// are written only by a save that holds the lock of their source row. Rows already gone
+    /// are written only by a save that holds the lock of the object whose side it writes (the
+    /// table's owner, or an ordered other side, which sets only its own order). Rows already gone
     /// lock nothing; the version-checked statements after report them as conflicts.
     ///
     /// Nothing is sent when the write's own statements already take their locks in that order

@@ -98,17 +98,14 @@ final class PostgresStore: ObjectStore {
         pool.close()
     }
 
-    /// The connection string with the schema put first on the search path.
+    /// The connection string with the schema put first on the search path: libpq's `options`
+    /// parameter gets `-c search_path=...` for every connection of the pool, after the options
+    /// the string has (a `default_transaction_isolation` or `statement_timeout` of the user's).
     static func connectionString(_ options: PostgresStoreOptions) -> String {
         guard let schema = options.schema else { return options.connectionString }
-        // libpq's `options` parameter: `-c search_path=...` for every connection of the pool.
         let searchPath = "-c search_path=\(SQLBuilder.quote(schema).replacingOccurrences(of: " ", with: "\\ "))"
-        if options.connectionString.contains("://") {
-            let separator = options.connectionString.contains("?") ? "&" : "?"
-            let encoded = searchPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? searchPath
-            return options.connectionString + separator + "options=" + encoded
-        }
-        return options.connectionString + " options=" + PostgresConnectionString.quoted(searchPath)
+        // A malformed string is left as it is: opening it fails with libpq's explanation.
+        return (try? PostgresConnectionString.adding(option: searchPath, to: options.connectionString)) ?? options.connectionString
     }
 
     static func loadError(_ error: PostgresError, _ description: StoreDescription) -> SkerryError {

@@ -14,6 +14,8 @@ public struct PostgresStoreOptions: Sendable, Hashable {
     public var maximumConnections: Int
     /// The schema (namespace) that holds the store's tables; nil for the connection's default
     /// (`search_path`, normally `public`). Several stores can share a database in different schemas.
+    /// The store puts it first on the search path of its connections (libpq's `options`, after
+    /// those the connection string gives).
     public var schema: String?
     /// Whether the stack hears of the saves of other processes using the same store (did-save
     /// events that contexts merge, as they do for saves of the same stack). See the services guide.

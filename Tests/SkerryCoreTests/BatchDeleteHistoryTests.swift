@@ -63,6 +63,107 @@ import Testing
         #expect(try Self.changes(stack, after: token, label) == ["delete Dune", "update sf books"])
     }
 
+    /// The deleted rows' own foreign keys: the objects they name stay and lose the deleted ones
+    /// from the inverse (an author's books, a shelf's ordered items, a portrait's author, a
+    /// publisher's authors), recorded as the join table's case is, so that a consumer merging the
+    /// history lists no deleted book among the author's.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchDeleteRecordsTheObjectsThatLostALinkHeldByTheDeletedRows(_ kind: StoreKind) throws {
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack(model: GraphFixtures.model())
+        let writer = stack.newBackgroundContext()
+        let names = try writer.performAndWait {
+            let herbert = try writer.insertNamed("Author", "Herbert"), lem = try writer.insertNamed("Author", "Lem")
+            let dune = try writer.insertNamed("Book", "Dune"), messiah = try writer.insertNamed("Book", "Messiah")
+            let solaris = try writer.insertNamed("Book", "Solaris")
+            let shelf = try writer.insertNamed("Shelf", "top"), portrait = try writer.insertNamed("Portrait", "lem.png")
+            let publisher = try writer.insertNamed("Publisher", "Ace")
+            try herbert.setRelatedObjects([dune, messiah], forKey: "books")
+            try lem.setRelatedObjects([solaris], forKey: "books")
+            try shelf.setRelatedObjects([messiah, dune, solaris], forKey: "items")
+            try lem.setRelatedObject(portrait, forKey: "portrait")
+            try lem.setRelatedObject(publisher, forKey: "publisher")
+            try writer.save()
+            return Dictionary(
+                uniqueKeysWithValues: [herbert, lem, dune, messiah, solaris, shelf, portrait, publisher].map { ($0.objectID, $0.label) })
+        }
+        let herbert = try #require(names.first { $0.value == "Herbert" }?.key)
+        let label = { (id: ObjectID) in names[id] ?? "\(id)" }
+        // A consumer holds Herbert with his books.
+        let consumer = stack.newBackgroundContext()
+        try consumer.performAndWait { () throws in
+            #expect(try consumer.existingObject(with: herbert).relatedObjects(forKey: "books").count == 2)
+        }
+
+        // A book goes: its author lost it from his books, its shelf from its items.
+        var token = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        _ = try writer.performAndWait {
+            try writer.execute(BatchDeleteRequest(entityName: "Book", predicate: AttributeKey("title") == "Dune"))
+        }
+        #expect(try Self.changes(stack, after: token, label) == ["delete Dune", "update Herbert books", "update top items"])
+        let transaction = try #require(try stack.viewContext.history(.fetchHistory(after: token)).first)
+        try consumer.performAndWait { () throws in
+            consumer.mergeChanges(fromContextDidSave: transaction.objectIDNotification())
+            let books = try consumer.existingObject(with: herbert).relatedObjects(forKey: "books")
+            #expect(books.map(\.objectID).map(label) == ["Messiah"])
+        }
+
+        // An author goes: his portrait lost its author (the column is the author's), his publisher
+        // an author; his book's column is cleared (recorded before this change too).
+        token = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        _ = try writer.performAndWait {
+            try writer.execute(BatchDeleteRequest(entityName: "Author", predicate: AttributeKey("name") == "Lem"))
+        }
+        #expect(
+            try Self.changes(stack, after: token, label) == [
+                "delete Lem", "update Ace authors", "update Solaris author", "update lem.png author",
+            ])
+
+        // Both books of a shelf go in one batch delete: the shelf is recorded once, the deleted
+        // books not at all.
+        token = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        _ = try writer.performAndWait { try writer.execute(BatchDeleteRequest(entityName: "Book")) }
+        #expect(
+            try Self.changes(stack, after: token, label) == [
+                "delete Messiah", "delete Solaris", "update Herbert books", "update top items",
+            ])
+    }
+
+    /// A deleted row's foreign key that names an object of a sub-entity (a cabinet, a kind of
+    /// shelf, each in its own table) records the object under its own entity.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchDeleteRecordsTheObjectOfASubentityThatLostALink(_ kind: StoreKind) throws {
+        let shelf = EntityDescription(
+            name: "Shelf", attributes: [AttributeDescription("name", .string)],
+            relationships: [RelationshipDescription("books", destination: "Book", inverse: "shelf", toMany: true)])
+        let cabinet = EntityDescription(
+            name: "Cabinet", attributes: [AttributeDescription("doors", .integer16, isOptional: true)], superentity: shelf)
+        let model = try ObjectModel(entities: [
+            shelf, cabinet,
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [RelationshipDescription("shelf", destination: "Shelf", inverse: "books")]),
+        ])
+        let store = HistoryStore(kind) // keeps the folder
+        let stack = try store.stack(model: model)
+        let writer = stack.newBackgroundContext()
+        let names = try writer.performAndWait {
+            let plain = try writer.insertNamed("Shelf", "plain"), glass = try writer.insertNamed("Cabinet", "glass")
+            let dune = try writer.insertNamed("Book", "Dune"), emma = try writer.insertNamed("Book", "Emma")
+            try dune.setRelatedObject(glass, forKey: "shelf")
+            try emma.setRelatedObject(plain, forKey: "shelf")
+            try writer.save()
+            return Dictionary(uniqueKeysWithValues: [plain, glass, dune, emma].map { ($0.objectID, $0.label) })
+        }
+        let label = { (id: ObjectID) in names[id] ?? "\(id)" }
+        let token = stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        _ = try writer.performAndWait { try writer.execute(BatchDeleteRequest(entityName: "Book")) }
+        #expect(
+            try Self.changes(stack, after: token, label) == [
+                "delete Dune", "delete Emma", "update glass books", "update plain books",
+            ])
+    }
+
     /// A relationship that is its own inverse (friends): each link is seen from both ends, so a
     /// deleted person is lost by the people on either end of a link, except those deleted with it.
     @Test(arguments: StoreKind.allCases)

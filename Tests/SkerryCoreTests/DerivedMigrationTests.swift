@@ -172,14 +172,17 @@ import Testing
     }
 
     /// Unchanged derived attributes that a step's code makes Skerry compute again are computed
-    /// as a save converts them (an Integer 16 key path into an Integer 64 attribute), and those
-    /// SQL cannot compute (an Integer 64 into an Integer 16) keep the values they were saved
-    /// with: the step does not fail over a derivation it did not change.
+    /// from the values the step left, converted as a save converts them: an Integer 16 key path
+    /// into an Integer 64 attribute (in SQL), an Integer 64 into an Integer 16 and a count into a
+    /// Double (in Swift; they kept their stale values before). A value the attribute cannot hold
+    /// fails the step, as a save of its object would; so does a derivation Skerry cannot compute
+    /// for stored rows (a key path to a transient attribute), rather than keeping stale values.
     @Test(arguments: HierarchyConstraintTests.lastingKinds)
-    func anUnchangedDerivationAStepComputesAgainIsConvertedOrKept(kind: StoreKind) throws {
+    func anUnchangedDerivationAStepComputesAgainIsConvertedAsASaveConvertsIt(kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let author = """
             <attribute name="age" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            <attribute name="bookTotal" optional="YES" attributeType="Double" derived="YES" derivationExpression="books.@count" usesScalarValueType="YES"/>
             """
         let book = """
             <attribute name="authorAge" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="author.age" usesScalarValueType="YES"/>
@@ -188,19 +191,49 @@ import Testing
         let v1 = try Self.model(directory, "Books", author: author, book: book)
         let v2 = try Self.model(
             directory, "Books2", author: author, book: book + "<attribute name=\"isbn\" optional=\"YES\" attributeType=\"String\"/>")
-        let description = try Self.description(kind, directory)
-        try Self.populate(description, v1)
-        let step = MigrationStep(
-            from: 0,
-            transformRow: { entity, _, row in
-                if entity == "Author", row["name"] == .string("Ann Émile") { row["age"] = .int(40) }
-            })
-        let context = try Self.open(description, v2, plan: MigrationPlan(versions: [v1, v2], steps: [step]))
+        func migrated(_ name: String, pages: Int64) throws -> ObjectContext {
+            let description =
+                kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: directory.file("\(name).sqlite"))
+            try Self.populate(description, v1)
+            let step = MigrationStep(
+                from: 0, keepsRow: { _, row in row["title"] != .string("Winter") },
+                transformRow: { entity, _, row in
+                    if entity == "Author", row["name"] == .string("Ann Émile") { row["age"] = .int(40) }
+                    if entity == "Book", row["title"] == .string("Été") { row["pages"] = .int(pages) }
+                })
+            return try Self.open(description, v2, plan: MigrationPlan(versions: [v1, v2], steps: [step]))
+        }
+        let context = try migrated("Converted", pages: 150)
         try context.performAndWait {
             let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
-            #expect(try books.map { try $0.value(forKey: "authorAge", as: Int64?.self) } == [nil, 40, 40])
-            #expect(try books.map { try $0.value(forKey: "shortPages", as: Int64?.self) } == [10, 80, 120])
+            #expect(try books.map { try $0.value(forKey: "authorAge", as: Int64?.self) } == [nil, 40])
+            #expect(try books.map { try $0.value(forKey: "shortPages", as: Int64?.self) } == [10, 150])
+            let authors = try context.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("name")]))
+            #expect(try authors.map { try $0.value(forKey: "bookTotal", as: Double?.self) } == [1, 0])
         }
+
+        let tooLong = expectError(.migrationWouldLoseData) { _ = try migrated("TooLong", pages: 40_000) }
+        #expect(tooLong?.message.contains("'Book.shortPages' (pages) computes 40000 for row") == true, "\(tooLong?.message ?? "")")
+
+        // A key path to a transient attribute: a save computes it from the object in memory; a
+        // migration has no value to compute it from.
+        let nick = """
+            <attribute name="nick" optional="YES" attributeType="String" transient="YES"/>
+            <attribute name="nickname" optional="YES" attributeType="String" derived="YES" derivationExpression="nick"/>
+            """
+        let t1 = try Self.model(directory, "Nick", author: nick)
+        let t2 = try Self.model(
+            directory, "Nick2", author: nick, book: "<attribute name=\"isbn\" optional=\"YES\" attributeType=\"String\"/>")
+        let description =
+            kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: directory.file("Nick.sqlite"))
+        try Self.populate(description, t1)
+        let step = MigrationStep(from: 0, transformRow: { _, _, _ in })
+        let stale = expectError(.modelMismatch) {
+            _ = try Self.open(description, t2, plan: MigrationPlan(versions: [t1, t2], steps: [step]))
+        }
+        #expect(
+            stale?.message.contains("'Author.nickname' (nick) reads values the step's code may have changed") == true,
+            "\(stale?.message ?? "")")
     }
 
     /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming

@@ -273,6 +273,75 @@ import Testing
             #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Note")) } == 3)
         }
     }
+    /// A relationship a mapping model sets through a path (`folderCover`: the object NoteToNote
+    /// made of `$source.folder.cover`) gets the key the reached note has in the new store, which
+    /// only a store running the step knows. Code that calls the mapping model's transformRow
+    /// outside the store's call (here on another thread) gets a clear error, rather than the old
+    /// key written as is (n2's old key 2 is memo m2's now, n3's old key 3 is n1's).
+    @Test func aPathAssignmentOutsideTheStoresMigrationIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let versions = try Self.versions(directory, covers: true)
+        let description = StoreDescription(url: directory.file("Elsewhere.sqlite"))
+        try Self.populate(description, versions, covers: true)
+        let mapped = try #require(
+            try MigrationPlan(xcodeVersions: versions, mappingModels: [Self.mapping(directory, covers: true)]).steps[0])
+        let transform = try #require(mapped.transformRow)
+        let elsewhere = MigrationStep(
+            from: 0, renamedAttributes: mapped.renamedAttributes, renamedEntities: mapped.renamedEntities,
+            renamedRelationships: mapped.renamedRelationships, prepare: mapped.prepare, keepsRow: mapped.keepsRow,
+            transformRow: { entity, source, row in
+                let outcome = Locked<Result<MigrationRow, any Error>?>(nil)
+                let done = DispatchSemaphore(value: 0)
+                let start = row
+                Thread {
+                    var moved = start
+                    outcome.update { $0 = Result { try transform(entity, source, &moved) }.map { moved } }
+                    done.signal()
+                }.start()
+                done.wait()
+                row = try outcome.value!.get()
+            },
+            finish: mapped.finish)
+        let stack = PersistentStack(name: "Notes", model: versions[1].model)
+        var migrating = description
+        migrating.migrationPlan = MigrationPlan(versions: versions.map(\.model), steps: [elsewhere])
+        stack.persistentStoreDescriptions = [migrating]
+        let error = #expect(throws: SkerryError.self) { try stack.loadPersistentStores() }
+        let reason = (error?.underlyingError as? SkerryError) ?? error
+        #expect(reason?.code == .invalidArgument, "\(String(describing: error))")
+        #expect(
+            reason?.key == "folderCover" && reason?.message.contains("called outside the store's migration") == true,
+            "\(reason?.message ?? "")")
+    }
+
+    /// A relationship optional in version 1 and required in version 2 (`Note.folder`) that a note
+    /// had no link for before the step: the step with code fails the migration as before, and its
+    /// message says the row may have had no link before the step (rather than blaming the step's
+    /// code alone, which kept every row here).
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aRequiredRelationshipEmptyBeforeTheStepIsNotBlamedOnTheStep(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let versions = try Self.versions(directory, required: ["Note.folder"])
+        let description = try Self.description(kind, directory, "EmptyBefore")
+        try Self.populate(description, versions)
+        let stack = PersistentStack(name: "Notes", model: versions[0].model)
+        stack.persistentStoreDescriptions = [description]
+        try stack.loadPersistentStores()
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            try context.insert(entityName: "Note").setValue("n4", forKey: "text") // in no folder
+            try context.save()
+        }
+        try stack.persistentStoreCoordinator.remove(stack.persistentStoreCoordinator.persistentStores[0])
+        let step = MigrationStep(from: 0, keepsRow: { _, _ in true })
+        let error = expectError(.modelMismatch) { _ = try Self.migrated(description, versions, Self.mapping(directory), steps: [step]) }
+        let message = error?.message ?? ""
+        #expect((error?.underlyingError as? SkerryError)?.code == .missingRequiredValue)
+        #expect(message.contains("the required relationship 'Note.folder' is empty in 1 row(s)"), "\(message)")
+        #expect(
+            message.contains("it was optional in the version left, so these may be rows that had no link before the step"), "\(message)")
+    }
+
     /// A custom step's `finish` that links the objects it makes to rows the step carried: by
     /// the key the row has in the new store (`carriedKey(of:_:)`: note n1 was renumbered), the
     /// link holds; by the old key, which no note has now, the migration fails naming the

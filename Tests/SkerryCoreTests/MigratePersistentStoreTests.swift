@@ -85,6 +85,32 @@ import Testing
         #expect(try Self.contents(ofFileAt: new).count == before.count + 2)
     }
 
+    /// A migration that found its store and then cannot mark it as migrating says why: another
+    /// migration of it is under way, a migration on another thread replaced it, or another call
+    /// (another stack's destroyPersistentStore) took it out in between. (That window is a race
+    /// between the look-up and the mark: the mark is asked here directly.)
+    @Test func aStoreThatCannotBeginMigratingSaysWhy() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 2)
+        let coordinator = stack.persistentStoreCoordinator
+        let store = try #require(coordinator.loadedStores.first)
+        try coordinator.beginMigration(of: store)
+        let again = expectError(.invalidArgument) { try coordinator.beginMigration(of: store) }
+        #expect(again?.message.contains("is migrating already") == true, "\(again?.message ?? "")")
+        coordinator.endMigration(of: store)
+
+        let moved = try coordinator.migratePersistentStore(
+            coordinator.persistentStores[0], to: directory.file("New.sqlite"), options: nil, withType: SQLiteStoreType)
+        let replaced = expectError(.invalidArgument) { try coordinator.beginMigration(of: store) }
+        #expect(replaced?.message.contains("replaced it with \(moved)") == true, "\(replaced?.message ?? "")")
+
+        let current = try #require(coordinator.loadedStores.first)
+        _ = try coordinator.takeStore(moved)
+        let gone = expectError(.invalidArgument) { try coordinator.beginMigration(of: current) }
+        #expect(gone?.message.contains("is no longer loaded: another call took it out") == true, "\(gone?.message ?? "")")
+        #expect(gone?.message.contains("migrating already") == false)
+    }
+
     @Test func aFileMovesIntoMemoryAndBack() throws {
         let directory = TemporaryDirectory()
         let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 60)

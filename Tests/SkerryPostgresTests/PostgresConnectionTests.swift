@@ -1,7 +1,8 @@
+import CLibPQ
 import Foundation
-import SkerryCore
 import Testing
 
+@testable import SkerryCore
 @testable import SkerryPostgres
 
 /// The libpq binding against a real server: connection strings, TLS, typed errors, prepared
@@ -30,6 +31,33 @@ import Testing
         }
         #expect(error?.sqlState == .unableToConnect)
         #expect(error?.message.contains("certificate") == true, "\(error?.message ?? "")")
+    }
+
+    /// A store in a schema of its own keeps the connection string's own `options` (here a
+    /// statement timeout, in a URI and in key=value pairs) next to the search path it adds: libpq
+    /// keeps a keyword's last value, and the store's `options` replaced the user's.
+    @Test func aStoreInASchemaKeepsTheConnectionStringsOwnOptions() throws {
+        let uri = try #require(PostgresTestServer.tcpURI)
+        let pairs = try PostgresTestServer.require()
+        for connectionString in [
+            uri + "?sslmode=disable&options=-c%20statement_timeout%3D4321", pairs + " options='-c statement_timeout=4321'",
+        ] {
+            let schema = PostgresTestServer.newSchema()
+            let stack = PersistentStack(
+                name: "Options",
+                model: try ObjectModel(entities: [
+                    EntityDescription(name: "Item", attributes: [AttributeDescription("code", .string, isOptional: true)])
+                ]))
+            stack.persistentStoreDescriptions = [.postgres(connectionString, maximumConnections: 1, schema: schema)]
+            try stack.loadPersistentStores()
+            let store = try #require(stack.persistentStoreCoordinator.loadedStores.first as? PostgresStore)
+            let settings = try store.pool.withConnection { connection in
+                try ["statement_timeout", "search_path"].map {
+                    try connection.query("SELECT current_setting($1)", [.string($0)]).text(0, 0)
+                }
+            }
+            #expect(settings == ["4321ms", "\"\(schema)\""], "\(connectionString)")
+        }
     }
 
     @Test func malformedConnectionStringsAreTypedErrors() {
@@ -392,6 +420,20 @@ import Testing
         #expect(done.value == 24)
         #expect(peak.value <= 3)
         #expect(pool.openConnections <= 3)
+    }
+
+    /// A pipeline whose Sync could not be queued (libpq out of memory) leaves the connection healthy
+    /// but in pipeline mode, where no synchronous statement runs: the pool does not hand it out again.
+    @Test func aConnectionLeftInPipelineModeIsNotReused() throws {
+        let pool = PostgresConnectionPool(connectionString: try PostgresTestServer.require(), maximumConnections: 1)
+        let first = try pool.withConnection { connection in
+            let pid = try connection.scalarInt64("SELECT pg_backend_pid()")
+            #expect(PQenterPipelineMode(connection.handle) == 1)
+            #expect(connection.isHealthy)
+            return pid
+        }
+        let second = try pool.withConnection { try $0.scalarInt64("SELECT pg_backend_pid()") }
+        #expect(second != nil && second != first)
     }
 
     @Test func aBrokenConnectionIsReplacedOnTheNextUse() throws {

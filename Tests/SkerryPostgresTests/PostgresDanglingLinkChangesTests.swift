@@ -109,4 +109,57 @@ import Testing
         #expect(names(adaDeleted.deleted) == names([ada]))
         #expect(names(adaDeleted.updated) == names([acme]))
     }
+
+    /// The objects named by the deleted rows' own foreign keys lose them from the inverse: a
+    /// batch delete of a book announces its author as updated (the author's books changed), as
+    /// a join-table row's case does.
+    @Test func anotherInstanceHearsOfTheAuthorWhoseBookABatchDeleteDeleted() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true)]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")]),
+        ])
+        let schema = PostgresTestServer.newSchema()
+        func stack() throws -> PersistentStack {
+            let stack = PersistentStack(name: "Instance", model: model)
+            stack.persistentStoreDescriptions = [
+                .postgres(try PostgresTestServer.require(), maximumConnections: 2, schema: schema, propagatesChanges: true)
+            ]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        let writing = try stack()
+        let listening = try stack()
+        let heard = Mutex<[StoreChanges]>([])
+        let observation = listening.addDidSaveObserver { event in
+            guard event.isFromOtherProcess else { return }
+            heard.withLock { $0.append(event.changes) }
+        }
+        defer { observation.cancel() }
+        let context = writing.newBackgroundContext()
+        let (herbert, dune) = try context.performAndWait {
+            let author = try context.insert(entityName: "Author")
+            try author.setValue("Herbert", forKey: "name")
+            let books = try ["Dune", "Messiah"].map { title in
+                let book = try context.insert(entityName: "Book")
+                try book.setValue(title, forKey: "title")
+                return book
+            }
+            try author.setRelatedObjects(books, forKey: "books")
+            try context.save()
+            return (author.objectID, books[0].objectID)
+        }
+        #expect(PostgresChangePropagationTests.eventually { heard.withLock { $0.count == 1 } })
+        func names(_ ids: Set<ObjectID>) -> Set<String> { Set(ids.map { "\($0.entityName) \($0.key)" }) }
+        _ = try context.performAndWait {
+            try context.execute(BatchDeleteRequest(entityName: "Book", predicate: AttributeKey("title") == "Dune"))
+        }
+        #expect(PostgresChangePropagationTests.eventually { heard.withLock { $0.count == 2 } })
+        let duneDeleted = try #require(heard.withLock { $0.last })
+        #expect(names(duneDeleted.deleted) == names([dune]))
+        #expect(names(duneDeleted.updated) == names([herbert]))
+    }
 }

@@ -160,9 +160,7 @@ import Testing
         let token = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         let before = try #require(token.storeTokens[identifiers[early]])
 
-        let holder = try PostgresTestServer.connect()
-        try holder.execute("BEGIN")
-        try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schemas[late])])
+        let holder = try PostgresHistoryLockHolder.holding(schemas[late])
         try context.performAndWait {
             try insertBoth(1)
             let error = expectError(.database) { try context.save() }

@@ -23,10 +23,17 @@ import Testing
     {
         let schema = PostgresTestServer.newSchema()
         let stack = PersistentStack(name: "Plain", model: PostgresPersistentHistoryTests.model)
-        var connectionString = try #require(PostgresTestServer.connectionString)
-        if serializableByDefault { connectionString += " options='-c default_transaction_isolation=serializable'" }
+        let connectionString =
+            serializableByDefault
+            ? try PostgresConnectionString.adding(
+                option: "-c default_transaction_isolation=serializable", to: try PostgresTestServer.require())
+            : try PostgresTestServer.require()
         stack.persistentStoreDescriptions = [.postgres(connectionString, maximumConnections: 2, schema: schema)]
         try stack.loadPersistentStores()
+        // The store's own sessions have the default the variant asks for.
+        let store = try #require(stack.persistentStoreCoordinator.loadedStores.first as? PostgresStore)
+        let isolation = try store.pool.withConnection { try $0.query("SHOW default_transaction_isolation").text(0, 0) }
+        #expect((isolation == "serializable") == serializableByDefault, "\(isolation)")
         // One entry saved before, for the batch delete (its statements prepared by a first one).
         try stack.viewContext.performAndWait {
             let entry = try stack.viewContext.insert(entityName: "Entry")
@@ -36,9 +43,7 @@ import Testing
             _ = try stack.viewContext.execute(BatchDeleteRequest(entityName: "Entry", predicate: AttributeKey("writer") == Int64(9)))
         }
         // The other instance, between its lock and its commit.
-        let turning = try PostgresTestServer.connect()
-        try turning.execute("BEGIN")
-        try turning.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
+        let turning = try PostgresHistoryLockHolder.holding(schema)
         try turning.execute(
             "INSERT INTO \"\(schema)\".\"_skerry_metadata\" (\"key\", \"value\") VALUES ('historyTracking', 'on') ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\""
         )
@@ -106,30 +111,12 @@ import Testing
             try stack.loadPersistentStores()
             return stack
         }
-        // The save under way lets go when told, or after 10 s (an opening that waited that long
-        // then loads, and the expectations below fail instead of the test hanging).
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
-        let holderFailure = Locked<String?>(nil)
-        Thread.detachNewThread {
-            defer { released.signal() }
-            do {
-                let saving = try PostgresTestServer.connect()
-                try saving.execute("BEGIN")
-                try saving.query("SELECT pg_advisory_xact_lock_shared(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
-                held.signal()
-                _ = release.wait(timeout: .now() + 10)
-                try saving.execute("COMMIT")
-            } catch {
-                holderFailure.set("\(error)")
-                held.signal()
-            }
-        }
-        held.wait()
-        #expect(holderFailure.value == nil)
+        // A save under way of an instance without the option.
+        let saving = PostgresHistoryLockHolder(schema, shared: true)
+        #expect(saving.failure.value == nil)
         let error = expectError(.storeLoadFailed) { _ = try tracking() }
         #expect(error?.postgres?.sqlState == .lockNotAvailable)
-        release.signal()
-        released.wait()
+        saving.release()
         _ = try tracking()
         try plain.viewContext.performAndWait { () throws in
             let entry = try plain.viewContext.insert(entityName: "Entry")

@@ -92,4 +92,50 @@ import Testing
         #expect(try Self.codes("Item", in: stack) == ["X"])
         #expect(try Self.codes("Film", in: stack) == [])
     }
+
+    /// A fetch of a parent entity with a raw SQL condition reads the family's matching IDs, then
+    /// each entity's rows by key: both statements see one snapshot. Another session deletes a
+    /// matching film and commits between them (the condition waits for an advisory lock the
+    /// test holds, after the first statement began): the fetch still returns the film, as the
+    /// store was when the fetch began, not a list the deleted row went missing from.
+    @Test func aFamilyFetchWithARawConditionReadsOneSnapshot() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try Self.stack(schema)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            for (entity, code) in [("Book", "B1"), ("Film", "F1")] { try Self.insert(entity, code, in: context) }
+            try context.save()
+        }
+        let holder = try PostgresTestServer.connect()
+        let lock = Int64.random(in: 1_000_000...2_000_000_000) // classid 0, objid this
+        try holder.query("SELECT pg_advisory_lock(?::bigint)", [.int(lock)])
+        let fetched = Locked<Result<[String], SkerryError>?>(nil)
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) {
+            let reader = stack.newBackgroundContext()
+            let request = FetchRequest(
+                entityName: "Item",
+                predicate: .sql("pg_advisory_xact_lock_shared(CAST(? AS bigint))::text = '' AND code IS NOT NULL", [.int(lock)]),
+                sortKeys: [SortKey("code")])
+            let codes = reader.performAndWait { () -> Result<[String], SkerryError> in
+                do {
+                    return .success(try reader.fetch(request).compactMap { try $0.value(forKey: "code", as: String?.self) })
+                } catch {
+                    return .failure(error as? SkerryError ?? SkerryError(.database, "\(error)"))
+                }
+            }
+            fetched.update { $0 = codes }
+        }
+        try PostgresConcurrentSaveTests.waitUntil(
+            try PostgresTestServer.connect(),
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 0 AND objid::text = ?",
+            [.string(String(lock))])
+        try holder.execute("DELETE FROM \"\(schema)\".\"Film\" WHERE code = 'F1'")
+        try holder.query("SELECT pg_advisory_unlock(?::bigint)", [.int(lock)])
+        done.wait()
+
+        let result = try #require(fetched.value, "the fetch did not finish")
+        #expect(try result.get() == ["B1", "F1"])
+        #expect(try Self.codes("Item", in: stack) == ["B1"])
+    }
 }

@@ -190,9 +190,7 @@ import Testing
         let token = try #require(consumer.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
 
         // Another session holds the late store's history lock.
-        let holder = try PostgresTestServer.connect()
-        try holder.execute("BEGIN")
-        try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schemas[late])])
+        let holder = try PostgresHistoryLockHolder.holding(schemas[late])
         let watcher = try PostgresTestServer.connect()
         let holderPID = try #require(try holder.scalarInt64("SELECT pg_backend_pid()"))
         let blockedBy = "SELECT pid FROM pg_stat_activity WHERE ?::integer = ANY(pg_blocking_pids(pid))"
@@ -229,7 +227,7 @@ import Testing
         save(second, 2, entities: [entities[early]])
         let committed = "SELECT count(*) FROM \"\(schemas[early])\".\"_skerry_history_transactions\""
         for _ in 0..<400 {
-            if try watcher.scalarInt64(Self.waitingForHistoryLock, [.string(schemas[early])]) ?? 0 > 0 { break }
+            if try watcher.scalarInt64(PostgresHistoryLockHolder.waiting, [.string(schemas[early])]) ?? 0 > 0 { break }
             if try watcher.scalarInt64(committed) ?? 0 > 0 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -246,14 +244,6 @@ import Testing
         let all = try consumer.viewContext.history(.fetchHistory(after: token))
         #expect(all.filter { $0.storeID == earlyStore }.map(\.transactionNumber) == seen)
     }
-
-    /// How many sessions wait for the history lock of the store in the schema given (a bigint
-    /// advisory lock shows its halves in `classid` and `objid`, with `objsubid` 1).
-    static let waitingForHistoryLock = """
-        SELECT count(*) FROM pg_locks, (SELECT hashtextextended('skerry-history:' || ?, 0) AS k) AS history \
-        WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 \
-        AND classid::bigint = (history.k >> 32) & 4294967295 AND objid::bigint = history.k & 4294967295
-        """
 
     /// A token past the store's last committed transaction (the database was restored from an
     /// older dump since, here by deleting the newest transaction by hand) expires, as in SQLite.
@@ -391,26 +381,9 @@ import Testing
         try stack.loadPersistentStores()
         let token = try #require(stack.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         // Another session holds the store's history lock in an open transaction, until told to
-        // let go; a guard lets go after 10 s anyway (a save that waited that long then succeeds,
-        // and the expectations below fail instead of the test hanging).
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
-        let holderFailure = Locked<String?>(nil)
-        DispatchQueue.global().async {
-            defer { released.signal() }
-            do {
-                let holder = try PostgresTestServer.connect()
-                try holder.execute("BEGIN")
-                try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry-history:' || ?, 0))", [.string(schema)])
-                held.signal()
-                _ = release.wait(timeout: .now() + 10)
-                try holder.execute("ROLLBACK")
-            } catch {
-                holderFailure.set("\(error)")
-                held.signal()
-            }
-        }
-        held.wait()
-        #expect(holderFailure.value == nil)
+        // let go.
+        let holder = PostgresHistoryLockHolder(schema)
+        #expect(holder.failure.value == nil)
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             let entry = try context.insert(entityName: "Entry")
@@ -420,8 +393,7 @@ import Testing
             #expect(error?.postgres?.sqlState == .lockNotAvailable)
             #expect(context.hasChanges && context.insertedObjects.count == 1)
         }
-        release.signal()
-        released.wait()
+        holder.release()
         // Nothing of the failed save was written.
         let fresh = stack.newBackgroundContext()
         #expect(try fresh.performAndWait { try fresh.count(for: FetchRequest(entityName: "Entry")) } == 0)

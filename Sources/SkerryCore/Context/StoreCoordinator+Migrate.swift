@@ -69,7 +69,8 @@ extension StoreCoordinator {
     ///   - destination: the new store. Without a configuration or entity names of its own, it
     ///     holds the entities `store` held; with them, it must hold every one of those.
     /// - Returns: the description of the new store (what ``persistentStores`` lists).
-    /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded or is migrating
+    /// - Throws: ``SkerryError/Code/invalidArgument`` when `store` is not loaded (or no longer
+    ///   is: another thread or stack took it out or replaced it as the call began) or is migrating
     ///   already (another thread's call), the destination is the same store, is loaded already, does not hold every entity of `store`, holds
     ///   objects, or holds a store written with another model version;
     ///   ``SkerryError/Code/storeIsReadOnly`` when the destination is read-only; ``SkerryError/Code/constraintViolation`` when the objects
@@ -89,9 +90,7 @@ extension StoreCoordinator {
         }
         // Neither taken out nor migrated again while it is copied: the swap below finds it, so a
         // copy the destination committed always replaces it.
-        guard beginMigration(of: source) else {
-            throw SkerryError(.invalidArgument, "\(store) is migrating already: a store migrates once at a time.")
-        }
+        try beginMigration(of: source)
         defer { endMigration(of: source) }
         var target = destination.resolvedForLoading
         if target.configuration == nil && target.entityNames == nil {

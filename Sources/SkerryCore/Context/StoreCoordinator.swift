@@ -115,12 +115,36 @@ public final class StoreCoordinator: @unchecked Sendable {
         return try taken.get()
     }
 
-    /// Marks the loaded store `store` as migrating (see `migrating`); false, changing nothing,
-    /// when it is not loaded or is migrating already.
-    func beginMigration(of store: any ObjectStore) -> Bool {
-        lock.withLock {
-            guard stores.contains(where: { $0 === store }) else { return false }
-            return migrating.insert(ObjectIdentifier(store)).inserted
+    /// Marks the loaded store `store` as migrating (see `migrating`).
+    /// - Throws: ``SkerryError/Code/invalidArgument``, changing nothing, when `store` is migrating
+    ///   already (another thread's ``migratePersistentStore(_:to:)``), or is no longer loaded: a
+    ///   call on another thread, or another stack's coordinator, took it out or replaced it after
+    ///   the caller found it.
+    func beginMigration(of store: any ObjectStore) throws(SkerryError) {
+        enum Outcome { case begun, migrating, gone }
+        let outcome: Outcome = lock.withLock {
+            guard stores.contains(where: { $0 === store }) else { return .gone }
+            return migrating.insert(ObjectIdentifier(store)).inserted ? .begun : .migrating
+        }
+        let description = store.storeDescription
+        switch outcome {
+        case .begun:
+            return
+        case .migrating:
+            throw SkerryError(
+                .invalidArgument,
+                "\(description) is migrating already (migratePersistentStore on another thread): a store migrates once at a time.")
+        case .gone:
+            if let new = migratedDescriptions.withLock({ $0.last { $0.old == description }?.new }) {
+                throw SkerryError(
+                    .invalidArgument,
+                    "\(description) is no longer loaded: a migratePersistentStore on another thread replaced it with \(new) after this call found it."
+                )
+            }
+            throw SkerryError(
+                .invalidArgument,
+                "\(description) is no longer loaded: another call took it out of this coordinator after this one found it (remove(_:), destroyPersistentStore or replacePersistentStore, on another thread or through another stack's coordinator, or a migratePersistentStore that replaced it)."
+            )
         }
     }
 

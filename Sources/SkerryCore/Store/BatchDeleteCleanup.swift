@@ -37,10 +37,27 @@ package struct BatchDeleteCleanup: Sendable {
         }
     }
 
+    /// A foreign-key column of the deleted rows themselves whose relationship has a stored
+    /// inverse: the objects it names stay, and lose the deleted objects from that inverse (a
+    /// to-many relationship read from this column, or the other side of a one-to-one). Nothing
+    /// is cleared for it (the column goes with its row), but the history and the change
+    /// notifications name those objects, as they name the objects whose join-table rows go.
+    package struct HeldKey: Sendable, Hashable {
+        /// The deleted rows' table (a member of the delete) and its column.
+        package let table: String
+        package let column: String
+        /// The relationship's destination, and the name of its inverse there.
+        package let destination: String
+        package let inverse: String
+    }
+
     /// Join-table rows to delete: where `column` holds a deleted key.
     package let joinColumns: [JoinColumn]
     /// Foreign keys to clear: where `column` holds a deleted key.
     package let foreignKeys: [ForeignKey]
+    /// The deleted rows' own foreign keys that name objects that lose them (empty with
+    /// `unlinkedOnly`).
+    package let heldKeys: [HeldKey]
 
     /// Whether the deleted rows can have nothing to clear (a delete of their rows is all).
     package var isEmpty: Bool { joinColumns.isEmpty && foreignKeys.isEmpty }
@@ -58,6 +75,7 @@ package struct BatchDeleteCleanup: Sendable {
     ) {
         var joinColumns: [JoinColumn] = []
         var foreignKeys: [ForeignKey] = []
+        var heldKeys: [HeldKey] = []
         var seenJoins: Set<JoinColumn> = []
         var seenKeys: Set<String> = []
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -70,6 +88,12 @@ package struct BatchDeleteCleanup: Sendable {
             let isMember = !unlinkedOnly && members.contains { $0 === entity }
             for (index, relationship) in entity.relationships.enumerated() {
                 if unlinkedOnly, Self.hasStoredInverse(relationship, byName) { continue }
+                if isMember, case .foreignKey(let column)? = layout.storage(entity, index),
+                    let inverse = relationship.inverseName, Self.hasStoredInverse(relationship, byName)
+                {
+                    heldKeys.append(
+                        HeldKey(table: entity.name, column: column, destination: relationship.destinationEntityName, inverse: inverse))
+                }
                 switch layout.storage(entity, index) {
                 case .joinTable(let table, let sourceColumn, let targetColumn, _)?:
                     // The deleted objects as the source of the link, and as its target.
@@ -116,6 +140,7 @@ package struct BatchDeleteCleanup: Sendable {
         }
         self.joinColumns = joinColumns
         self.foreignKeys = foreignKeys
+        self.heldKeys = heldKeys
     }
 
     /// Whether `relationship` has an inverse that the store keeps (declared, found in its

@@ -1,11 +1,20 @@
 import Foundation
 
-/// Computes one derived attribute for every row of a store's table, in SQL, writing only the rows
-/// whose value changes (a migration that computes an unchanged value again rewrites no row).
+/// Computes one derived attribute for every row of a store's table, as a save computes it: in
+/// SQL where the value is stored as is, in Swift where a save converts it (a number into another
+/// number type) or applies a text function. Only the rows whose value changes are written (a
+/// migration that computes an unchanged value again rewrites no row).
 struct DerivedFiller {
-    /// A derivation the filler cannot compute in SQL, and why.
+    /// A derivation the filler cannot compute for stored rows, and why.
     struct Uncomputable: Error {
         let why: String
+    }
+
+    /// A value computed for the row `key` that the attribute's type cannot hold (a save of its
+    /// object fails the same way).
+    struct Unconvertible: Error {
+        let key: Int64
+        let value: AttributeValue
     }
 
     let dialect: SQLDialect
@@ -39,9 +48,28 @@ struct DerivedFiller {
         return from <= to
     }
 
+    /// The types whose values a save converts into one another (``SchemaMapping/convert(_:to:)``).
+    private static let numbers: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean]
+
+    /// A value of type `type` from its text, as `CAST(… AS TEXT)` writes it in either dialect;
+    /// nil when the text is no such value.
+    static func parse(_ text: String, as type: AttributeType) -> AttributeValue? {
+        switch type {
+        case .integer16, .integer32, .integer64: return Int64(text).map(AttributeValue.int)
+        case .double, .float: return Double(text).map(AttributeValue.double)
+        case .decimal: return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(AttributeValue.decimal)
+        case .boolean:
+            if ["1", "t", "true"].contains(text) { return .bool(true) }
+            return ["0", "f", "false"].contains(text) ? .bool(false) : nil
+        case .string: return .string(text)
+        default: return nil
+        }
+    }
+
     /// Computes `attribute` (derived by `derivation`) of `entity` for every row.
-    /// - Throws: ``Uncomputable`` for a derivation the filler cannot compute in SQL; the
-    ///   connection's errors.
+    /// - Throws: ``Uncomputable`` for a derivation the filler cannot compute for stored rows;
+    ///   ``Unconvertible`` for a row whose value the attribute cannot hold; the connection's
+    ///   errors.
     func fill(
         _ attribute: AttributeDescription, of entity: EntityDescription, _ derivation: AttributeDerivation,
         _ connection: some StoreSQLConnection
@@ -82,6 +110,38 @@ struct DerivedFiller {
         func set(_ expression: String) throws {
             try connection.execute("UPDATE \(table) SET \(column) = \(expression) WHERE \(differ(column, "(\(expression))"))")
         }
+        /// Sets every row's value to `compute` of the value of `expression` (of type `type`),
+        /// converted to the attribute's type as a save converts it, where it differs: the values
+        /// read as text, computed in Swift, and written row by row.
+        func setInSwift(_ expression: String, _ type: AttributeType, _ compute: (AttributeValue) -> AttributeValue = { $0 }) throws {
+            let rows = try connection.textRows(
+                """
+                SELECT CAST(\(pk) AS TEXT), CASE WHEN (\(expression)) IS NULL THEN '' ELSE 'v' END, CAST((\(expression)) AS TEXT), \
+                CASE WHEN \(column) IS NULL THEN '' ELSE 'v' END, CAST(\(column) AS TEXT) FROM \(table)
+                """, [])
+            for row in rows {
+                guard let key = Int64(row[0]) else { continue }
+                guard let reached = row[1].isEmpty ? AttributeValue.null : Self.parse(row[2], as: type) else {
+                    throw Uncomputable(why: "the stored \(type) '\(row[2])' of row \(key) cannot be read back")
+                }
+                let computed = compute(reached)
+                guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
+                    throw Unconvertible(key: key, value: computed)
+                }
+                let stored = row[3].isEmpty ? AttributeValue.null : Self.parse(row[4], as: attribute.type)
+                guard value != stored else { continue }
+                try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(pk) = ?", [value, .int(key)])
+            }
+        }
+        /// Sets every row's value to the value of `expression`, of type `type`: in SQL when the
+        /// attribute holds it as is, converted in Swift when a save converts it.
+        func set(_ expression: String, of type: AttributeType) throws {
+            if Self.fits(type, into: attribute.type) { return try set(expression) }
+            guard Self.numbers.contains(type), Self.numbers.contains(attribute.type) else {
+                throw Uncomputable(why: "its value is a \(type), and the attribute a \(attribute.type)")
+            }
+            try setInSwift(expression, type)
+        }
         switch derivation {
         case .now:
             let time: AttributeValue = attribute.type == .date ? .date(now) : .double(now.timeIntervalSinceReferenceDate)
@@ -91,29 +151,19 @@ struct DerivedFiller {
             try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(column) IS NULL", [converted])
         case .keyPath(let path):
             let reached = try value(path.split(separator: ".").map(String.init), of: entity, table)
-            guard Self.fits(reached.type, into: attribute.type) else {
-                throw Uncomputable(why: "its value is a \(reached.type), and the attribute a \(attribute.type)")
-            }
-            try set(reached.sql)
+            try set(reached.sql, of: reached.type)
         case .function(let name, let path):
             let reached = try value(path.split(separator: ".").map(String.init), of: entity, table)
-            guard reached.type == .string, attribute.type == .string else { throw Uncomputable(why: "it is a text function") }
-            let rows = try connection.textRows(
-                """
-                SELECT CAST(\(pk) AS TEXT), CASE WHEN \(reached.sql) IS NULL THEN '' ELSE 'v' END, \(reached.sql), \
-                CASE WHEN \(column) IS NULL THEN '' ELSE 'v' END, \(column) FROM \(table)
-                """, [])
-            for row in rows {
-                guard let key = Int64(row[0]) else { continue }
-                let computed = row[1].isEmpty ? AttributeValue.null : .string(AttributeDerivation.apply(name, to: row[2]))
-                let stored = row[3].isEmpty ? AttributeValue.null : .string(row[4])
-                guard computed != stored else { continue }
-                try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(pk) = ?", [computed, .int(key)])
+            guard attribute.type == .string else {
+                throw Uncomputable(why: "a text function gives text, and the attribute is a \(attribute.type)")
+            }
+            // A save gives no value for a value that is not text.
+            guard reached.type == .string else { return try set("NULL") }
+            try setInSwift(reached.sql, .string) { value in
+                guard case .string(let text) = value else { return .null }
+                return .string(AttributeDerivation.apply(name, to: text))
             }
         case .count(let relationshipName):
-            guard [.integer16, .integer32, .integer64].contains(attribute.type) else {
-                throw Uncomputable(why: "a count is an integer, and the attribute a \(attribute.type)")
-            }
             guard let relationship = entity.relationship(named: relationshipName), relationship.isToMany,
                 let destination = byName[relationship.destinationEntityName]
             else { throw Uncomputable(why: "'\(entity.name).\(relationshipName)' is no to-many relationship") }
@@ -128,7 +178,9 @@ struct DerivedFiller {
             default:
                 throw Uncomputable(why: "'\(entity.name).\(relationshipName)' is not stored")
             }
-            try set(counts.joined(separator: " + "))
+            let sum = counts.joined(separator: " + ")
+            // A count goes into any integer attribute in SQL; into another number type, a save converts it.
+            if [.integer16, .integer32, .integer64].contains(attribute.type) { try set(sum) } else { try set(sum, of: .integer64) }
         case .aggregate:
             throw Uncomputable(why: "an aggregate other than @count")
         }

@@ -70,6 +70,20 @@ extension SQLDialect {
             + set.joined(separator: ", ")
     }
 
+    /// `INSERT` of one row into `table` that, when a row with the same `conflictColumns` (its
+    /// key) exists, sets only `updatedColumns` of it and keeps its other columns (nothing when
+    /// none): `ON CONFLICT … DO UPDATE` / `DO NOTHING` in both dialects (SQLite's
+    /// `INSERT OR REPLACE` would rewrite the whole row).
+    package func upsert(into table: String, columns: [String], conflictColumns: [String], updatedColumns: [String]) -> String {
+        let q = SQLBuilder.quote
+        let values =
+            "(\(columns.map(q).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let action =
+            updatedColumns.isEmpty
+            ? "DO NOTHING" : "DO UPDATE SET " + updatedColumns.map { "\(q($0)) = excluded.\(q($0))" }.joined(separator: ", ")
+        return "INSERT INTO \(q(table)) \(values) ON CONFLICT (\(conflictColumns.map(q).joined(separator: ", "))) " + action
+    }
+
     /// The names of the indexes of the table bound as the one parameter.
     var indexNamesOfTable: String {
         self == .sqlite

@@ -119,7 +119,7 @@ extension SQLiteStore {
         // Derived attributes new or changed in this version, or made stale by the step's code, get
         // their values in every row.
         try schema.fillDerivedAttributes(of: step, mapping, connection)
-        if step.checksLinks { try schema.checkMigratedLinks(entities: step.destination, number: step.number, connection) }
+        if step.checksLinks { try schema.checkMigratedLinks(of: step, mapping, connection) }
         try verifyRows(mapping, keys: keys, connection)
         try verifyLinks(expectedLinks, customized: customizedForeignKeys, layout: destinationLayout, connection)
         for table in retired.values.sorted() { try connection.execute("DROP TABLE \(q(table))") }

@@ -8,8 +8,9 @@
 ///   the order;
 /// - a to-many relationship whose inverse is to-many (or absent) is a join table
 ///   `_<Entity>_<name>` of the side that sorts first, with `source`, `target`, `source_order` and
-///   `target_order` columns; a relationship that is its own inverse keeps both directions of
-///   each link there;
+///   `target_order` columns (the order of the side that owns the table, and of the other side,
+///   each written by its own side when it is ordered); a relationship that is its own inverse
+///   keeps both directions of each link there;
 /// - a transient relationship is not stored; a stored relationship whose inverse is transient
 ///   is stored as if it had no inverse (a to-one in its own column, a to-many in its own join
 ///   table).
@@ -33,12 +34,14 @@ package enum RelationshipStorage: Sendable, Hashable {
     case transient
 
     /// Whether saving the relationship's changes writes something for this side (the side that
-    /// holds the foreign key, the ordered side of an inverse key, the owner of a join table).
+    /// holds the foreign key, the ordered side of an inverse key, the owner of a join table, and
+    /// the other side of a join table when it is ordered: its order is in the `target_order`
+    /// column, which only its own list can tell).
     package var isWrittenBySource: Bool {
         switch self {
         case .foreignKey: return true
         case .inverseForeignKey(_, _, let orderColumn): return orderColumn != nil
-        case .joinTable(_, let sourceColumn, _, _): return sourceColumn == "source"
+        case .joinTable(_, let sourceColumn, _, let orderColumn): return sourceColumn == "source" || orderColumn != nil
         case .transient: return false
         }
     }

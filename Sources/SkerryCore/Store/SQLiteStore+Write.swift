@@ -411,11 +411,13 @@ extension SQLiteStore {
         let selectsKeys = returningIDs || !cleanup.isEmpty || tracksPersistentHistory
         let statements = members.map { member in
             let query = StoreQuery(entity: member, predicate: predicate, sortKeys: [])
-            // With history, the values it keeps of the deleted rows come with their keys.
+            // With history, the values it keeps of the deleted rows come with their keys, and so do
+            // the objects their own foreign keys name (which lose them).
             let preserved = tracksPersistentHistory ? HistoryEntry.preservedAttributes(member) : []
-            let columns = ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q)
+            let held = tracksPersistentHistory ? planner.heldKeyReading(member, cleanup) : nil
+            let columns = ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q) + (held?.expressions ?? [])
             return (
-                entity: member,
+                entity: member, held: held,
                 select: SQLBuilder.query(
                     "SELECT \(columns.joined(separator: ", ")) FROM \(q(member.name))", query, layout: layout, ordered: false),
                 delete: SQLBuilder.query("DELETE FROM \(q(member.name))", query, layout: layout, ordered: false)
@@ -430,7 +432,8 @@ extension SQLiteStore {
                 var objectIDs: [ObjectID] = []
                 var keys: [Int64] = []
                 var history: [HistoryEntry] = []
-                for (member, select, delete) in statements {
+                var held: [HistoryEntry] = []
+                for (member, reading, select, delete) in statements {
                     if selectsKeys {
                         let statement = try connection.cachedStatement(select.text)
                         try statement.bind(select.bindings)
@@ -438,8 +441,16 @@ extension SQLiteStore {
                             let key = statement.int64(at: 0)
                             keys.append(key)
                             if tracksPersistentHistory {
-                                let tombstone = Self.tombstone(statement, HistoryEntry.preservedAttributes(member), from: 1)
+                                let preserved = HistoryEntry.preservedAttributes(member)
+                                let tombstone = Self.tombstone(statement, preserved, from: 1)
                                 history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
+                                if let reading {
+                                    let first = 1 + preserved.count
+                                    held += reading.updates { expression in
+                                        let column = Int32(first + expression)
+                                        return statement.isNull(at: column) ? nil : statement.int64(at: column)
+                                    }
+                                }
                             }
                             if returningIDs { objectIDs.append(ObjectID(store: identity, entity: member, primaryKey: key)) }
                         }
@@ -448,7 +459,8 @@ extension SQLiteStore {
                     count += connection.changes
                 }
                 if !keys.isEmpty {
-                    history += try clearReferences(to: keys, cleanup, deleting: entity, recording: tracksPersistentHistory, connection)
+                    history += try clearReferences(
+                        to: keys, cleanup, deleting: entity, recording: tracksPersistentHistory, held: held, connection)
                 }
                 try recordHistory(history, connection)
                 return (count, objectIDs)
@@ -463,12 +475,13 @@ extension SQLiteStore {
     /// When `recording` (the store records history), returns the objects that stay and lost a
     /// deleted object, as updates naming the relationships that lost it (one per object), as a
     /// save's clearing reports them (``StoreWritePlanner/danglingLinkDeletes(of:_:)``): the rows
-    /// whose foreign keys became NULL, and the objects whose to-many relationship kept in a join
-    /// table lost a deleted object, so that a consumer merging the history does not keep a link
-    /// to a deleted object.
+    /// whose foreign keys became NULL, the objects whose to-many relationship kept in a join
+    /// table lost a deleted object, and those the deleted rows' own foreign keys named (`held`,
+    /// read with the rows: ``StoreWritePlanner/heldKeyReading(_:_:)``), so that a consumer
+    /// merging the history does not keep a link to a deleted object.
     private func clearReferences(
         to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription, recording: Bool,
-        _ connection: SQLiteConnection
+        held: [HistoryEntry], _ connection: SQLiteConnection
     ) throws -> [HistoryEntry] {
         let q = SQLBuilder.quote
         let list = SQLBuilder.jsonKeys(keys)
@@ -479,7 +492,7 @@ extension SQLiteStore {
                     "SELECT count(*) FROM \(q(foreignKey.table)) WHERE \(SQLBuilder.inKeys(foreignKey.column))", [list]) ?? 0
             if count > 0 { throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: Int(count), deleting: entity) }
         }
-        var cleared: [HistoryEntry] = []
+        var cleared = held
         /// Reads the objects a statement is about to unlink (`links`), when recording.
         func read(_ links: StoreWritePlanner.ClearedLinks?) throws {
             guard recording, let links else { return }

@@ -67,20 +67,24 @@ extension StoreSchema {
             number: step.number, connection)
     }
 
-    /// Computes `attributes` (derived attributes of `entities`, the store's) for every row, in
-    /// SQL, as a save computes them: a key path (through to-one relationships), `@count` of a
-    /// to-many relationship, `lowercase:`/`uppercase:`/`canonical:` of a text key path, and
-    /// `now()` (the time of the migration, for the rows that have no value). Then a required one
-    /// left without a value fails. Only rows whose value changes are written.
+    /// Computes `attributes` (derived attributes of `entities`, the store's) for every row, as a
+    /// save computes them: a key path (through to-one relationships), `@count` of a to-many
+    /// relationship, `lowercase:`/`uppercase:`/`canonical:` of a text key path, and `now()` (the
+    /// time of the migration, for the rows that have no value); in SQL, or in Swift where a save
+    /// converts the value to the attribute's number type or applies a text function. Then a
+    /// required one left without a value fails. Only rows whose value changes are written.
     ///
     /// `refreshing` are derived attributes whose derivation did not change, computed again
-    /// because a step's code may have changed what they read: those Skerry cannot compute in SQL
-    /// keep the values their objects were last saved with (as they did before the step), and are
-    /// not an error.
-    /// - Throws: ``SkerryError/Code/modelMismatch`` for one of `attributes` that cannot be
-    ///   computed for existing rows (an aggregate other than `@count`, a key path whose value is
-    ///   of another type, through a to-many relationship); ``SkerryError/Code/missingRequiredValue``
-    ///   for a required one some rows get no value for (a key path through an empty relationship).
+    /// because a step's code may have changed what they read (Core Data's migration saves every
+    /// object it makes, which computes them): one Skerry cannot compute fails the step as one
+    /// of `attributes` does, rather than keeping values the step may have made stale.
+    /// - Throws: ``SkerryError/Code/modelMismatch`` for an attribute that cannot be computed for
+    ///   existing rows (an aggregate other than `@count` new or changed, a key path to a value a
+    ///   save cannot convert to the attribute's type, or to a transient attribute);
+    ///   ``SkerryError/Code/migrationWouldLoseData`` for a row whose computed value the attribute
+    ///   cannot hold (a number out of an Integer 16's range: a save of its object fails too);
+    ///   ``SkerryError/Code/missingRequiredValue`` for a required one some rows get no value for
+    ///   (a key path through an empty relationship).
     package func fillDerivedAttributes(
         _ attributes: [(entity: EntityDescription, attribute: AttributeDescription)],
         refreshing: [(entity: EntityDescription, attribute: AttributeDescription)] = [], entities: [EntityDescription],
@@ -92,13 +96,26 @@ extension StoreSchema {
             + refreshing.map({ ($0.entity, $0.attribute, true) })
         {
             guard let derivation = attribute.derivation else { continue }
+            let step = number.map { "Step \($0): " } ?? ""
             do {
                 try filler.fill(attribute, of: entity, derivation, connection)
             } catch let uncomputable as DerivedFiller.Uncomputable {
-                if refresh { continue }
+                let why =
+                    refresh
+                    ? "reads values the step's code may have changed (Core Data's migration computes it again for every object it saves)"
+                    : "is new or changed"
+                let remedy =
+                    refresh
+                    ? "Change the derivation (or the attribute's type) so that Skerry can compute it, or make it a plain attribute that the step's transformRow sets."
+                    : "Set it with a MigrationPlan step's transformRow, or save each object once after the migration."
                 throw SkerryError(
                     .modelMismatch,
-                    "\(number.map { "Step \($0): " } ?? "")the derived attribute '\(entity.name).\(attribute.name)' (\(derivation)) is new or changed, and Skerry cannot compute it for the existing rows in a migration (\(uncomputable.why)); Core Data computes it when each object is saved. Set it with a MigrationPlan step's transformRow, or save each object once after the migration.",
+                    "\(step)the derived attribute '\(entity.name).\(attribute.name)' (\(derivation)) \(why), and Skerry cannot compute it for the existing rows in a migration (\(uncomputable.why)); Core Data computes it when each object is saved. \(remedy)",
+                    entityName: entity.name, key: attribute.name)
+            } catch let unconvertible as DerivedFiller.Unconvertible {
+                throw SkerryError(
+                    .migrationWouldLoseData,
+                    "\(step)the derived attribute '\(entity.name).\(attribute.name)' (\(derivation)) computes \(unconvertible.value) for row \(unconvertible.key), which is no \(attribute.type) value; a save of that object fails the same way.",
                     entityName: entity.name, key: attribute.name)
             }
             let table = SQLBuilder.quote(entity.name), column = SQLBuilder.quote(attribute.name)

@@ -10,17 +10,21 @@ extension MigrationStepSpec {
 
 extension StoreSchema {
     /// Fails when a to-one link that a row keeps in its own foreign-key column (the store's,
-    /// after a migration step) names no row of the relationship's destination entity or its
-    /// subentities, or when a required one is empty.
+    /// after the migration step `step`, whose entities `mapping` maps) names no row of the
+    /// relationship's destination entity or its subentities, or when a required one is empty.
+    /// Every entity is checked, as Core Data's migration manager validates every object it
+    /// migrated (a step without code is a lightweight migration, which validates none).
     /// - Throws: ``SkerryError/Code/relationshipViolation`` for links to objects the store does
     ///   not have; ``SkerryError/Code/missingRequiredValue`` for a required relationship left
     ///   empty (a save of such an object fails the same way); each names the entity, the
-    ///   relationship and how many rows.
-    package func checkMigratedLinks(entities: [EntityDescription], number: Int, _ connection: some StoreSQLConnection) throws {
+    ///   relationship and how many rows, and what may have left them so: the step, or (for a
+    ///   relationship new or optional in the version left) rows that had no link before it.
+    package func checkMigratedLinks(of step: MigrationStepSpec, _ mapping: SchemaMapping, _ connection: some StoreSQLConnection) throws {
         let q = SQLBuilder.quote, pk = q(SQLBuilder.primaryKeyColumn)
+        let entities = step.destination, number = step.number
         let layout = RelationshipLayout(entities: entities)
         for entity in entities {
-            for relationship in entity.relationships where !relationship.isToMany {
+            for (index, relationship) in entity.relationships.enumerated() where !relationship.isToMany {
                 guard case .foreignKey(let column)? = layout.storage[entity.name]?[relationship.name] else { continue }
                 let table = q(entity.name), key = q(column)
                 let absent = entities.filter { $0.isKind(ofEntityNamed: relationship.destinationEntityName) }.map {
@@ -43,9 +47,34 @@ extension StoreSchema {
                 guard empty > 0 else { continue }
                 throw SkerryError(
                     .missingRequiredValue,
-                    "Step \(number): the required relationship '\(entity.name).\(relationship.name)' is empty in \(empty) row(s) after the step: the objects it linked to were left out (by the step's keepsRow or a mapping model's filter predicate), or the step made or changed objects without that link. Core Data's migration fails the same way when it validates the migrated objects. Keep the objects they link to, or make the relationship optional.",
+                    "Step \(number): the required relationship '\(entity.name).\(relationship.name)' is empty in \(empty) row(s) after the step: \(Self.causes(of: relationship, at: index, of: entity, step, mapping)) Core Data's migration fails the same way when it validates the migrated objects.",
                     entityName: entity.name, key: relationship.name)
             }
         }
+    }
+
+    /// What may have left the required to-one relationship `relationship` (number `index` of the
+    /// new entity `entity`) empty in a step with code: the step alone when the relationship was
+    /// required in the version left (or its entity is new: the step made every object of it);
+    /// otherwise also the rows that had no link before the step.
+    private static func causes(
+        of relationship: RelationshipDescription, at index: Int, of entity: EntityDescription, _ step: MigrationStepSpec,
+        _ mapping: SchemaMapping
+    ) -> String {
+        let stepCauses =
+            "the objects it linked to were left out (by the step's keepsRow or a mapping model's filter predicate), or the step made or changed objects without that link."
+        guard let entityMapping = mapping.mapping(ofDestination: entity.name) else {
+            return stepCauses + " Keep the objects they link to, or make the relationship optional."
+        }
+        let oldEntity = step.sourceEntities.first { $0.name == entityMapping.source.name }
+        let old = entityMapping.relationships[index].flatMap { oldEntity?.relationship(named: $0.name) }
+        if let old, !old.isOptional, !old.isToMany {
+            return stepCauses + " Keep the objects they link to, or make the relationship optional."
+        }
+        let before =
+            old == nil
+            ? "it carries no links from the version left (it is new, or its destination changed)" : "it was optional in the version left"
+        return
+            "\(before), so these may be rows that had no link before the step; or \(stepCauses) Give them one in the step's transformRow or finish, keep the objects they link to, or make the relationship optional."
     }
 }

@@ -11,11 +11,23 @@ package struct StoreWritePlanner: Sendable {
     /// What a delete of each entity's rows clears besides its own join rows (see
     /// ``danglingLinkDeletes(of:_:)``), for the entities that have something to clear.
     let danglingLinks: [ObjectIdentifier: BatchDeleteCleanup]
+    /// The order columns of join tables that an ordered side keeps, as "table.column": a write of
+    /// the other side must leave them as they are (see ``memberStatements(_:_:_:)``).
+    let joinOrderColumns: Set<String>
 
     package init(layout: SQLiteStoreLayout, dialect: SQLDialect) {
         self.layout = layout
         self.dialect = dialect
         danglingLinks = Self.danglingLinks(layout)
+        var orderColumns: Set<String> = []
+        for entity in layout.entities {
+            for index in entity.relationships.indices {
+                if case .joinTable(let table, _, _, let orderColumn?)? = layout.storage(entity, index) {
+                    orderColumns.insert(table + "." + orderColumn)
+                }
+            }
+        }
+        joinOrderColumns = orderColumns
     }
 
     // MARK: Keys
@@ -75,6 +87,13 @@ package struct StoreWritePlanner: Sendable {
     /// join table's rows of the source replaced (with their order), or each member's order
     /// column set in its own table (the destination's, or a sub-entity's). Members that resolve
     /// to no key are left out.
+    ///
+    /// A join table whose two sides are both written (the other side is ordered: its order is
+    /// in the same rows) is written by each side without touching the other's order: the rows of
+    /// the source that no longer hold a member go, and each member's row is inserted or, when it
+    /// is there, only this side's order set. Either side may be written first in a save (both
+    /// sides of a changed link are in it, with the same members), and an object whose list did
+    /// not change keeps its order in the rows that the other side rewrites.
     package func memberStatements(
         _ write: MembersWrite, _ resolve: StoreKeyResolver,
         _ emit: (_ sql: String, _ values: [AttributeValue]) throws -> Void
@@ -85,6 +104,25 @@ package struct StoreWritePlanner: Sendable {
         members.reserveCapacity(write.members.count)
         for member in write.members { members.append(try resolve.key(member, of: write.source, write.relationship)) }
         switch write.storage {
+        case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn)
+        where joinOrderColumns.contains(table + "." + (sourceColumn == "source" ? "target_order" : "source_order")):
+            let kept = members.compactMap { member -> Int64? in
+                if case .int(let key) = member { return key }
+                return nil
+            }
+            if kept.isEmpty {
+                try emit("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?", [.int(source)])
+            } else {
+                try emit(
+                    "DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ? AND NOT (\(dialect.inKeys(targetColumn)))",
+                    [.int(source), dialect.keyList(kept)])
+            }
+            let upsert = dialect.upsert(
+                into: table, columns: [sourceColumn, targetColumn] + (orderColumn.map { [$0] } ?? []),
+                conflictColumns: ["source", "target"], updatedColumns: orderColumn.map { [$0] } ?? [])
+            for (position, member) in members.enumerated() where !member.isNull {
+                try emit(upsert, [.int(source), member] + (orderColumn == nil ? [] : [.int(Int64(position))]))
+            }
         case .joinTable(let table, let sourceColumn, let targetColumn, let orderColumn):
             try emit("DELETE FROM \(q(table)) WHERE \(q(sourceColumn)) = ?", [.int(source)])
             let insert = dialect.replacingInsert(

@@ -432,7 +432,15 @@ struct StepBuilder {
                 guard let type = assignment.type else {
                     // A relationship's old key: the reached row's key in the new store, or none
                     // when the step left it out.
-                    if let reached = assignment.reached, case .int(let key) = value, let carried = CarriedRows.current {
+                    if let reached = assignment.reached, case .int(let key) = value {
+                        // Only a store running the step knows the new keys: the old key, written
+                        // as is, would link to another row or to none.
+                        guard let carried = CarriedRows.current else {
+                            throw SkerryError(
+                                .invalidArgument,
+                                "Step \(number): the mapping model sets '\(entity).\(assignment.name)' to an object its relationships reach, whose key in the new store is known only while a store runs the step; this transformRow was called outside the store's migration (on its own, or on another thread than the one the store called the step's code on).",
+                                entityName: entity, key: assignment.name)
+                        }
                         row[assignment.name] = carried.newKey(reached, key).map(AttributeValue.int) ?? .null
                     } else {
                         row[assignment.name] = value

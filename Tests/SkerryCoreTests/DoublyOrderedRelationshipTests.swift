@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+
+@testable import SkerryCore
+
+/// A many-to-many relationship ordered on both sides (`Team.sponsors` <-> `Tag.sponsored`):
+/// each side keeps its own order through save, refetch, refresh, reopen, a move to another
+/// store and a schema migration, on every kind of store. The join table belongs to Tag (its
+/// "Entity.name" sorts first), so `Team.sponsors` is the side that does not own it.
+@Suite struct DoublyOrderedRelationshipTests {
+    static func model(team: String = "Team", renamedFrom: String? = nil, note: Bool = false) throws -> ObjectModel {
+        try ObjectModel(entities: [
+            EntityDescription(
+                name: team,
+                attributes: [AttributeDescription("name", .string)]
+                    + (note ? [AttributeDescription("note", .string, isOptional: true)] : []),
+                relationships: [RelationshipDescription("sponsors", destination: "Tag", inverse: "sponsored", toMany: true, ordered: true)],
+                renamingIdentifier: renamedFrom),
+            EntityDescription(
+                name: "Tag", attributes: [AttributeDescription("label", .string)],
+                relationships: [RelationshipDescription("sponsored", destination: team, inverse: "sponsors", toMany: true, ordered: true)]),
+        ])
+    }
+
+    /// Each team's sponsors and each tag's teams, in their order, as "name: related…" lines
+    /// sorted by name.
+    static func contents(_ context: ObjectContext, team teamEntity: String = "Team") throws -> [String] {
+        try context.performAndWait {
+            var lines: [String] = []
+            for team in try context.fetch(FetchRequest(entityName: teamEntity, sortKeys: [SortKey("name")])) {
+                let sponsors = try team.relatedObjects(forKey: "sponsors").map { try $0.value(forKey: "label", as: String.self) }
+                lines.append("\(try team.value(forKey: "name", as: String.self)): \(sponsors.joined(separator: " "))")
+            }
+            for tag in try context.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("label")])) {
+                let teams = try tag.relatedObjects(forKey: "sponsored").map { try $0.value(forKey: "name", as: String.self) }
+                lines.append("\(try tag.value(forKey: "label", as: String.self)): \(teams.joined(separator: " "))")
+            }
+            return lines
+        }
+    }
+
+    /// What `fill` saves.
+    static let filled = ["A: t3 t0 t1", "B: t1 t3", "t0: A", "t1: B A", "t2: ", "t3: B A"]
+
+    /// Tags t0…t3 and teams A (sponsored by t3, t0, t1: not in key order) and B (t1, t3); t1's
+    /// and t3's teams are B then A (the reverse of the order the teams were linked in).
+    static func fill(_ context: ObjectContext, team: String = "Team") throws {
+        try context.performAndWait {
+            let tags = try (0..<4).map { index in
+                let tag = try context.insert(entityName: "Tag")
+                try tag.setValue("t\(index)", forKey: "label")
+                return tag
+            }
+            let a = try context.insert(entityName: team), b = try context.insert(entityName: team)
+            try a.setValue("A", forKey: "name")
+            try b.setValue("B", forKey: "name")
+            try a.setRelatedObjects([tags[3], tags[0], tags[1]], forKey: "sponsors")
+            try b.setRelatedObjects([tags[1], tags[3]], forKey: "sponsors")
+            try tags[1].setRelatedObjects([b, a], forKey: "sponsored")
+            try tags[3].setRelatedObjects([b, a], forKey: "sponsored")
+            #expect(try Self.contents(context) == Self.filled)
+            try context.save()
+        }
+    }
+
+    static func object(_ context: ObjectContext, _ entity: String, _ key: String, _ value: String) throws -> EntityObject {
+        try #require(try context.fetch(FetchRequest(entityName: entity, predicate: AttributeKey(key) == value)).first)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func bothSidesKeepTheirOrderThroughSaveRefetchAndReopen(_ kind: StoreKind) throws {
+        let harness = try GraphHarness(kind, model: try Self.model())
+        try Self.fill(harness.context())
+        #expect(try Self.contents(harness.context()) == Self.filled)
+        #expect(try Self.contents(harness.reopened()) == Self.filled)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func reorderingOnlyTheSideWithoutTheJoinTableIsSaved(_ kind: StoreKind) throws {
+        let harness = try GraphHarness(kind, model: try Self.model())
+        try Self.fill(harness.context())
+        let context = harness.context()
+        try context.performAndWait {
+            let a = try Self.object(context, "Team", "name", "A")
+            try a.moveRelatedObject(from: 1, to: 0, forKey: "sponsors") // t3 t0 t1 -> t0 t3 t1
+            try context.save()
+        }
+        let expected = ["A: t0 t3 t1", "B: t1 t3", "t0: A", "t1: B A", "t2: ", "t3: B A"]
+        #expect(try Self.contents(harness.context()) == expected)
+        #expect(try Self.contents(harness.reopened()) == expected)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func changesOnTheOwningSideKeepTheOrderOfTeamsThatWereNotSaved(_ kind: StoreKind) throws {
+        let harness = try GraphHarness(kind, model: try Self.model())
+        try Self.fill(harness.context())
+        let context = harness.context()
+        try context.performAndWait {
+            // t0 takes B first (B's sponsors get t0 at the end); A is not changed, and its
+            // sponsors t3 t0 t1 must keep their order although t0's links are rewritten.
+            let t0 = try Self.object(context, "Tag", "label", "t0")
+            let b = try Self.object(context, "Team", "name", "B")
+            try t0.insertRelatedObject(b, at: 0, forKey: "sponsored")
+            // t2 takes A: A's sponsors get t2 at the end.
+            let t2 = try Self.object(context, "Tag", "label", "t2")
+            try t2.addRelatedObject(try Self.object(context, "Team", "name", "A"), forKey: "sponsored")
+            try context.save()
+        }
+        let expected = ["A: t3 t0 t1 t2", "B: t1 t3 t0", "t0: B A", "t1: B A", "t2: A", "t3: B A"]
+        #expect(try Self.contents(harness.context()) == expected)
+        #expect(try Self.contents(harness.reopened()) == expected)
+
+        try context.performAndWait {
+            // t3 drops A; B moves ahead in t1's list by a change that touches only t1.
+            let t3 = try Self.object(context, "Tag", "label", "t3")
+            try t3.removeRelatedObject(try Self.object(context, "Team", "name", "A"), forKey: "sponsored")
+            let t1 = try Self.object(context, "Tag", "label", "t1")
+            try t1.moveRelatedObject(from: 1, to: 0, forKey: "sponsored")
+            try context.save()
+        }
+        let after = ["A: t0 t1 t2", "B: t1 t3 t0", "t0: B A", "t1: A B", "t2: A", "t3: B"]
+        #expect(try Self.contents(harness.context()) == after)
+        #expect(try Self.contents(harness.reopened()) == after)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRefreshReadsTheOrderAnotherContextSaved(_ kind: StoreKind) throws {
+        let harness = try GraphHarness(kind, model: try Self.model())
+        try Self.fill(harness.context())
+        let reader = harness.context()
+        let a = try reader.performAndWait {
+            let a = try Self.object(reader, "Team", "name", "A")
+            #expect(try a.relatedObjects(forKey: "sponsors").count == 3)
+            return a
+        }
+        let writer = harness.context()
+        try writer.performAndWait {
+            let a = try Self.object(writer, "Team", "name", "A")
+            let tags = try a.relatedObjects(forKey: "sponsors")
+            try a.setRelatedObjects(tags.reversed(), forKey: "sponsors") // t1 t0 t3
+            try writer.save()
+        }
+        try reader.performAndWait {
+            try reader.refresh(a, mergeChanges: false)
+            #expect(try a.relatedObjects(forKey: "sponsors").map { try $0.value(forKey: "label", as: String.self) } == ["t1", "t0", "t3"])
+        }
+        #expect(try Self.contents(harness.reopened()).first == "A: t1 t0 t3")
+    }
+
+    /// The store moves into a SQLite file, into memory (unless it is in memory), and (with a test
+    /// server) into PostgreSQL: the new store holds both orders.
+    @Test(arguments: StoreKind.allCases)
+    func aStoreMovedToAnotherStoreKeepsBothOrders(_ kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        var destinations = [StoreDescription(url: directory.file("Moved.sqlite"))]
+        if kind != .memory { destinations.append(.inMemory()) }
+        if PostgresTestServer.isAvailable { destinations.append(try PostgresTestStore.newDescription()) }
+        for destination in destinations {
+            let harness = try GraphHarness(kind, model: try Self.model())
+            try Self.fill(harness.context())
+            let coordinator = harness.stack.persistentStoreCoordinator
+            let moved = try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: destination)
+            #expect(moved.kind == destination.kind)
+            #expect(try Self.contents(harness.stack.newBackgroundContext()) == Self.filled, "\(kind) -> \(destination.kind)")
+        }
+    }
+
+    /// A schema migration that renames Team to Club moves the join table to Club (whose
+    /// "Entity.name" now sorts first), with each side's order in the other column; one that only
+    /// adds an attribute leaves the join table as it is. Both orders arrive.
+    @Test(arguments: StoreKind.allCases.filter { $0 != .memory })
+    func aSchemaMigrationKeepsBothOrders(_ kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Sponsors.sqlite")
+        let description = kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: url)
+        func open(_ model: ObjectModel) throws -> PersistentStack {
+            let stack = PersistentStack(name: "Sponsors", model: model)
+            stack.persistentStoreDescriptions = [description]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        try Self.fill(try open(try Self.model()).newBackgroundContext())
+        let added = try open(try Self.model(note: true))
+        #expect(try Self.contents(added.newBackgroundContext()) == Self.filled)
+        let renamed = try open(try Self.model(team: "Club", renamedFrom: "Team", note: true))
+        #expect(try Self.contents(renamed.newBackgroundContext(), team: "Club") == Self.filled)
+        // The renamed store goes on keeping both orders.
+        let context = renamed.newBackgroundContext()
+        try context.performAndWait {
+            let a = try Self.object(context, "Club", "name", "A")
+            try a.moveRelatedObject(from: 2, to: 0, forKey: "sponsors") // t1 t3 t0
+            try context.save()
+        }
+        let expected = ["A: t1 t3 t0", "B: t1 t3", "t0: A", "t1: B A", "t2: ", "t3: B A"]
+        let reopened = try open(try Self.model(team: "Club", renamedFrom: "Team", note: true))
+        #expect(try Self.contents(reopened.newBackgroundContext(), team: "Club") == expected)
+    }
+}
