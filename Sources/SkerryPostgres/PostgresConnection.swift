@@ -298,10 +298,48 @@ final class PostgresConnection {
     /// transaction, after its locks: preparing ahead keeps that wait out of the transaction. A
     /// statement the cache would not keep is left to the pipeline.
     func prepareAhead(_ sql: String) throws(PostgresError) {
-        guard cachedStatement(sql) == nil, sql.utf8.contains(UInt8(ascii: "?")) || sql.utf8.contains(UInt8(ascii: "$")),
-            SQLBuilder.keepsPrepared(parameterCount: PostgresSQL.scanParameters(sql).count)
-        else { return }
-        _ = try statement(sql)
+        try prepareAhead(CollectionOfOne(sql))
+    }
+
+    /// Prepares now, in one round trip (each one's Parse and Describe, then one synchronization
+    /// point), every statement of `sqls` that preparing it alone ahead would prepare: the
+    /// statements of the pipelines a write is about to send.
+    func prepareAhead(_ sqls: some Sequence<String>) throws(PostgresError) {
+        var plans: [(sql: String, text: String)] = []
+        for sql in sqls where cachedStatement(sql) == nil && !plans.contains(where: { $0.sql == sql }) {
+            guard sql.utf8.contains(UInt8(ascii: "?")) || sql.utf8.contains(UInt8(ascii: "$")) else { continue }
+            let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
+            // Too many parameters: the pipeline reports it.
+            guard parameterCount <= Self.maximumParameters, SQLBuilder.keepsPrepared(parameterCount: parameterCount) else { continue }
+            plans.append((sql, text))
+        }
+        // One alone, or more than the cache has room for (emptying it is an exchange of its own).
+        if plans.count < 2 || statements.count + plans.count > Self.statementCacheLimit {
+            for plan in plans { _ = try statement(plan.sql) }
+            return
+        }
+        let names = plans.map { _ in newStatementName() }
+        let (answers, failure) = roundTrip(plans.count * 2, sql: plans[0].sql) { handle in
+            zip(plans, names).allSatisfy { plan, name in
+                PQsendPrepare(handle, name, plan.text, 0, nil) == 1 && PQsendDescribePrepared(handle, name) == 1
+            }
+        }
+        // Each statement answers its Parse, then its Describe, up to the first failure.
+        let described = answers.count / 2
+        for index in 0..<described {
+            let description = answers[2 * index + 1].handle
+            let types = (0..<PQnparams(description)).map { PQparamtype(description, $0) }
+            let statement = PostgresStatement(name: names[index], sql: plans[index].sql, parameterTypes: types)
+            statements[statement.sql] = statement
+            lastStatement = statement
+        }
+        if let failure {
+            // The error of the first statement not described (the round trip names the first).
+            throw PostgresError(
+                sqlState: failure.sqlState, message: failure.message, detail: failure.detail, hint: failure.hint,
+                sql: plans[min(described, plans.count - 1)].sql, severity: failure.severity, constraint: failure.constraint,
+                table: failure.table, column: failure.column)
+        }
     }
 
     /// A statement name this connection has not used.

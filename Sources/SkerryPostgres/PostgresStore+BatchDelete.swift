@@ -55,17 +55,21 @@ extension PostgresStore {
         // the check and the deletes go in one pipeline, and so does the `COMMIT` when nothing
         // follows the deletes but reading their answers (nothing to clear, record or announce):
         // then the whole batch delete is one round trip, as the statement alone would be.
-        // Otherwise the clearing is a second pipeline, and the change record, the history and
-        // the `COMMIT` a third.
+        // Otherwise the clearing is a second pipeline, with the `COMMIT` when nothing is recorded
+        // or announced and no required relationship is checked (whose counts must be read before
+        // the commit); else the change record, the history and the `COMMIT` are a third.
         let commitsWithDeletes = cleanup.isEmpty && !options.propagatesChanges && !recordsHistory
+        let clearing = clearingStatements(cleanup, recording: recordsUpdates)
+        let commitsWithClearing = !cleanup.isEmpty && !recordsUpdates && !cleanup.foreignKeys.contains(where: \.isRequired)
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
             do {
                 var count = 0
                 var answers: [PostgresResult?] = Array(repeating: nil, count: deletes.count)
-                // A delete with parameters not prepared yet is prepared first (its parameters'
-                // types are learned before it runs): the pipeline then waits once.
-                for (_, delete, _, _) in deletes { try connection.prepareAhead(delete.text) }
+                // The deletes and the clearing statements with parameters not prepared yet are
+                // prepared first, together (their parameters' types are learned before they run):
+                // each pipeline then waits once.
+                try connection.prepareAhead(deletes.map(\.sql.text) + clearing.statements.map(\.sql))
                 try connection.pipeline { pipeline in
                     try pipeline.send(PostgresConnection.beginWriteSQL, [])
                     if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
@@ -108,7 +112,8 @@ extension PostgresStore {
                 if commitsWithDeletes { return (count, objectIDs) }
                 if !keys.isEmpty, !cleanup.isEmpty || !held.isEmpty {
                     let unlinked = try clearReferences(
-                        to: keys, cleanup, deleting: entity, recording: recordsUpdates, held: held, connection)
+                        to: keys, clearing, deleting: entity, held: held, commits: commitsWithClearing, connection)
+                    if commitsWithClearing { return (count, objectIDs) }
                     for update in unlinked { record.updated[update.entity.name, default: []].append(update.key) }
                     if recordsHistory { history += unlinked }
                 }
@@ -130,25 +135,15 @@ extension PostgresStore {
         }
     }
 
-    /// Clears what refers to the deleted `keys` (of `entity`'s hierarchy), in one pipeline:
-    /// join-table rows go, foreign keys (and the order of their ordered inverse) become NULL.
-    /// Refuses when a required relationship of a row that stays holds one of them (the
-    /// transaction then rolls back).
-    ///
-    /// When `recording` (history or change propagation), returns the objects that stay and lost
-    /// a deleted object, as updates naming the relationships that lost it (one per object), as a
-    /// save's clearing reports them (``SkerryCore/StoreWritePlanner/danglingLinkDeletes(of:_:)``):
-    /// the rows whose foreign keys became NULL, the objects whose to-many relationship kept in a
-    /// join table lost a deleted object, and those the deleted rows' own foreign keys named
-    /// (`held`, returned by the deletes: ``SkerryCore/StoreWritePlanner/heldKeyReading(_:_:)``).
-    private func clearReferences(
-        to keys: [Int64], _ cleanup: BatchDeleteCleanup, deleting entity: EntityDescription, recording: Bool,
-        held heldUpdates: [HistoryEntry], _ connection: PostgresConnection
-    ) throws -> [HistoryEntry] {
+    /// The statements that clear what refers to deleted rows (``clearReferences(to:_:deleting:commits:_:)``),
+    /// each taking the deleted keys as its one parameter: for each required relationship a count
+    /// of the rows that still hold a deleted key, then the join-table rows' deletes, then the
+    /// foreign keys' updates. When `recording` (history or change propagation), those return the
+    /// objects that stay and lost a deleted object.
+    private func clearingStatements(_ cleanup: BatchDeleteCleanup, recording: Bool) -> Clearing {
         let q = SQLBuilder.quote
         let layout = layout
-        var held: [(foreignKey: BatchDeleteCleanup.ForeignKey, count: Int)] = []
-        var cleared = heldUpdates
+        let answers = Clearing.Answers()
         func reading(_ links: StoreWritePlanner.ClearedLinks?) -> (sql: String, onResult: (PostgresResult) throws -> Void) {
             guard recording, let links else { return ("", { _ in }) }
             return (
@@ -156,19 +151,19 @@ extension PostgresStore {
                 { result in
                     for row in 0..<result.rowCount {
                         let entity = links.entity(code: links.hasCodes ? result.int64(row, 1) : nil, layout)
-                        cleared.append(HistoryEntry(type: .update, entity: entity, key: result.int64(row, 0), properties: [links.name]))
+                        answers.cleared.append(
+                            HistoryEntry(type: .update, entity: entity, key: result.int64(row, 0), properties: [links.name]))
                     }
                 }
             )
         }
-        // Each statement takes the deleted keys as its one parameter.
         var statements: [(sql: String, onResult: (PostgresResult) throws -> Void)] = []
         for foreignKey in cleanup.foreignKeys where foreignKey.isRequired {
             // The deleted rows are gone already: every row found stays.
             statements.append(
                 (
                     "SELECT count(*) FROM \(q(foreignKey.table)) WHERE " + Self.inKeys(foreignKey.column),
-                    { found in held.append((foreignKey, found.rowCount > 0 ? Int(found.int64(0, 0)) : 0)) }
+                    { found in answers.held.append((foreignKey, found.rowCount > 0 ? Int(found.int64(0, 0)) : 0)) }
                 ))
         }
         for join in cleanup.joinColumns {
@@ -184,21 +179,57 @@ extension PostgresStore {
                         + Self.inKeys(foreignKey.column) + returning, onResult
                 ))
         }
-        if !statements.isEmpty {
-            for statement in statements { try connection.prepareAhead(statement.sql) }
+        return Clearing(statements: statements, answers: answers)
+    }
+
+    /// The statements of ``clearingStatements(_:recording:)`` and what their answers told.
+    private struct Clearing {
+        /// What the clearing statements' answers tell, filled as they are read.
+        final class Answers {
+            /// The required relationships' counts of rows still holding a deleted key.
+            var held: [(foreignKey: BatchDeleteCleanup.ForeignKey, count: Int)] = []
+            /// With `recording`, the objects that lost a deleted object, one entry per relationship.
+            var cleared: [HistoryEntry] = []
+        }
+
+        let statements: [(sql: String, onResult: (PostgresResult) throws -> Void)]
+        let answers: Answers
+    }
+
+    /// Clears what refers to the deleted `keys` (of `entity`'s hierarchy) with `clearing`'s
+    /// statements, in one pipeline (with the `COMMIT` when `commits`: only when it checks no
+    /// required relationship): join-table rows go, foreign keys (and the order of their ordered
+    /// inverse) become NULL. Refuses when a required relationship of a row that stays holds one of
+    /// them (the transaction then rolls back).
+    ///
+    /// When recording (history or change propagation), returns the objects that stay and lost
+    /// a deleted object, as updates naming the relationships that lost it (one per object), as a
+    /// save's clearing reports them (``SkerryCore/StoreWritePlanner/danglingLinkDeletes(of:_:)``):
+    /// the rows whose foreign keys became NULL, the objects whose to-many relationship kept in a
+    /// join table lost a deleted object, and those the deleted rows' own foreign keys named
+    /// (`held`, returned by the deletes: ``SkerryCore/StoreWritePlanner/heldKeyReading(_:_:)``).
+    private func clearReferences(
+        to keys: [Int64], _ clearing: Clearing, deleting entity: EntityDescription, held heldUpdates: [HistoryEntry],
+        commits: Bool, _ connection: PostgresConnection
+    ) throws -> [HistoryEntry] {
+        let answers = clearing.answers
+        answers.held.removeAll()
+        answers.cleared = heldUpdates
+        if !clearing.statements.isEmpty || commits {
             try connection.pipeline { pipeline in
-                for statement in statements {
+                for statement in clearing.statements {
                     try pipeline.send(statement.sql, expectingRows: false, onResult: statement.onResult) { try $0.append(keys: keys) }
                 }
+                if commits { try pipeline.send("COMMIT", []) }
             }
         }
-        if let (foreignKey, count) = held.first(where: { $0.count > 0 }) {
+        if let (foreignKey, count) = answers.held.first(where: { $0.count > 0 }) {
             throw BatchDeleteCleanup.requiredRelationshipError(foreignKey, count: count, deleting: entity)
         }
         // A join row may link two deleted objects: the one on the side that stays is gone too.
         let root = StoreWritePlanner.keyRoot(entity, among: entities)
         let deleted = Set(keys)
-        return HistoryEntry.unlinkedUpdates(cleared) { owner, key in
+        return HistoryEntry.unlinkedUpdates(answers.cleared) { owner, key in
             deleted.contains(key) && StoreWritePlanner.keyRoot(owner, among: entities) === root
         }
     }

@@ -282,6 +282,13 @@ extension PostgresStore {
             roots[ObjectIdentifier(entity)] = root
             counts[ObjectIdentifier(root), default: (root, 0)].count += 1
         }
+        // The key statement and the inserts' statements, not prepared yet on a new connection,
+        // are prepared together first (one round trip, where each would take one).
+        var insertEntities: [EntityDescription] = []
+        for insert in inserts where insertEntities.last !== insert.objectID.entity {
+            if !insertEntities.contains(where: { $0 === insert.objectID.entity }) { insertEntities.append(insert.objectID.entity) }
+        }
+        try connection.prepareAhead((counts.isEmpty ? [] : [Self.nextKeysSQL]) + insertEntities.map { try insertSQL($0) })
         var allocated: [ObjectIdentifier: [Int64]] = [:]
         for (id, (root, count)) in counts {
             allocated[id] = try Self.nextKeys(root, count: count, connection).reversed()
@@ -294,10 +301,18 @@ extension PostgresStore {
 
     /// `count` keys of the sequence of the hierarchy whose root is `root`, in one statement.
     private static func nextKeys(_ root: EntityDescription, count: Int, _ connection: PostgresConnection) throws -> [Int64] {
-        let result = try connection.query(
-            "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)",
-            [.string(SQLBuilder.quote(sequenceName(root.name))), .int(Int64(count))])
+        let result = try connection.query(nextKeysSQL, [.string(SQLBuilder.quote(sequenceName(root.name))), .int(Int64(count))])
         return (0..<result.rowCount).map { result.int64($0, 0) }
+    }
+
+    /// The statement of ``nextKeys(_:count:_:)``: the next keys of a sequence, named by its first
+    /// parameter, as many as its second.
+    private static let nextKeysSQL = "SELECT nextval(?::regclass) FROM generate_series(1, ?::integer)"
+
+    /// The statement that inserts a row of `entity` (``sendInserts(_:keys:_:_:)``): without a
+    /// row when it would break a uniqueness constraint of the entity.
+    private func insertSQL(_ entity: EntityDescription) throws -> String {
+        try layout.of(entity).insertRow + (entity.uniquenessConstraints.isEmpty ? "" : " ON CONFLICT DO NOTHING")
     }
 
     /// The keys of `entity`'s own rows greater than `key`, in order, at most `limit`
@@ -576,7 +591,7 @@ extension PostgresStore {
                 lastEntity = entity
                 let entityLayout = try layout.of(entity)
                 checksUniqueness = !entity.uniquenessConstraints.isEmpty
-                sql = entityLayout.insertRow + (checksUniqueness ? " ON CONFLICT DO NOTHING" : "")
+                sql = try insertSQL(entity)
                 foreignKeys = entityLayout.foreignKeyIndexes
                 stored = entity.storedAttributeCount
                 types = entity.attributeTypes

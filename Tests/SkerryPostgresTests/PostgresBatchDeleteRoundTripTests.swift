@@ -89,6 +89,68 @@ import Testing
         }
     }
 
+    /// A batch delete whose rows others refer to (a foreign key to clear, join-table rows to
+    /// delete), without history or change propagation: the deletes (with `BEGIN`), then the
+    /// clearing with `COMMIT`. The first on a connection prepares every statement with
+    /// parameters (the `DELETE` and both clearing statements) together first: one wait more.
+    @Test func aBatchDeleteThatClearsReferencesIsTwoRoundTrips() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Author", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("books", destination: "Book", inverse: "author", toMany: true),
+                    RelationshipDescription("tags", destination: "Tag", inverse: "authors", toMany: true),
+                ]),
+            EntityDescription(
+                name: "Book", attributes: [AttributeDescription("title", .string)],
+                relationships: [RelationshipDescription("author", destination: "Author", inverse: "books")]),
+            EntityDescription(
+                name: "Tag", attributes: [AttributeDescription("label", .string)],
+                relationships: [RelationshipDescription("authors", destination: "Author", inverse: "tags", toMany: true)]),
+        ])
+        let stack = try PostgresTestServer.stack(model, PostgresTestServer.newSchema(), maximumConnections: 1)
+        let store = try #require(stack.coordinator.loadedStores.first as? PostgresStore)
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let tag = try context.insert(entityName: "Tag")
+            try tag.setValue("t", forKey: "label")
+            for name in ["A1", "A2", "A3"] {
+                let author = try context.insert(entityName: "Author")
+                try author.setValue(name, forKey: "name")
+                let book = try context.insert(entityName: "Book")
+                try book.setValue("Book of \(name)", forKey: "title")
+                try author.setRelatedObjects([book], forKey: "books")
+                try author.setRelatedObjects([tag], forKey: "tags")
+            }
+            try context.save()
+        }
+        func batchDelete(_ name: String) throws -> (count: Int, waits: Int) {
+            let before = try store.pool.withConnection { $0.waits }
+            var request = BatchDeleteRequest(entityName: "Author", predicate: AttributeKey("name") == name)
+            request.resultType = .count
+            let deleting = stack.newBackgroundContext()
+            let count = try deleting.performAndWait { try deleting.execute(request).count }
+            return (count, try store.pool.withConnection { $0.waits } - before)
+        }
+        let first = try batchDelete("A1")
+        #expect(first.count == 1)
+        #expect(first.waits == 3)
+        let second = try batchDelete("A2")
+        #expect(second.count == 1)
+        #expect(second.waits == 2)
+        let reading = stack.newBackgroundContext()
+        let (orphans, tagged) = try reading.performAndWait {
+            let context = reading
+            let books = try context.fetch(FetchRequest(entityName: "Book"))
+            let orphans = try books.filter { try $0.relatedObject(forKey: "author") == nil }
+                .map { try $0.value(forKey: "title", as: String.self) }
+            let tag = try #require(try context.fetch(FetchRequest(entityName: "Tag")).first)
+            return (orphans.sorted(), try tag.relatedObjects(forKey: "authors").map { try $0.value(forKey: "name", as: String.self) })
+        }
+        #expect(orphans == ["Book of A1", "Book of A2"])
+        #expect(tagged == ["A3"])
+    }
+
     /// Refused by the check on the server (another instance turned tracking on): the typed error
     /// of `refuseUntrackedWrite`, every row still there, and the connection rolled back and
     /// reused.
@@ -217,7 +279,8 @@ import Testing
     }
 
     /// A save that inserts rows: the keys (one statement, outside the transaction: a sequence is
-    /// never rolled back), one pipeline (`BEGIN`, the check, the inserts), then `COMMIT`.
+    /// never rolled back), one pipeline (`BEGIN`, the check, the inserts), then `COMMIT`. The
+    /// first on a connection prepares the keys' statement and the insert together first.
     @Test func anInsertSaveIsThreeRoundTrips() throws {
         let (stack, store) = try Self.stack(PostgresTestServer.newSchema(), name: "Plain", tracking: false)
         func insert(_ writer: Int32) throws -> Int {
@@ -225,7 +288,7 @@ import Testing
             try Self.insert(stack, writer: writer, count: 3)
             return try store.pool.withConnection { $0.waits } - before
         }
-        _ = try insert(1) // prepares the key allocation and the insert
+        #expect(try insert(1) == 4) // prepares the key allocation and the insert
         #expect(try insert(2) == 3)
         #expect(try insert(3) == 3)
         #expect(try Self.count(stack) == 9)
