@@ -489,18 +489,7 @@ final class PostgresConnection {
     ///   history tracking check, optimistic locking's version checks).
     func transaction<T>(isolation: String = PostgresConnection.writeIsolation, _ body: () throws -> T) throws -> T {
         try execute("BEGIN ISOLATION LEVEL \(isolation)")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            if isHealthy && isInTransaction {
-                // A failed rollback leaves the connection unhealthy or out of the transaction;
-                // the pool discards an unhealthy connection, and the body's error is the one to report.
-                try? execute("ROLLBACK")
-            }
-            throw error
-        }
+        return try transactionBegunInPipeline(body)
     }
 
     /// Runs `body` in a write transaction that `body` begins itself, by sending ``beginWriteSQL``
@@ -514,8 +503,8 @@ final class PostgresConnection {
             return result
         } catch {
             if isHealthy && isInTransaction {
-                // As in transaction(isolation:_:): a failed rollback leaves the connection unhealthy
-                // or out of the transaction, and the body's error is the one to report.
+                // A failed rollback leaves the connection unhealthy or out of the transaction;
+                // the pool discards an unhealthy connection, and the body's error is the one to report.
                 try? execute("ROLLBACK")
             }
             throw error
