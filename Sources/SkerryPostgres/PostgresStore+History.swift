@@ -54,7 +54,12 @@ extension PostgresStore {
     /// option creates the tables and marks tracking `on` (expiring older tokens when it was `off`);
     /// a store once `on` opened without the option is read-only until all its history up to a
     /// moment was deleted (`cleared`), when the opening turns tracking `off`.
-    static func prepareHistory(pool: PostgresConnectionPool, description: StoreDescription, lockTimeout: Duration?) throws(SkerryError)
+    ///
+    /// The history tables and sequences made for a store that had none get the grants of the
+    /// store's `tables` (its entity and join tables) and key sequences (``Privileges``).
+    static func prepareHistory(
+        pool: PostgresConnectionPool, description: StoreDescription, tables: [String], lockTimeout: Duration?
+    ) throws(SkerryError)
         -> (tracks: Bool, readOnlyReason: String?)
     {
         let tracks = description.tracksPersistentHistory
@@ -65,7 +70,9 @@ extension PostgresStore {
                 return try connection.transaction { () throws -> (Bool, String?) in
                     try connection.query("SELECT pg_advisory_xact_lock(hashtextextended('skerry:' || current_schema(), 0))")
                     if tracks {
+                        let privileges = try Privileges(connection, tables: tables)
                         try createHistoryTables(connection)
+                        try privileges.extend(connection, tables: tables)
                         let tracking = try schema.readMetadata(connection)[trackingKey]
                         if tracking != HistoryTracking.on {
                             // Under the history lock, which the writes of instances loaded without

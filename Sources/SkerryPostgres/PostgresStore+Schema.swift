@@ -108,13 +108,27 @@ extension PostgresStore {
     /// MigrationPlan's steps from the version the store was written with; additive changes in
     /// place (``StoreSchema/migrateInPlace``); other changes through the migration engine
     /// (PostgresStore+Migration.swift). All of it in the load's transaction.
+    /// The tables and sequences the change makes get the grants of the store's
+    /// (``Privileges``).
     private static func migrateIfNeeded(
         _ connection: PostgresConnection, description: StoreDescription,
         model: ObjectModel, entities: [EntityDescription], events: EventHub?
     ) throws -> String {
+        let recorded = try schema.recorded(connection, description)
+        let privileges = try Privileges(
+            connection, tables: recorded.schema.entities.map(\.name) + RelationshipLayout(schema: recorded.schema).joinTables)
+        try migrateSchema(connection, recorded, description: description, model: model, entities: entities, events: events)
+        try privileges.extend(connection, tables: entities.map(\.name) + RelationshipLayout(entities: entities).joinTables)
+        return recorded.identifier
+    }
+
+    /// ``migrateIfNeeded(_:description:model:entities:events:)`` from the recorded schema.
+    private static func migrateSchema(
+        _ connection: PostgresConnection, _ recorded: StoreSchema.Recorded, description: StoreDescription,
+        model: ObjectModel, entities: [EntityDescription], events: EventHub?
+    ) throws {
         try createFunctions(connection) // this version's definitions
         try createChangesTable(connection) // stores created before change propagation lack it
-        let recorded = try schema.recorded(connection, description)
         // Stores written before a relationship with a transient inverse was stored lack its table
         // or column; its indexes come with the in-place migration when the schema changed.
         try schema.addMissingRelationshipStorage(
@@ -144,7 +158,7 @@ extension PostgresStore {
                 steps, description: description, model: model, events: events,
                 fromVersionHash: recorded.metadata["modelVersionHash"], connection)
         }
-        guard isAdditive else { return recorded.identifier }
+        guard isAdditive else { return }
         try schema.migrateInPlace(connection, recorded.reaching(plan.reached), description: description, model: model, entities: entities) {
             try createSequences(entities, connection)
             do {
@@ -157,7 +171,6 @@ extension PostgresStore {
                     entityName: error.entityName, key: error.key)
             }
         }
-        return recorded.identifier
     }
 }
 

@@ -68,7 +68,8 @@ final class PostgresStore: ObjectStore {
             pool: pool, description: description, options: options, model: model, entities: entities, events: events)
         identity = StoreIdentity(identifier: identifier)
         (tracksPersistentHistory, historyReadOnlyReason) = try Self.prepareHistory(
-            pool: pool, description: description, lockTimeout: options.historyLockTimeout)
+            pool: pool, description: description,
+            tables: entities.map(\.name) + RelationshipLayout(entities: entities).joinTables, lockTimeout: options.historyLockTimeout)
         layout = SQLiteStoreLayout(entities: entities, identity: identity)
         planner = StoreWritePlanner(layout: layout, dialect: .postgres)
         rowReadings = Self.rowReadings(entities)
