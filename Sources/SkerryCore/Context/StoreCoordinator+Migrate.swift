@@ -56,9 +56,11 @@ extension StoreCoordinator {
     /// ``PersistentStack/hasLoadedStores``.
     ///
     /// Events (``PersistentStack/addEventObserver(statements:_:)``): the destination reports its load (`.storeLoaded`)
-    /// when it opens, before the copy, also when the copy then fails and it is closed again; no
-    /// event announces the swap (Core Data's stores-changed notification): the call returning is
-    /// the signal to reset or refetch in other contexts.
+    /// when it opens, before the copy, also when the copy then fails and it is closed again; once
+    /// the new store took the old one's place, `.storeMigrated` (``StackEvent/storeMigrated(_:)``)
+    /// reports both stores, their identifiers, how many objects moved and how long it took, for
+    /// logs and metrics (it is not Core Data's stores-changed notification: the call returning is
+    /// the signal to reset or refetch in other contexts).
     ///
     /// On failure nothing changes for the coordinator: `store` stays loaded and untouched, and the
     /// destination holds what it held: the copy's transaction is rolled back, and a SQLite file or
@@ -119,6 +121,7 @@ extension StoreCoordinator {
         }
         let targetEntities = model.entities.filter { target.holds($0, of: model) }
         try checkDestinationIsNew(target, entities: targetEntities)
+        let started = ContinuousClock.now
         let opened: any ObjectStore
         do {
             opened = try target.makeStore(model: model, entities: targetEntities, events: events)
@@ -127,8 +130,9 @@ extension StoreCoordinator {
             events.emit(.storeLoadFailed(store: target, error: error))
             throw error
         }
+        let objectCount: Int
         do {
-            try StoreCopy(source: source, destination: opened, entities: entities).run()
+            objectCount = try StoreCopy(source: source, destination: opened, entities: entities).run()
         } catch {
             undo(opened)
             throw error
@@ -143,6 +147,12 @@ extension StoreCoordinator {
         migratedDescriptions.withLock { $0.append((source.storeDescription, opened.storeDescription)) }
         if let handler = savesOfOthersHandler.withLock({ $0 }) { opened.deliverSavesOfOthers(to: handler) }
         storeMigratedHandler.withLock { $0 }?(source.storeDescription, opened.storeDescription)
+        events.emit(
+            .storeMigrated(
+                StoreMigrationEvent(
+                    source: source.storeDescription, destination: opened.storeDescription,
+                    sourceIdentifier: source.identity.identifier, destinationIdentifier: opened.identity.identifier,
+                    objectCount: objectCount, duration: .now - started)))
         return opened.storeDescription
     }
 

@@ -50,7 +50,9 @@ struct StoreCopy {
     ///   ``SkerryError/Code/constraintViolation`` when a row breaks a uniqueness constraint of the
     ///   destination; ``SkerryError/Code/mergeConflict`` as above; the stores' errors. The
     ///   destination then holds what it held before.
-    func run() throws(SkerryError) {
+    /// - Returns: how many objects were copied.
+    @discardableResult
+    func run() throws(SkerryError) -> Int {
         try checkDestinationIsEmpty()
         var batches = Batches(copy: self, sourceWrites: source.statistics.rowsWritten)
         do {
@@ -64,6 +66,7 @@ struct StoreCopy {
         } catch {
             throw SkerryError.converting(error)
         }
+        return batches.copiedRows
     }
 
     private func checkDestinationIsEmpty() throws(SkerryError) {
@@ -130,6 +133,8 @@ struct StoreCopy {
         var size = StoreCopy.firstBatchSize
         /// The inserts of the last write returned (to name the objects of a conflict it meets).
         var lastInserts: [RowInsert] = []
+        /// How many rows the batches returned so far insert.
+        var copiedRows = 0
 
         init(copy: StoreCopy, sourceWrites: Int) {
             self.copy = copy
@@ -148,6 +153,7 @@ struct StoreCopy {
                 return nil
             }
             lastInserts = write.inserts
+            copiedRows += write.inserts.count
             return write
         }
 
