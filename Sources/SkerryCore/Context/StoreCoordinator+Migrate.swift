@@ -14,10 +14,11 @@ extension StoreCoordinator {
     /// one written with another version (which opening would migrate) or holding objects is
     /// refused before anything opens it, and left untouched. It is opened as
     /// ``addPersistentStore(with:)`` opens a store (created where none is). Every object of `store` is copied into it,
-    /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch; a
+    /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch) or,
+    /// for their relationships, when objects have many related objects (about 32,000 per batch; a
     /// page of 8,000 keys and one batch of rows are held in memory, never the whole store; the
-    /// members of a to-many relationship the destination stores on that side (a join table's
-    /// owner, an ordered to-many) come whole, the other sides are not read), with every attribute value
+    /// members of one object's to-many relationship the destination stores on that side (a join
+    /// table's owner, an ordered to-many) come whole, the other sides are not read), with every attribute value
     /// and every relationship (to-one, to-many, ordered, many-to-many); the destination's
     /// uniqueness constraints are checked on the way. The whole copy is one transaction of the
     /// destination. Then the new store takes the old one's place among ``persistentStores``, and
