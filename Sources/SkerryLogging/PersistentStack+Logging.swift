@@ -4,8 +4,9 @@
 
     extension PersistentStack {
         /// Logs the stack's notable events to `logger` until the returned observation is cancelled:
-        /// store loads (`info`), failed loads (`error`), migration steps (`notice`), merge conflicts a
-        /// policy resolved (`notice`), statements slower than `slowStatementThreshold` (`warning`), and,
+        /// store loads (`info`), failed loads (`error`), migration steps (`notice`), stores moved into a
+        /// new store (`notice`: both stores, their identifiers and kinds, the objects moved, the
+        /// duration), merge conflicts a policy resolved (`notice`), statements slower than `slowStatementThreshold` (`warning`), and,
         /// when `logger.logLevel` is `trace`, every statement (`trace`).
         ///
         /// Call it before ``PersistentStack/loadPersistentStores()`` to see the loads. The logger's
@@ -53,6 +54,16 @@
                     metadata: [
                         "skerry.store": "\(step.store)", "skerry.from": "\(step.fromVersionHash ?? "?")",
                         "skerry.to": "\(step.toVersionHash)", "skerry.summary": "\(step.summary)", "skerry.duration": "\(step.duration)",
+                    ])
+            case .storeMigrated(let move):
+                logger.notice(
+                    "store migrated",
+                    metadata: [
+                        "skerry.store": "\(move.destination)", "skerry.from_store": "\(move.source)",
+                        "skerry.store_identifier": "\(move.destinationIdentifier)",
+                        "skerry.from_store_identifier": "\(move.sourceIdentifier)",
+                        "skerry.store_kind": "\(move.destination.kind)", "skerry.from_store_kind": "\(move.source.kind)",
+                        "skerry.objects": "\(move.objectCount)", "skerry.duration": "\(move.duration)",
                     ])
             case .statement(let trace):
                 let metadata: Logger.Metadata = [

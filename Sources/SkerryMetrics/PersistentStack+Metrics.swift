@@ -9,6 +9,10 @@
         /// Always (events only; no statement is timed for these):
         /// - `skerry_store_loads_total` (dimension `outcome`: created, opened, migrated, failed);
         /// - `skerry_migration_steps_total` and the timer `skerry_migration_step_duration`;
+        /// - `skerry_store_migrations_total`, `skerry_store_migrated_objects_total` and the timer
+        ///   `skerry_store_migration_duration`, for stores moved into a new store
+        ///   (`StoreCoordinator.migratePersistentStore(_:to:)`; dimensions `from` and `to`: the
+        ///   store kinds, `sqlite`, `inMemory`, `postgres`);
         /// - `skerry_conflicts_resolved_total` (dimension `policy`);
         /// - `skerry_slow_statements_total`: statements that ran at least `slowStatementThreshold`.
         ///
@@ -66,6 +70,13 @@
             case .migrationStep(let step):
                 migrationSteps.increment()
                 migrationStepDuration.recordNanoseconds(Self.nanoseconds(step.duration))
+            case .storeMigrated(let move):
+                let kinds = dimensions + [("from", "\(move.source.kind)"), ("to", "\(move.destination.kind)")]
+                Counter(label: "skerry_store_migrations_total", dimensions: kinds, factory: factory).increment()
+                Counter(label: "skerry_store_migrated_objects_total", dimensions: kinds, factory: factory)
+                    .increment(by: move.objectCount)
+                Metrics.Timer(label: "skerry_store_migration_duration", dimensions: kinds, factory: factory)
+                    .recordNanoseconds(Self.nanoseconds(move.duration))
             case .statement(let trace):
                 if let slowStatementThreshold, trace.duration >= slowStatementThreshold { slowStatements.increment() }
                 if timesStatements {

@@ -150,6 +150,8 @@ import Testing
                 report("\(resolution.policy) resolved \(resolution.changedObjects.count) conflicts")
             case .storeLoadFailed(let store, let error):
                 report("\(store) failed to load: \(error)")
+            case .storeMigrated(let move):
+                report("\(move.source) moved into \(move.destination): \(move.objectCount) objects in \(move.duration)")
             }
         }
         try stack.loadPersistentStores()

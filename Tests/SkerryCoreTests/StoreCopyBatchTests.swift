@@ -73,6 +73,69 @@ import Testing
         #expect(try MigratePersistentStoreTests.contents(destination) == before)
     }
 
+    /// Objects with many related objects come in smaller batches of the second pass: with a
+    /// budget of 500 related objects and 100 members per owner, 5 owners a batch after the first;
+    /// every member arrives, in its owner's order.
+    @Test(arguments: [false, true]) func objectsWithManyMembersComeInSmallerBatches(intoMemory: Bool) throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(
+                name: "Owner", attributes: [AttributeDescription("name", .string)],
+                relationships: [RelationshipDescription("members", destination: "Member", inverse: "owner", toMany: true, ordered: true)]),
+            EntityDescription(
+                name: "Member", attributes: [AttributeDescription("index", .integer32)],
+                relationships: [RelationshipDescription("owner", destination: "Owner", inverse: "members")]),
+        ])
+        let directory = TemporaryDirectory()
+        let source = PersistentStack(name: "Source", model: model)
+        source.persistentStoreDescriptions = [StoreDescription(url: directory.file("Old.sqlite"))]
+        try source.loadPersistentStores()
+        let context = source.newBackgroundContext()
+        // 30 owners of 100 members each, each list in the reverse of the members' key order.
+        try context.performAndWait {
+            for owner in 0..<30 {
+                let object = try context.insert(entityName: "Owner")
+                try object.setValue(String(format: "owner %02d", owner), forKey: "name")
+                var members: [EntityObject] = []
+                for index in 0..<100 {
+                    let member = try context.insert(entityName: "Member")
+                    try member.setValue(Int32(owner * 100 + index), forKey: "index")
+                    members.append(member)
+                }
+                try object.setRelatedObjects(members.reversed(), forKey: "members")
+            }
+            try context.save()
+        }
+        let destination = PersistentStack(name: "Destination", model: model)
+        destination.persistentStoreDescriptions = [intoMemory ? .inMemory() : StoreDescription(url: directory.file("New.sqlite"))]
+        try destination.loadPersistentStores()
+
+        let batches = Locked<[[Int]]>([])
+        var copy = StoreCopy(
+            source: try #require(source.persistentStoreCoordinator.loadedStores.first),
+            destination: try #require(destination.persistentStoreCoordinator.loadedStores.first), entities: model.entities)
+        copy.memberBudget = 500
+        copy.linkBatchObserver = { batches.append([$0, $1]) }
+        try copy.run()
+
+        // The owners' batches (those with 100 members each): the first 16 owners, then 5 at a time.
+        let owners: [[Int]] = batches.value.filter { $0[1] == 100 * $0[0] }
+        #expect(owners == [[16, 1_600], [5, 500], [5, 500], [4, 400]])
+        // The members' batches (one owner each): 16, then 500 at a time.
+        let memberBatches: [Int] = batches.value.filter { $0[1] == $0[0] }.map { $0[0] }
+        #expect(memberBatches == [16, 500, 500, 500, 500, 500, 484])
+        let check = destination.newBackgroundContext()
+        let lists = try check.performAndWait {
+            try check.fetch(FetchRequest(entityName: "Owner", sortKeys: [SortKey("name")])).map {
+                try $0.relatedObjects(forKey: "members").map { try #require($0.value(forKey: "index") as? Int32) }
+            }
+        }
+        var expected: [[Int32]] = []
+        for owner in 0..<30 {
+            expected.append((0..<100).reversed().map { Int32(owner * 100 + $0) })
+        }
+        #expect(lists == expected)
+    }
+
     @Test func aSaveToTheSourceDuringTheCopyFailsItAndChangesNothing() throws {
         let directory = TemporaryDirectory()
         let stack = try MigratePersistentStoreTests.filledStack(at: directory.file("Old.sqlite"), people: 30)

@@ -68,6 +68,37 @@
             #expect(entries[3].metadata["skerry.error_code"] == "modelMismatch")
         }
 
+        @Test func aStoreMoveIsLoggedWithBothStoresTheObjectsAndTheDuration() throws {
+            let folder = TemporaryDirectory()
+            let (logger, handler) = logger(.info)
+            let stack = PersistentStack(name: "Library", model: try bookModel())
+            stack.persistentStoreDescriptions = [StoreDescription(url: folder.file("Library.sqlite"))]
+            let observation = stack.addLogging(to: logger)
+            defer { observation.cancel() }
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                for title in ["Dune", "Solaris", "Neuromancer"] {
+                    let book = try context.insert(entityName: "Book")
+                    try book.setValue(title, forKey: "title")
+                }
+                try context.save()
+            }
+            let coordinator = stack.persistentStoreCoordinator
+            let moved = try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: .inMemory())
+
+            let entry = try #require(handler.entries.first { $0.message == "store migrated" })
+            #expect(entry.level == .notice)
+            #expect(entry.metadata["skerry.store"]?.description == "\(moved)")
+            #expect(entry.metadata["skerry.from_store"]?.description.contains("Library.sqlite") == true)
+            #expect(entry.metadata["skerry.store_kind"] == "inMemory")
+            #expect(entry.metadata["skerry.from_store_kind"] == "sqlite")
+            #expect(entry.metadata["skerry.objects"] == "3")
+            #expect(entry.metadata["skerry.store_identifier"] != nil)
+            #expect(entry.metadata["skerry.from_store_identifier"] != entry.metadata["skerry.store_identifier"])
+            #expect(entry.metadata["skerry.duration"] != nil)
+        }
+
         @Test func statementsAreLoggedAtTraceLevelOnly() throws {
             let (traceLogger, traced) = logger(.trace)
             let (infoLogger, quiet) = logger(.info)

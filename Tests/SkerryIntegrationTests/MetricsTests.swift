@@ -31,6 +31,32 @@
             #expect(!timer.values.isEmpty)
         }
 
+        @Test func aStoreMoveIsCountedAndTimed() throws {
+            let folder = TemporaryDirectory()
+            let metrics = TestMetrics()
+            let stack = PersistentStack(name: "Library", model: try bookModel())
+            stack.persistentStoreDescriptions = [StoreDescription(url: folder.file("Library.sqlite"))]
+            let observation = stack.addMetrics(dimensions: [("stack", "library")], factory: metrics)
+            defer { observation.cancel() }
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                for title in ["Dune", "Solaris"] {
+                    let book = try context.insert(entityName: "Book")
+                    try book.setValue(title, forKey: "title")
+                }
+                try context.save()
+            }
+            let coordinator = stack.persistentStoreCoordinator
+            try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: .inMemory())
+
+            let dimensions = [("stack", "library"), ("from", "sqlite"), ("to", "inMemory")]
+            #expect(metrics.counterTotal(label: "skerry_store_migrations_total", dimensions: dimensions) == 1)
+            #expect(metrics.counterTotal(label: "skerry_store_migrated_objects_total", dimensions: dimensions) == 2)
+            let timer = try metrics.expectTimer("skerry_store_migration_duration", dimensions)
+            #expect(timer.values.count == 1)
+        }
+
         @Test func withoutStatementTimingNoStatementIsRecorded() throws {
             let metrics = TestMetrics()
             let stack = PersistentStack(name: "Library", model: try bookModel())

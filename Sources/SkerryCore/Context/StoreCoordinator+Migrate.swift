@@ -14,10 +14,11 @@ extension StoreCoordinator {
     /// one written with another version (which opening would migrate) or holding objects is
     /// refused before anything opens it, and left untouched. It is opened as
     /// ``addPersistentStore(with:)`` opens a store (created where none is). Every object of `store` is copied into it,
-    /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch; a
+    /// 1,000 objects at a time, fewer when rows are large (about 32 MB of values per batch) or,
+    /// for their relationships, when objects have many related objects (about 32,000 per batch; a
     /// page of 8,000 keys and one batch of rows are held in memory, never the whole store; the
-    /// members of a to-many relationship the destination stores on that side (a join table's
-    /// owner, an ordered to-many) come whole, the other sides are not read), with every attribute value
+    /// members of one object's to-many relationship the destination stores on that side (a join
+    /// table's owner, an ordered to-many) come whole, the other sides are not read), with every attribute value
     /// and every relationship (to-one, to-many, ordered, many-to-many); the destination's
     /// uniqueness constraints are checked on the way. The whole copy is one transaction of the
     /// destination. Then the new store takes the old one's place among ``persistentStores``, and
@@ -56,9 +57,11 @@ extension StoreCoordinator {
     /// ``PersistentStack/hasLoadedStores``.
     ///
     /// Events (``PersistentStack/addEventObserver(statements:_:)``): the destination reports its load (`.storeLoaded`)
-    /// when it opens, before the copy, also when the copy then fails and it is closed again; no
-    /// event announces the swap (Core Data's stores-changed notification): the call returning is
-    /// the signal to reset or refetch in other contexts.
+    /// when it opens, before the copy, also when the copy then fails and it is closed again; once
+    /// the new store took the old one's place, `.storeMigrated` (``StackEvent/storeMigrated(_:)``)
+    /// reports both stores, their identifiers, how many objects moved and how long it took, for
+    /// logs and metrics (it is not Core Data's stores-changed notification: the call returning is
+    /// the signal to reset or refetch in other contexts).
     ///
     /// On failure nothing changes for the coordinator: `store` stays loaded and untouched, and the
     /// destination holds what it held: the copy's transaction is rolled back, and a SQLite file or
@@ -119,6 +122,7 @@ extension StoreCoordinator {
         }
         let targetEntities = model.entities.filter { target.holds($0, of: model) }
         try checkDestinationIsNew(target, entities: targetEntities)
+        let started = ContinuousClock.now
         let opened: any ObjectStore
         do {
             opened = try target.makeStore(model: model, entities: targetEntities, events: events)
@@ -127,8 +131,9 @@ extension StoreCoordinator {
             events.emit(.storeLoadFailed(store: target, error: error))
             throw error
         }
+        let objectCount: Int
         do {
-            try StoreCopy(source: source, destination: opened, entities: entities).run()
+            objectCount = try StoreCopy(source: source, destination: opened, entities: entities).run()
         } catch {
             undo(opened)
             throw error
@@ -143,6 +148,12 @@ extension StoreCoordinator {
         migratedDescriptions.withLock { $0.append((source.storeDescription, opened.storeDescription)) }
         if let handler = savesOfOthersHandler.withLock({ $0 }) { opened.deliverSavesOfOthers(to: handler) }
         storeMigratedHandler.withLock { $0 }?(source.storeDescription, opened.storeDescription)
+        events.emit(
+            .storeMigrated(
+                StoreMigrationEvent(
+                    source: source.storeDescription, destination: opened.storeDescription,
+                    sourceIdentifier: source.identity.identifier, destinationIdentifier: opened.identity.identifier,
+                    objectCount: objectCount, duration: .now - started)))
         return opened.storeDescription
     }
 

@@ -13,6 +13,11 @@ public enum StackEvent: Sendable {
     case storeLoadFailed(store: StoreDescription, error: SkerryError)
     /// A migration step of a store completed (an automatic migration is one step).
     case migrationStep(MigrationStepEvent)
+    /// A store's objects moved into a new store, which took its place
+    /// (``StoreCoordinator/migratePersistentStore(_:to:)``): reported once the new store is in
+    /// the old one's place. A move that fails reports nothing here (the call throws; a
+    /// destination that failed to open reports ``storeLoadFailed(store:error:)``).
+    case storeMigrated(StoreMigrationEvent)
     /// A statement finished, as asked with ``StatementTracing``: every statement, or those slower
     /// than a threshold.
     case statement(StatementTrace)
@@ -72,6 +77,43 @@ public struct MigrationStepEvent: Sendable {
         self.fromVersionHash = fromVersionHash
         self.toVersionHash = toVersionHash
         self.summary = summary
+        self.duration = duration
+    }
+}
+
+/// One completed move of a store's objects into a new store
+/// (``StoreCoordinator/migratePersistentStore(_:to:)``).
+public struct StoreMigrationEvent: Sendable {
+    /// The store the objects moved from (closed now; its file or schema stays as it was).
+    public let source: StoreDescription
+    /// The store they moved into, which took the old one's place (what the call returns).
+    public let destination: StoreDescription
+    /// The old store's identifier (the host of its objects' URIs, ``ObjectID/uriRepresentation()``).
+    public let sourceIdentifier: String
+    /// The new store's identifier.
+    public let destinationIdentifier: String
+    /// How many objects were copied.
+    public let objectCount: Int
+    /// How long the move took: opening the destination, the copy, and the swap.
+    public let duration: Duration
+
+    /// An event for a completed move.
+    /// - Parameters:
+    ///   - source: the old store.
+    ///   - destination: the new store.
+    ///   - sourceIdentifier: the old store's identifier.
+    ///   - destinationIdentifier: the new store's identifier.
+    ///   - objectCount: how many objects were copied.
+    ///   - duration: how long the move took.
+    package init(
+        source: StoreDescription, destination: StoreDescription, sourceIdentifier: String, destinationIdentifier: String,
+        objectCount: Int, duration: Duration
+    ) {
+        self.source = source
+        self.destination = destination
+        self.sourceIdentifier = sourceIdentifier
+        self.destinationIdentifier = destinationIdentifier
+        self.objectCount = objectCount
         self.duration = duration
     }
 }

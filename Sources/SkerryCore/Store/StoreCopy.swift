@@ -5,7 +5,8 @@
 /// any other: the source is read with ``ObjectStore/fetchKeys(_:after:limit:)`` (the keys of
 /// one entity, ``keyPage`` at a time), ``ObjectStore/fetchRows(_:primaryKeys:)`` and
 /// ``ObjectStore/fetchRelated(_:relationship:sourceKeys:)``, ``batchSize`` objects at a time
-/// (fewer when rows are large: see ``byteBudget``); the destination takes every batch in one
+/// (fewer when rows are large, see ``byteBudget``, or objects have many related objects, see
+/// ``memberBudget``); the destination takes every batch in one
 /// transaction (``ObjectStore/importWrites(_:keyFloors:)``). Each row keeps its key, so an object's new ID is
 /// its old one's entity and key in the new store.
 ///
@@ -18,7 +19,8 @@
 struct StoreCopy {
     /// The most objects read and written per batch.
     static let batchSize = 1_000
-    /// The rows of each entity's first batch, read to learn how large its rows are.
+    /// The objects of each entity's first batch in each pass, read to learn how large its rows are
+    /// and how many related objects its objects have.
     static let firstBatchSize = 16
 
     let source: any ObjectStore
@@ -30,8 +32,16 @@ struct StoreCopy {
     var byteBudget = 32 << 20
     /// The most keys read at a time (``ObjectStore/fetchKeys(_:after:limit:)``): a few batches.
     var keyPage = 8 * StoreCopy.batchSize
+    /// About how many related objects a batch of the second pass reads at most: after an
+    /// entity's first batch, its batches hold as many objects as fit at the number of related
+    /// objects the last batch's had each (at least one, at most ``batchSize``). The members of
+    /// one object's to-many relationship are read whole.
+    var memberBudget = 4 * 8 * StoreCopy.batchSize
     /// Told the number of rows of each batch of the first pass (for tests).
     var rowBatchObserver: ((Int) -> Void)?
+    /// Told the number of objects of each batch of the second pass and of the related objects
+    /// read for them (for tests).
+    var linkBatchObserver: ((_ objects: Int, _ members: Int) -> Void)?
     /// Where each relationship of `entities` is kept, as every store lays it out: a side the
     /// destination never writes (the to-many side of a one-to-many without order, the side of a
     /// one-to-one without the column, a join table's other side when it is not ordered) is not
@@ -51,7 +61,9 @@ struct StoreCopy {
     ///   ``SkerryError/Code/constraintViolation`` when a row breaks a uniqueness constraint of the
     ///   destination; ``SkerryError/Code/mergeConflict`` as above; the stores' errors. The
     ///   destination then holds what it held before.
-    func run() throws(SkerryError) {
+    /// - Returns: how many objects were copied.
+    @discardableResult
+    func run() throws(SkerryError) -> Int {
         try checkDestinationIsEmpty()
         var batches = Batches(copy: self, sourceWrites: source.statistics.rowsWritten)
         do {
@@ -65,6 +77,7 @@ struct StoreCopy {
         } catch {
             throw SkerryError.converting(error)
         }
+        return batches.copiedRows
     }
 
     private func checkDestinationIsEmpty() throws(SkerryError) {
@@ -131,6 +144,8 @@ struct StoreCopy {
         var size = StoreCopy.firstBatchSize
         /// The inserts of the last write returned (to name the objects of a conflict it meets).
         var lastInserts: [RowInsert] = []
+        /// How many rows the batches returned so far insert.
+        var copiedRows = 0
 
         init(copy: StoreCopy, sourceWrites: Int) {
             self.copy = copy
@@ -149,6 +164,7 @@ struct StoreCopy {
                 return nil
             }
             lastInserts = write.inserts
+            copiedRows += write.inserts.count
             return write
         }
 
@@ -164,7 +180,7 @@ struct StoreCopy {
                     keys = []
                     moreKeys = true
                     position = 0
-                    size = pass == 0 ? StoreCopy.firstBatchSize : StoreCopy.batchSize
+                    size = StoreCopy.firstBatchSize
                 }
                 if position >= keys!.count {
                     // The next page of keys, after the last one read.
@@ -192,7 +208,12 @@ struct StoreCopy {
                     let perRow = max(1, rows.bytes / max(1, write.inserts.count))
                     size = min(StoreCopy.batchSize, max(1, copy.byteBudget / perRow))
                 } else {
-                    write = try copy.links(entity, batch)
+                    let links = try copy.links(entity, batch)
+                    write = links.write
+                    copy.linkBatchObserver?(batch.count, links.members)
+                    // As many objects as the budget holds, at the related objects these had each.
+                    let perObject = max(1, links.members / max(1, batch.count))
+                    size = min(StoreCopy.batchSize, max(1, copy.memberBudget / perObject))
                 }
                 if write.inserts.isEmpty && write.updates.isEmpty { continue }
                 return write
@@ -228,13 +249,16 @@ struct StoreCopy {
     }
 
     /// The relationships of the objects of `keys` (rows of `entity` itself), each as an update
-    /// of the row the first pass wrote (version 1); objects without any related object are left out.
-    private func links(_ entity: EntityDescription, _ keys: [Int64]) throws -> StoreWrite {
+    /// of the row the first pass wrote (version 1); objects without any related object are left
+    /// out. With how many related objects were read.
+    private func links(_ entity: EntityDescription, _ keys: [Int64]) throws -> (write: StoreWrite, members: Int) {
         var changes: [Int64: [(index: Int, value: RelationshipValue)]] = [:]
+        var members = 0
         for (index, relationship) in entity.relationships.enumerated()
         where layout.storage[entity.name]?[relationship.name]?.isWrittenBySource ?? true {
             let related = try source.fetchRelated(entity, relationship: index, sourceKeys: keys)
             for (key, ids) in related where !ids.isEmpty {
+                members += ids.count
                 let moved = ids.map(moved)
                 changes[key, default: []].append((index, relationship.isToMany ? .toMany(ObjectIDList(moved)) : .toOne(moved.first)))
             }
@@ -247,6 +271,6 @@ struct StoreCopy {
                     objectID: ObjectID(store: destination.identity, entity: entity, primaryKey: key), expectedVersion: 1,
                     changes: [], relationshipChanges: relationshipChanges))
         }
-        return write
+        return (write, members)
     }
 }
