@@ -200,13 +200,7 @@ final class PostgresConnection {
         statement: PostgresStatement, result: PostgresResult?
     ) {
         let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
-        guard parameterCount <= Self.maximumParameters else {
-            throw PostgresError(
-                sqlState: "54000", // program_limit_exceeded
-                message:
-                    "The statement has \(parameterCount) parameters; the PostgreSQL store takes at most \(Self.maximumParameters) in one statement.",
-                sql: sql)
-        }
+        try Self.checkParameterCount(parameterCount, sql: sql)
         let kept = named || SQLBuilder.keepsPrepared(parameterCount: parameterCount)
         if kept && statements.count >= Self.statementCacheLimit { try clearStatementCache() }
         let name = kept ? newStatementName() : ""
@@ -250,6 +244,17 @@ final class PostgresConnection {
         return (statement, sql)
     }
 
+    /// Throws `program_limit_exceeded` (54000) when a statement has more than
+    /// ``maximumParameters`` parameters.
+    private static func checkParameterCount(_ parameterCount: Int, sql: String) throws(PostgresError) {
+        guard parameterCount > maximumParameters else { return }
+        throw PostgresError(
+            sqlState: "54000", // program_limit_exceeded
+            message:
+                "The statement has \(parameterCount) parameters; the PostgreSQL store takes at most \(maximumParameters) in one statement.",
+            sql: sql)
+    }
+
     /// The name and text (parameters numbered for PostgreSQL) of a statement for `sql` to prepare
     /// and describe inside a pipeline (``PostgresPipeline``), and whether the cache keeps it (as
     /// ``statement(_:named:)`` would: a statement with a long `IN` list is the connection's
@@ -259,13 +264,7 @@ final class PostgresConnection {
     /// - Throws: when `sql` has more parameters than ``maximumParameters``.
     func statementToDescribeInPipeline(_ sql: String) throws(PostgresError) -> (name: String, text: String, kept: Bool)? {
         let (text, parameterCount, _) = PostgresSQL.scanParameters(sql)
-        guard parameterCount <= Self.maximumParameters else {
-            throw PostgresError(
-                sqlState: "54000", // program_limit_exceeded
-                message:
-                    "The statement has \(parameterCount) parameters; the PostgreSQL store takes at most \(Self.maximumParameters) in one statement.",
-                sql: sql)
-        }
+        try Self.checkParameterCount(parameterCount, sql: sql)
         let kept = SQLBuilder.keepsPrepared(parameterCount: parameterCount)
         if kept && statements.count >= Self.statementCacheLimit { return nil }
         return (kept ? newStatementName() : "", text, kept)

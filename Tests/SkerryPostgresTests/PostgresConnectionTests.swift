@@ -324,6 +324,31 @@ import Testing
         #expect(try connection.scalarInt64("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'UPDATE t SET%'") == 1)
     }
 
+    /// A statement with more parameters than the store sends in one is refused before it reaches
+    /// the server, with `program_limit_exceeded` (54000) and its SQL, alone or in the middle of a
+    /// pipeline (where the statements before it ran); the connection serves the next statement.
+    @Test func aStatementWithTooManyParametersIsATypedErrorAloneAndInAPipeline() throws {
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY)")
+        let limit = PostgresConnection.maximumParameters
+        let sql = "SELECT count(*) FROM t WHERE id IN (\((0...limit).map { _ in "?" }.joined(separator: ", ")))"
+        let keys: [AttributeValue] = (0...limit).map { .int(Int64($0)) }
+        let alone = #expect(throws: PostgresError.self) { _ = try connection.query(sql, keys) }
+        #expect(alone?.sqlState == "54000")
+        #expect(alone?.sql == sql)
+        #expect(alone?.message.contains("\(limit + 1) parameters") == true)
+        let piped = #expect(throws: PostgresError.self) {
+            try connection.pipeline { pipeline in
+                try pipeline.send("INSERT INTO t VALUES (1)", [])
+                try pipeline.send("INSERT INTO t VALUES (?)", [.int(2)])
+                try pipeline.send(sql, keys)
+            }
+        }
+        #expect(piped?.sqlState == "54000")
+        #expect(connection.isReusable)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 2)
+    }
+
     /// A statement that fails to prepare in the middle of a pipeline reports its own error (the
     /// statements before it ran), and one met after a failure the error of the statement that
     /// failed (the server skipped its preparation, so it is prepared again next time); either way
