@@ -42,6 +42,15 @@ extension PostgresStore {
     /// listener can tell which saves may still commit (see ``PostgresChangeListener``).
     static func createChangesTable(_ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
+        // Made only when missing: `CREATE … IF NOT EXISTS` needs the right to create in the schema.
+        if try !missingRelations([changesTable, changesTable + "__transaction", prunedTable], connection).isEmpty {
+            try createMissingChangesTables(connection)
+        }
+        try connection.execute("INSERT INTO \(q(prunedTable)) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(q(prunedTable)))")
+    }
+
+    private static func createMissingChangesTables(_ connection: PostgresConnection) throws {
+        let q = SQLBuilder.quote
         try connection.execute(
             """
             CREATE TABLE IF NOT EXISTS \(q(changesTable)) ("id" bigserial PRIMARY KEY, \
@@ -50,7 +59,6 @@ extension PostgresStore {
             """)
         try connection.execute("CREATE INDEX IF NOT EXISTS \(q(changesTable + "__transaction")) ON \(q(changesTable)) (\"transaction\")")
         try connection.execute("CREATE TABLE IF NOT EXISTS \(q(prunedTable)) (\"transaction\" bigint NOT NULL)")
-        try connection.execute("INSERT INTO \(q(prunedTable)) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(q(prunedTable)))")
     }
 
     /// One row: the highest transaction of the changes deleted for age so far, so that a listener

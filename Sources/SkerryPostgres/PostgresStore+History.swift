@@ -108,7 +108,13 @@ extension PostgresStore {
             }
         } catch {
             let reason = mapError(error, entity: nil)
-            var failure = SkerryError(.storeLoadFailed, "Cannot prepare the persistent history of \(description): \(reason.message)")
+            // Turning tracking on makes the history's tables: the schema's owner's business.
+            let owner =
+                (reason.underlyingError as? PostgresError)?.sqlState == .insufficientPrivilege
+                ? " Turning persistent history tracking on changes the store's schema: load the store once with PersistentHistoryTrackingKey as a role that owns its schema, then as this role."
+                : ""
+            var failure = SkerryError(
+                .storeLoadFailed, "Cannot prepare the persistent history of \(description): \(reason.message)\(owner)")
             failure.underlyingError = reason.underlyingError
             throw failure
         }
@@ -126,8 +132,15 @@ extension PostgresStore {
     }
 
     /// Creates the history's tables and sequences that are missing.
+    /// Only when one is missing: `CREATE … IF NOT EXISTS` needs the right to create in the
+    /// schema, which an application role loading a store that tracks history already lacks.
     private static func createHistoryTables(_ connection: PostgresConnection) throws {
         let q = SQLBuilder.quote
+        let names = [
+            historyNumbersSequence, historyChangeIDsSequence, historyTransactionsTable, historyTransactionsTable + "_timestamp",
+            historyChangesTable, historyChangesTable + "_transaction", historyTombstonesTable, historyTombstonesTable + "_change",
+        ]
+        guard try !missingRelations(names, connection).isEmpty else { return }
         let valueColumns = Set(AttributeType.allCases.map { "\(q(tombstoneColumn($0))) \(columnType($0))" }).sorted()
         // The numbers' sequence keeps the default CACHE 1 (see ``historyNumbersSequence``).
         try connection.execute(

@@ -17,22 +17,34 @@ extension PostgresStore {
     /// transaction under an advisory lock on the store's schema: when several instances start at
     /// once, one creates or migrates and the others wait, then find the schema ready.
     /// Returns the store's identifier.
+    ///
+    /// A store whose schema is current for the model and this version of Skerry is loaded
+    /// without any DDL, so that a role that does not own the schema (an application role granted
+    /// the store's tables and sequences) can load it; a store that needs a change refuses such a
+    /// role with ``ownerNeeded(_:_:role:existed:)``'s error, leaving the schema as it was.
     static func prepareSchema(
         pool: PostgresConnectionPool, description: StoreDescription, options: PostgresStoreOptions,
         model: ObjectModel, entities: [EntityDescription], events: EventHub? = nil
     ) throws(SkerryError) -> String {
+        // Who loads, and whether the store was there: what a refused change is reported with.
+        var role = "", existed = false
         do {
             return try pool.withConnection { connection in
                 try connection.transaction {
                     let schemaName = try options.schema ?? connection.query("SELECT current_schema()").text(0, 0)
-                    try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [.string("skerry:" + schemaName)])
+                    role = try connection.query(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), current_user::text", [.string("skerry:" + schemaName)]
+                    ).text(0, 1)
                     try checkNames(entities, description)
-                    if let schema = options.schema {
+                    if let schema = options.schema,
+                        try connection.query("SELECT 1 FROM pg_namespace WHERE nspname = ?", [.string(schema)]).rowCount == 0
+                    {
                         try connection.execute("CREATE SCHEMA IF NOT EXISTS \(SQLBuilder.quote(schema))")
                     }
                     let exists = try connection.query(
                         "SELECT to_regclass(?) IS NOT NULL", [.string(SQLBuilder.quote(StoreSchema.metadataTable))])
                     if exists.value(0, 0, as: .boolean) == .bool(true) {
+                        existed = true
                         let identifier = try migrateIfNeeded(
                             connection, description: description, model: model, entities: entities, events: events)
                         try restoreUniqueIndexes(entities, schemaName: schemaName, description, connection)
@@ -47,12 +59,50 @@ extension PostgresStore {
                 }
             }
         } catch let error as SkerryError {
+            if let refusal = error.underlyingError as? PostgresError, refusal.sqlState == .insufficientPrivilege {
+                throw ownerNeeded(refusal, description, role: role, existed: existed)
+            }
             throw error
         } catch let error as PostgresError {
+            if error.sqlState == .insufficientPrivilege { throw ownerNeeded(error, description, role: role, existed: existed) }
             throw loadError(error, description)
         } catch {
             throw SkerryError(.storeLoadFailed, "Cannot load \(description): \(error)")
         }
+    }
+
+    /// The load's error when the server refused `role` a change the store needs (a privilege
+    /// only the schema's owner has): ``SkerryCore/SkerryError/Code/modelMismatch`` for a store
+    /// that `existed` (its schema is not current for the model or this version of Skerry, and
+    /// the role cannot migrate it), ``SkerryCore/SkerryError/Code/storeLoadFailed`` for a store
+    /// the role cannot create. The load's transaction rolled back: the schema is as it was.
+    static func ownerNeeded(_ refusal: PostgresError, _ description: StoreDescription, role: String, existed: Bool) -> SkerryError {
+        let who = role.isEmpty ? "the connecting role" : "role \(SQLBuilder.quote(role))"
+        var failure =
+            existed
+            ? SkerryError(
+                .modelMismatch,
+                "\(description) needs a migration (its schema is not current for this model or this version of Skerry) that \(who) may not make: the server refused it (\(refusal.message)). Load the store once as a role that owns its schema (the role that migrates on deploy), then load it as \(who). The store was left as it was."
+            )
+            : SkerryError(
+                .storeLoadFailed,
+                "Cannot create \(description): \(who) may not create its schema objects (\(refusal.message)). Create the store as a role that owns its schema, then grant \(who) its tables and sequences."
+            )
+        failure.underlyingError = refusal
+        return failure
+    }
+
+    /// The names of `names` (tables, indexes, sequences, as the server keeps them) that the
+    /// current schema does not hold, in their order: what a load has to create (one round trip).
+    static func missingRelations(_ names: [String], _ connection: PostgresConnection) throws -> [String] {
+        guard !names.isEmpty else { return [] }
+        let list = String(decoding: try JSONEncoder().encode(names), as: UTF8.self)
+        return try connection.textRows(
+            """
+            SELECT n FROM json_array_elements_text(?::json) WITH ORDINALITY AS t(n, i) \
+            WHERE to_regclass(quote_ident(current_schema()) || '.' || quote_ident(n)) IS NULL ORDER BY i
+            """, [.string(list)]
+        ).map { $0[0] }
     }
 
     /// Refuses `entities` when two of their tables, or two columns of one table, would have the
@@ -84,7 +134,7 @@ extension PostgresStore {
     }
 
     /// Creates the missing key sequences: one per hierarchy, named after its root
-    /// (``SkerryCore/StoreWritePlanner/keyRoot(_:among:)``), in one round trip.
+    /// (``SkerryCore/StoreWritePlanner/keyRoot(_:among:)``); one round trip when none is missing.
     static func createSequences(_ entities: [EntityDescription], _ connection: PostgresConnection) throws {
         let roots = entities.filter { StoreWritePlanner.keyRoot($0, among: entities) === $0 }
         guard !roots.isEmpty else { return }
@@ -97,8 +147,10 @@ extension PostgresStore {
                 "SELECT to_regclass(?) IS NOT NULL AND to_regclass(?) IS NULL", [.string(old), .string(new)])
             if renames.value(0, 0, as: .boolean) == .bool(true) { try connection.execute("ALTER SEQUENCE \(old) RENAME TO \(new)") }
         }
-        try connection.execute(
-            roots.map { "CREATE SEQUENCE IF NOT EXISTS \(SQLBuilder.quote(sequenceName($0.name)))" }.joined(separator: "; "))
+        // Only the missing ones: `CREATE … IF NOT EXISTS` needs the right to create in the schema.
+        let missing = try missingRelations(roots.map { sequenceName($0.name) }, connection)
+        guard !missing.isEmpty else { return }
+        try connection.execute(missing.map { "CREATE SEQUENCE IF NOT EXISTS \(SQLBuilder.quote($0))" }.joined(separator: "; "))
     }
 
     /// The native PostgreSQL type of an attribute type's column (``SkerryCore/SQLDialect``).
