@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SkerryCore
+@testable import SkerryPostgres
 
 /// Derived attributes that a migration adds, or whose derivation it changes, get their values in
 /// the rows the store already has (Core Data computes them when an object is saved; a migrated
@@ -234,6 +235,46 @@ import Testing
         #expect(
             stale?.message.contains("'Author.nickname' (nick) reads values the step's code may have changed") == true,
             "\(stale?.message ?? "")")
+    }
+
+    /// Runs `sql` on the store of `kind` (the SQLite file `Books.sqlite` of `directory`, or the
+    /// PostgreSQL `schema`), outside Skerry, to set up rows faster than saving objects.
+    static func execute(_ sql: String, _ kind: StoreKind, _ directory: TemporaryDirectory, schema: String) throws {
+        if kind == .postgres {
+            let connection = try PostgresConnection(connectionString: PostgresTestServer.require())
+            try connection.execute("SET search_path TO \(SQLBuilder.quote(schema)); \(sql)")
+        } else {
+            try rawSQL(directory.file("Books.sqlite"), sql)
+        }
+    }
+
+    /// A count an Integer 16 attribute cannot hold (Ann's 32,768 books, most inserted in SQL)
+    /// fails the migration that adds it with `.migrationWouldLoseData` naming the attribute and
+    /// the row, as a save of Ann fails, and leaves the store as it was; SQLite stored the count
+    /// as is, and PostgreSQL failed with a generic "smallint out of range" error.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aCountTheAttributeCannotHoldFailsTheMigration(kind: StoreKind) throws {
+        let directory = TemporaryDirectory(), schema = PostgresTestServer.newSchema()
+        let description =
+            kind == .postgres ? try PostgresTestStore.newDescription(schema: schema) : StoreDescription(url: directory.file("Books.sqlite"))
+        let v1 = try Self.model(directory, "Books")
+        try Self.populate(description, v1)
+        try Self.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 32766)
+            INSERT INTO "Book" ("_pk", "pages", "title", "author") SELECT 1000 + i, 1, 'More', "author" FROM n, "Book" WHERE "title" = 'Winter'
+            """, kind, directory, schema: schema)
+        let v2 = try Self.model(
+            directory, "Books2",
+            author: """
+                <attribute name="bookCount" optional="YES" attributeType="Integer 16" derived="YES" derivationExpression="books.@count" usesScalarValueType="YES"/>
+                """)
+        let error = expectError(.migrationWouldLoseData) { _ = try Self.open(description, v2) }
+        #expect(error?.message.contains("'Author.bookCount' (books.@count) computes 32768 for row") == true, "\(error?.message ?? "")")
+        #expect(error?.entityName == "Author" && error?.key == "bookCount")
+        // Still readable with the model it was written with, every book there.
+        let context = try Self.open(description, v1)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 32_769)
     }
 
     /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming

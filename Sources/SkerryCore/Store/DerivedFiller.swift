@@ -133,6 +133,15 @@ struct DerivedFiller {
                 try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(pk) = ?", [value, .int(key)])
             }
         }
+        /// Fails for the first row (in key order) whose count `sum` is above `maximum`, as a save
+        /// of its object fails.
+        func refuseCount(above maximum: Int64, _ sum: String) throws {
+            let rows = try connection.textRows(
+                "SELECT CAST(\(pk) AS TEXT), CAST((\(sum)) AS TEXT) FROM \(table) WHERE (\(sum)) > \(maximum) ORDER BY \(pk) LIMIT 1", [])
+            guard let row = rows.first else { return }
+            // Both are integers, written as such by CAST in either dialect.
+            throw Unconvertible(key: Int64(row[0]) ?? 0, value: Int64(row[1]).map(AttributeValue.int) ?? .string(row[1]))
+        }
         /// Sets every row's value to the value of `expression`, of type `type`: in SQL when the
         /// attribute holds it as is, converted in Swift when a save converts it.
         func set(_ expression: String, of type: AttributeType) throws {
@@ -179,8 +188,17 @@ struct DerivedFiller {
                 throw Uncomputable(why: "'\(entity.name).\(relationshipName)' is not stored")
             }
             let sum = counts.joined(separator: " + ")
-            // A count goes into any integer attribute in SQL; into another number type, a save converts it.
-            if [.integer16, .integer32, .integer64].contains(attribute.type) { try set(sum) } else { try set(sum, of: .integer64) }
+            // A count goes into any integer attribute in SQL, once no row's count is past what the
+            // attribute holds (SQLite would store it as is, PostgreSQL fail with a generic error);
+            // into another number type, a save converts it.
+            if [.integer16, .integer32].contains(attribute.type) {
+                try refuseCount(above: attribute.type.integerRange.upperBound, sum)
+                try set(sum)
+            } else if attribute.type == .integer64 {
+                try set(sum)
+            } else {
+                try set(sum, of: .integer64)
+            }
         case .aggregate:
             throw Uncomputable(why: "an aggregate other than @count")
         }
