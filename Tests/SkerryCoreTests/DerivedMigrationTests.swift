@@ -277,6 +277,54 @@ import Testing
         #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 32_769)
     }
 
+    /// A Double key path into a Decimal or an integer attribute that a migration adds is
+    /// converted from the exact stored Double, as a save converts it: 0.30000000000000004 stays
+    /// that in a Decimal, and 2.9999999999999996 into an Integer 64 fails the migration (a save
+    /// refuses it). Read as text, SQLite gave 15 digits: 0.3 and 3.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aDoubleKeyPathIsConvertedFromItsExactValue(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let description = try Self.description(kind, directory)
+        let weight = "<attribute name=\"weight\" optional=\"YES\" attributeType=\"Double\" usesScalarValueType=\"YES\"/>"
+        let v1 = try Self.model(directory, "Books", book: weight)
+        try Self.populate(description, v1)
+        do {
+            let stack = PersistentStack(name: "Books", model: v1)
+            stack.persistentStoreDescriptions = [description]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+                // Été is the first row in key order, where the migration's conversion fails.
+                try books[2].setValue(2.9999999999999996, forKey: "weight")
+                try books[1].setValue(0.30000000000000004, forKey: "weight")
+                try context.save()
+            }
+            try stack.persistentStoreCoordinator.remove(stack.persistentStoreCoordinator.persistentStores[0])
+        }
+        let exact = """
+            <attribute name="exactWeight" optional="YES" attributeType="Decimal" derived="YES" derivationExpression="weight"/>
+            """
+        let v2 = try Self.model(directory, "Books2", book: weight + exact)
+        let context = try Self.open(description, v2)
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            #expect(
+                try books.map { try $0.value(forKey: "exactWeight", as: Decimal?.self) } == [
+                    nil, Decimal(string: "0.30000000000000004"), Decimal(string: "2.9999999999999996"),
+                ])
+        }
+        let v3 = try Self.model(
+            directory, "Books3",
+            book: weight + exact + """
+                <attribute name="wholeWeight" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="weight" usesScalarValueType="YES"/>
+                """)
+        let error = expectError(.migrationWouldLoseData) { _ = try Self.open(description, v3) }
+        #expect(
+            error?.message.contains("'Book.wholeWeight' (weight) computes 2.9999999999999996 for row 1,") == true,
+            "\(error?.message ?? "")")
+    }
+
     /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming
     /// it, and the store is left as it was.
     @Test func aDerivationThatCannotBeComputedForExistingRowsFailsTheMigration() throws {

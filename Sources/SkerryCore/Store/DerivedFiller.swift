@@ -51,21 +51,6 @@ struct DerivedFiller {
     /// The types whose values a save converts into one another (``SchemaMapping/convert(_:to:)``).
     private static let numbers: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean]
 
-    /// A value of type `type` from its text, as `CAST(… AS TEXT)` writes it in either dialect;
-    /// nil when the text is no such value.
-    static func parse(_ text: String, as type: AttributeType) -> AttributeValue? {
-        switch type {
-        case .integer16, .integer32, .integer64: return Int64(text).map(AttributeValue.int)
-        case .double, .float: return Double(text).map(AttributeValue.double)
-        case .decimal: return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(AttributeValue.decimal)
-        case .boolean:
-            if ["1", "t", "true"].contains(text) { return .bool(true) }
-            return ["0", "f", "false"].contains(text) ? .bool(false) : nil
-        case .string: return .string(text)
-        default: return nil
-        }
-    }
-
     /// Computes `attribute` (derived by `derivation`) of `entity` for every row.
     /// - Throws: ``Uncomputable`` for a derivation the filler cannot compute for stored rows;
     ///   ``Unconvertible`` for a row whose value the attribute cannot hold; the connection's
@@ -112,24 +97,24 @@ struct DerivedFiller {
         }
         /// Sets every row's value to `compute` of the value of `expression` (of type `type`),
         /// converted to the attribute's type as a save converts it, where it differs: the values
-        /// read as text, computed in Swift, and written row by row.
+        /// read as the store reads them (a Double exactly, not as text), computed in Swift, and
+        /// written row by row, in key order (the first row whose value the attribute cannot hold
+        /// fails).
         func setInSwift(_ expression: String, _ type: AttributeType, _ compute: (AttributeValue) -> AttributeValue = { $0 }) throws {
-            let rows = try connection.textRows(
-                """
-                SELECT CAST(\(pk) AS TEXT), CASE WHEN (\(expression)) IS NULL THEN '' ELSE 'v' END, CAST((\(expression)) AS TEXT), \
-                CASE WHEN \(column) IS NULL THEN '' ELSE 'v' END, CAST(\(column) AS TEXT) FROM \(table)
-                """, [])
+            let rows = try connection.valueRows(
+                "SELECT \(pk), (\(expression)), \(column) FROM \(table) ORDER BY \(pk)", [],
+                types: [.integer64, type, attribute.type])
             for row in rows {
-                guard let key = Int64(row[0]) else { continue }
-                guard let reached = row[1].isEmpty ? AttributeValue.null : Self.parse(row[2], as: type) else {
-                    throw Uncomputable(why: "the stored \(type) '\(row[2])' of row \(key) cannot be read back")
+                guard case .int(let key)? = row[0] else { throw Uncomputable(why: "a row has no integer key") }
+                guard let reached = row[1] else {
+                    throw Uncomputable(why: "the stored value of row \(key) is no \(type)")
                 }
                 let computed = compute(reached)
                 guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
                     throw Unconvertible(key: key, value: computed)
                 }
-                let stored = row[3].isEmpty ? AttributeValue.null : Self.parse(row[4], as: attribute.type)
-                guard value != stored else { continue }
+                // A stored value that is no value of the attribute's type (nil) is rewritten.
+                guard value != row[2] else { continue }
                 try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(pk) = ?", [value, .int(key)])
             }
         }
