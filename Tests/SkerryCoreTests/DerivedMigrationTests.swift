@@ -277,6 +277,34 @@ import Testing
         #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 32_769)
     }
 
+    /// A value converted in Swift (an Integer 64 key path into an Integer 16 attribute a
+    /// migration adds) is computed for every row of a table read in pages and written in
+    /// batches: 2,503 books, over two pages.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aValueConvertedInSwiftIsComputedForEveryRowOfALargeTable(kind: StoreKind) throws {
+        let directory = TemporaryDirectory(), schema = PostgresTestServer.newSchema()
+        let description =
+            kind == .postgres ? try PostgresTestStore.newDescription(schema: schema) : StoreDescription(url: directory.file("Books.sqlite"))
+        let v1 = try Self.model(directory, "Books")
+        try Self.populate(description, v1)
+        try Self.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
+            INSERT INTO "Book" ("_pk", "pages", "title") SELECT 1000 + i, 1000 + i, 'More' FROM n
+            """, kind, directory, schema: schema)
+        let v2 = try Self.model(
+            directory, "Books2",
+            book: """
+                <attribute name="shortPages" optional="YES" attributeType="Integer 16" derived="YES" derivationExpression="pages" usesScalarValueType="YES"/>
+                """)
+        let context = try Self.open(description, v2)
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            let values = try books.map { try $0.value(forKey: "shortPages", as: Int64?.self) }
+            #expect(values == [10, 80, 120] + (1001...3500).map { Int64($0) })
+        }
+    }
+
     /// A Double key path into a Decimal or an integer attribute that a migration adds is
     /// converted from the exact stored Double, as a save converts it: 0.30000000000000004 stays
     /// that in a Decimal, and 2.9999999999999996 into an Integer 64 fails the migration (a save

@@ -48,6 +48,12 @@ struct DerivedFiller {
         return from <= to
     }
 
+    /// Rows read at a time where a value is computed in Swift (the memory a table's values take).
+    static let pageSize = 2_048
+    /// Rows written by one statement where a value is computed in Swift: 3 parameters each, well
+    /// inside both stores' limits (SQLite: 32,766; PostgreSQL: 7,000 in this package).
+    static let batchSize = 256
+
     /// The types whose values a save converts into one another (``SchemaMapping/convert(_:to:)``).
     private static let numbers: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean]
 
@@ -97,26 +103,49 @@ struct DerivedFiller {
         }
         /// Sets every row's value to `compute` of the value of `expression` (of type `type`),
         /// converted to the attribute's type as a save converts it, where it differs: the values
-        /// read as the store reads them (a Double exactly, not as text), computed in Swift, and
-        /// written row by row, in key order (the first row whose value the attribute cannot hold
-        /// fails).
+        /// read as the store reads them (a Double exactly, not as text), ``pageSize`` rows at a
+        /// time in key order (the first row whose value the attribute cannot hold fails),
+        /// computed in Swift, and the changed ones written ``batchSize`` rows a statement.
         func setInSwift(_ expression: String, _ type: AttributeType, _ compute: (AttributeValue) -> AttributeValue = { $0 }) throws {
-            let rows = try connection.valueRows(
-                "SELECT \(pk), (\(expression)), \(column) FROM \(table) ORDER BY \(pk)", [],
-                types: [.integer64, type, attribute.type])
-            for row in rows {
-                guard case .int(let key)? = row[0] else { throw Uncomputable(why: "a row has no integer key") }
-                guard let reached = row[1] else {
-                    throw Uncomputable(why: "the stored value of row \(key) is no \(type)")
+            var after = Int64.min, changed: [(key: Int64, value: AttributeValue)] = []
+            /// Writes the changed rows `batchSize` at a time, the last fewer when `all`.
+            func write(all: Bool) throws {
+                while changed.count >= Self.batchSize || (all && !changed.isEmpty) {
+                    let batch = changed.prefix(Self.batchSize)
+                    try connection.run(
+                        batchUpdate(batch.count), batch.flatMap { [.int($0.key), $0.value] } + batch.map { .int($0.key) })
+                    changed.removeFirst(batch.count)
                 }
-                let computed = compute(reached)
-                guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
-                    throw Unconvertible(key: key, value: computed)
-                }
-                // A stored value that is no value of the attribute's type (nil) is rewritten.
-                guard value != row[2] else { continue }
-                try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(pk) = ?", [value, .int(key)])
             }
+            while true {
+                let rows = try connection.valueRows(
+                    "SELECT \(pk), (\(expression)), \(column) FROM \(table) WHERE \(pk) > ? ORDER BY \(pk) LIMIT \(Self.pageSize)",
+                    [.int(after)], types: [.integer64, type, attribute.type])
+                for row in rows {
+                    guard case .int(let key)? = row[0] else { throw Uncomputable(why: "a row has no integer key") }
+                    after = key
+                    guard let reached = row[1] else {
+                        throw Uncomputable(why: "the stored value of row \(key) is no \(type)")
+                    }
+                    let computed = compute(reached)
+                    guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
+                        throw Unconvertible(key: key, value: computed)
+                    }
+                    // A stored value that is no value of the attribute's type (nil) is rewritten.
+                    if value != row[2] { changed.append((key, value)) }
+                }
+                try write(all: rows.count < Self.pageSize)
+                if rows.count < Self.pageSize { return }
+            }
+        }
+        /// `UPDATE` of the attribute of `count` rows: each row's key and value bound in turn,
+        /// then the keys again (two shapes per attribute: full batches, and the last).
+        func batchUpdate(_ count: Int) -> String {
+            // PostgreSQL gives a CASE of parameters the type text; the cast gives them the column's.
+            let value = dialect == .postgres ? "CAST(? AS \(dialect.columnType(attribute.type)))" : "?"
+            let cases = String(repeating: " WHEN ? THEN \(value)", count: count)
+            let keys = Array(repeating: "?", count: count).joined(separator: ", ")
+            return "UPDATE \(table) SET \(column) = CASE \(pk)\(cases) END WHERE \(pk) IN (\(keys))"
         }
         /// Fails for the first row (in key order) whose count `sum` is above `maximum`, as a save
         /// of its object fails.
