@@ -237,4 +237,12 @@ extension PostgresConnection: StoreSQLConnection {
             (0..<result.columnCount).map { result.isNull(row, $0) ? "" : result.text(row, $0) }
         }
     }
+
+    func valueRows(_ sql: String, _ values: [AttributeValue], types: [AttributeType]) throws -> [[AttributeValue?]] {
+        let result = try query(sql, values)
+        let decoders = result.decoders(types, from: 0)
+        return (0..<result.rowCount).map { row in
+            decoders.indices.map { result.value(row, Int32($0), decoders[$0]) }
+        }
+    }
 }

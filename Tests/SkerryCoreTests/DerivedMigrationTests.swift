@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SkerryCore
+@testable import SkerryPostgres
 
 /// Derived attributes that a migration adds, or whose derivation it changes, get their values in
 /// the rows the store already has (Core Data computes them when an object is saved; a migrated
@@ -234,6 +235,122 @@ import Testing
         #expect(
             stale?.message.contains("'Author.nickname' (nick) reads values the step's code may have changed") == true,
             "\(stale?.message ?? "")")
+    }
+
+    /// Runs `sql` on the store of `kind` (the SQLite file `Books.sqlite` of `directory`, or the
+    /// PostgreSQL `schema`), outside Skerry, to set up rows faster than saving objects.
+    static func execute(_ sql: String, _ kind: StoreKind, _ directory: TemporaryDirectory, schema: String) throws {
+        if kind == .postgres {
+            let connection = try PostgresConnection(connectionString: PostgresTestServer.require())
+            try connection.execute("SET search_path TO \(SQLBuilder.quote(schema)); \(sql)")
+        } else {
+            try rawSQL(directory.file("Books.sqlite"), sql)
+        }
+    }
+
+    /// A count an Integer 16 attribute cannot hold (Ann's 32,768 books, most inserted in SQL)
+    /// fails the migration that adds it with `.migrationWouldLoseData` naming the attribute and
+    /// the row, as a save of Ann fails, and leaves the store as it was; SQLite stored the count
+    /// as is, and PostgreSQL failed with a generic "smallint out of range" error.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aCountTheAttributeCannotHoldFailsTheMigration(kind: StoreKind) throws {
+        let directory = TemporaryDirectory(), schema = PostgresTestServer.newSchema()
+        let description =
+            kind == .postgres ? try PostgresTestStore.newDescription(schema: schema) : StoreDescription(url: directory.file("Books.sqlite"))
+        let v1 = try Self.model(directory, "Books")
+        try Self.populate(description, v1)
+        try Self.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 32766)
+            INSERT INTO "Book" ("_pk", "pages", "title", "author") SELECT 1000 + i, 1, 'More', "author" FROM n, "Book" WHERE "title" = 'Winter'
+            """, kind, directory, schema: schema)
+        let v2 = try Self.model(
+            directory, "Books2",
+            author: """
+                <attribute name="bookCount" optional="YES" attributeType="Integer 16" derived="YES" derivationExpression="books.@count" usesScalarValueType="YES"/>
+                """)
+        let error = expectError(.migrationWouldLoseData) { _ = try Self.open(description, v2) }
+        #expect(error?.message.contains("'Author.bookCount' (books.@count) computes 32768 for row") == true, "\(error?.message ?? "")")
+        #expect(error?.entityName == "Author" && error?.key == "bookCount")
+        // Still readable with the model it was written with, every book there.
+        let context = try Self.open(description, v1)
+        #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "Book")) } == 32_769)
+    }
+
+    /// A value converted in Swift (an Integer 64 key path into an Integer 16 attribute a
+    /// migration adds) is computed for every row of a table read in pages and written in
+    /// batches: 2,503 books, over two pages.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aValueConvertedInSwiftIsComputedForEveryRowOfALargeTable(kind: StoreKind) throws {
+        let directory = TemporaryDirectory(), schema = PostgresTestServer.newSchema()
+        let description =
+            kind == .postgres ? try PostgresTestStore.newDescription(schema: schema) : StoreDescription(url: directory.file("Books.sqlite"))
+        let v1 = try Self.model(directory, "Books")
+        try Self.populate(description, v1)
+        try Self.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
+            INSERT INTO "Book" ("_pk", "pages", "title") SELECT 1000 + i, 1000 + i, 'More' FROM n
+            """, kind, directory, schema: schema)
+        let v2 = try Self.model(
+            directory, "Books2",
+            book: """
+                <attribute name="shortPages" optional="YES" attributeType="Integer 16" derived="YES" derivationExpression="pages" usesScalarValueType="YES"/>
+                """)
+        let context = try Self.open(description, v2)
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            let values = try books.map { try $0.value(forKey: "shortPages", as: Int64?.self) }
+            #expect(values == [10, 80, 120] + (1001...3500).map { Int64($0) })
+        }
+    }
+
+    /// A Double key path into a Decimal or an integer attribute that a migration adds is
+    /// converted from the exact stored Double, as a save converts it: 0.30000000000000004 stays
+    /// that in a Decimal, and 2.9999999999999996 into an Integer 64 fails the migration (a save
+    /// refuses it). Read as text, SQLite gave 15 digits: 0.3 and 3.
+    @Test(arguments: HierarchyConstraintTests.lastingKinds)
+    func aDoubleKeyPathIsConvertedFromItsExactValue(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let description = try Self.description(kind, directory)
+        let weight = "<attribute name=\"weight\" optional=\"YES\" attributeType=\"Double\" usesScalarValueType=\"YES\"/>"
+        let v1 = try Self.model(directory, "Books", book: weight)
+        try Self.populate(description, v1)
+        do {
+            let stack = PersistentStack(name: "Books", model: v1)
+            stack.persistentStoreDescriptions = [description]
+            try stack.loadPersistentStores()
+            let context = stack.newBackgroundContext()
+            try context.performAndWait {
+                let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+                // Été is the first row in key order, where the migration's conversion fails.
+                try books[2].setValue(2.9999999999999996, forKey: "weight")
+                try books[1].setValue(0.30000000000000004, forKey: "weight")
+                try context.save()
+            }
+            try stack.persistentStoreCoordinator.remove(stack.persistentStoreCoordinator.persistentStores[0])
+        }
+        let exact = """
+            <attribute name="exactWeight" optional="YES" attributeType="Decimal" derived="YES" derivationExpression="weight"/>
+            """
+        let v2 = try Self.model(directory, "Books2", book: weight + exact)
+        let context = try Self.open(description, v2)
+        try context.performAndWait {
+            let books = try context.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
+            #expect(
+                try books.map { try $0.value(forKey: "exactWeight", as: Decimal?.self) } == [
+                    nil, Decimal(string: "0.30000000000000004"), Decimal(string: "2.9999999999999996"),
+                ])
+        }
+        let v3 = try Self.model(
+            directory, "Books3",
+            book: weight + exact + """
+                <attribute name="wholeWeight" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="weight" usesScalarValueType="YES"/>
+                """)
+        let error = expectError(.migrationWouldLoseData) { _ = try Self.open(description, v3) }
+        #expect(
+            error?.message.contains("'Book.wholeWeight' (weight) computes 2.9999999999999996 for row 1,") == true,
+            "\(error?.message ?? "")")
     }
 
     /// A derivation Skerry cannot compute for existing rows (`@sum`) fails the migration naming

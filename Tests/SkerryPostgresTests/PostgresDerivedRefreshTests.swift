@@ -96,4 +96,37 @@ import Testing
         #expect(rows.map { $0[0] } == ["Book", "Book"])
         #expect(names == ["-", "ANN", "ANN"])
     }
+
+    /// A refresh computed in Swift (`shortPages`, an Integer 64 key path into an Integer 16)
+    /// reads the table 2,048 rows at a time and writes the changed rows 256 to a statement: 2,500
+    /// stale rows (inserted in SQL, without their derived values) take ten `UPDATE` statements,
+    /// not one each, and get the values a save gives them, on both pages.
+    @Test func aRefreshInSwiftWritesTheChangedRowsInBatches() throws {
+        let schema = PostgresTestServer.newSchema(), counting = PostgresTestServer.newSchema()
+        let v1 = try Self.model(), v2 = try Self.model([AttributeDescription("isbn", .string, isOptional: true)])
+        let stack = try PostgresTestServer.stack(v1, schema)
+        try stack.persistentStoreCoordinator.remove(stack.persistentStoreCoordinator.persistentStores[0])
+        let server = try PostgresTestServer.connect()
+        let q = SQLBuilder.quote
+        try server.execute(
+            """
+            INSERT INTO \(q(schema))."Book" ("_pk", "pages", "title") SELECT i, i, 'Book' FROM generate_series(1, 2500) AS i;
+            CREATE SCHEMA \(q(counting));
+            CREATE TABLE \(q(counting)).statements (tbl text);
+            CREATE FUNCTION \(q(counting)).count_statement() RETURNS trigger LANGUAGE plpgsql AS $f$
+            BEGIN INSERT INTO \(q(counting)).statements VALUES (TG_TABLE_NAME); RETURN NULL; END $f$;
+            CREATE TRIGGER count_book AFTER UPDATE OF "shortPages" ON \(q(schema))."Book"
+                FOR EACH STATEMENT EXECUTE FUNCTION \(q(counting)).count_statement();
+            """)
+        let plan = MigrationPlan(versions: [v1, v2], steps: [MigrationStep(from: 0, transformRow: { _, _, _ in })])
+        let migrated = try PostgresTestServer.stack(v2, schema, plan: plan)
+        #expect(try server.scalarInt64("SELECT count(*) FROM \(q(counting)).statements", []) == 10)
+        let reader = migrated.newBackgroundContext()
+        let pages = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")])).map {
+                try $0.value(forKey: "shortPages", as: Int64?.self)
+            }
+        }
+        #expect(pages == (1...2500).map { Int64($0) })
+    }
 }

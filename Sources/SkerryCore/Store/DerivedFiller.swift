@@ -48,23 +48,14 @@ struct DerivedFiller {
         return from <= to
     }
 
+    /// Rows read at a time where a value is computed in Swift (the memory a table's values take).
+    static let pageSize = 2_048
+    /// Rows written by one statement where a value is computed in Swift: 3 parameters each, well
+    /// inside both stores' limits (SQLite: 32,766; PostgreSQL: 7,000 in this package).
+    static let batchSize = 256
+
     /// The types whose values a save converts into one another (``SchemaMapping/convert(_:to:)``).
     private static let numbers: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean]
-
-    /// A value of type `type` from its text, as `CAST(… AS TEXT)` writes it in either dialect;
-    /// nil when the text is no such value.
-    static func parse(_ text: String, as type: AttributeType) -> AttributeValue? {
-        switch type {
-        case .integer16, .integer32, .integer64: return Int64(text).map(AttributeValue.int)
-        case .double, .float: return Double(text).map(AttributeValue.double)
-        case .decimal: return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(AttributeValue.decimal)
-        case .boolean:
-            if ["1", "t", "true"].contains(text) { return .bool(true) }
-            return ["0", "f", "false"].contains(text) ? .bool(false) : nil
-        case .string: return .string(text)
-        default: return nil
-        }
-    }
 
     /// Computes `attribute` (derived by `derivation`) of `entity` for every row.
     /// - Throws: ``Uncomputable`` for a derivation the filler cannot compute for stored rows;
@@ -112,26 +103,58 @@ struct DerivedFiller {
         }
         /// Sets every row's value to `compute` of the value of `expression` (of type `type`),
         /// converted to the attribute's type as a save converts it, where it differs: the values
-        /// read as text, computed in Swift, and written row by row.
+        /// read as the store reads them (a Double exactly, not as text), ``pageSize`` rows at a
+        /// time in key order (the first row whose value the attribute cannot hold fails),
+        /// computed in Swift, and the changed ones written ``batchSize`` rows a statement.
         func setInSwift(_ expression: String, _ type: AttributeType, _ compute: (AttributeValue) -> AttributeValue = { $0 }) throws {
-            let rows = try connection.textRows(
-                """
-                SELECT CAST(\(pk) AS TEXT), CASE WHEN (\(expression)) IS NULL THEN '' ELSE 'v' END, CAST((\(expression)) AS TEXT), \
-                CASE WHEN \(column) IS NULL THEN '' ELSE 'v' END, CAST(\(column) AS TEXT) FROM \(table)
-                """, [])
-            for row in rows {
-                guard let key = Int64(row[0]) else { continue }
-                guard let reached = row[1].isEmpty ? AttributeValue.null : Self.parse(row[2], as: type) else {
-                    throw Uncomputable(why: "the stored \(type) '\(row[2])' of row \(key) cannot be read back")
+            var after = Int64.min, changed: [(key: Int64, value: AttributeValue)] = []
+            /// Writes the changed rows `batchSize` at a time, the last fewer when `all`.
+            func write(all: Bool) throws {
+                while changed.count >= Self.batchSize || (all && !changed.isEmpty) {
+                    let batch = changed.prefix(Self.batchSize)
+                    try connection.run(
+                        batchUpdate(batch.count), batch.flatMap { [.int($0.key), $0.value] } + batch.map { .int($0.key) })
+                    changed.removeFirst(batch.count)
                 }
-                let computed = compute(reached)
-                guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
-                    throw Unconvertible(key: key, value: computed)
-                }
-                let stored = row[3].isEmpty ? AttributeValue.null : Self.parse(row[4], as: attribute.type)
-                guard value != stored else { continue }
-                try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(pk) = ?", [value, .int(key)])
             }
+            while true {
+                let rows = try connection.valueRows(
+                    "SELECT \(pk), (\(expression)), \(column) FROM \(table) WHERE \(pk) > ? ORDER BY \(pk) LIMIT \(Self.pageSize)",
+                    [.int(after)], types: [.integer64, type, attribute.type])
+                for row in rows {
+                    guard case .int(let key)? = row[0] else { throw Uncomputable(why: "a row has no integer key") }
+                    after = key
+                    guard let reached = row[1] else {
+                        throw Uncomputable(why: "the stored value of row \(key) is no \(type)")
+                    }
+                    let computed = compute(reached)
+                    guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
+                        throw Unconvertible(key: key, value: computed)
+                    }
+                    // A stored value that is no value of the attribute's type (nil) is rewritten.
+                    if value != row[2] { changed.append((key, value)) }
+                }
+                try write(all: rows.count < Self.pageSize)
+                if rows.count < Self.pageSize { return }
+            }
+        }
+        /// `UPDATE` of the attribute of `count` rows: each row's key and value bound in turn,
+        /// then the keys again (two shapes per attribute: full batches, and the last).
+        func batchUpdate(_ count: Int) -> String {
+            // PostgreSQL gives a CASE of parameters the type text; the cast gives them the column's.
+            let value = dialect == .postgres ? "CAST(? AS \(dialect.columnType(attribute.type)))" : "?"
+            let cases = String(repeating: " WHEN ? THEN \(value)", count: count)
+            let keys = Array(repeating: "?", count: count).joined(separator: ", ")
+            return "UPDATE \(table) SET \(column) = CASE \(pk)\(cases) END WHERE \(pk) IN (\(keys))"
+        }
+        /// Fails for the first row (in key order) whose count `sum` is above `maximum`, as a save
+        /// of its object fails.
+        func refuseCount(above maximum: Int64, _ sum: String) throws {
+            let rows = try connection.textRows(
+                "SELECT CAST(\(pk) AS TEXT), CAST((\(sum)) AS TEXT) FROM \(table) WHERE (\(sum)) > \(maximum) ORDER BY \(pk) LIMIT 1", [])
+            guard let row = rows.first else { return }
+            // Both are integers, written as such by CAST in either dialect.
+            throw Unconvertible(key: Int64(row[0]) ?? 0, value: Int64(row[1]).map(AttributeValue.int) ?? .string(row[1]))
         }
         /// Sets every row's value to the value of `expression`, of type `type`: in SQL when the
         /// attribute holds it as is, converted in Swift when a save converts it.
@@ -179,8 +202,17 @@ struct DerivedFiller {
                 throw Uncomputable(why: "'\(entity.name).\(relationshipName)' is not stored")
             }
             let sum = counts.joined(separator: " + ")
-            // A count goes into any integer attribute in SQL; into another number type, a save converts it.
-            if [.integer16, .integer32, .integer64].contains(attribute.type) { try set(sum) } else { try set(sum, of: .integer64) }
+            // A count goes into any integer attribute in SQL, once no row's count is past what the
+            // attribute holds (SQLite would store it as is, PostgreSQL fail with a generic error);
+            // into another number type, a save converts it.
+            if [.integer16, .integer32].contains(attribute.type) {
+                try refuseCount(above: attribute.type.integerRange.upperBound, sum)
+                try set(sum)
+            } else if attribute.type == .integer64 {
+                try set(sum)
+            } else {
+                try set(sum, of: .integer64)
+            }
         case .aggregate:
             throw Uncomputable(why: "an aggregate other than @count")
         }

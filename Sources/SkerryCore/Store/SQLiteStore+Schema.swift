@@ -110,4 +110,15 @@ extension SQLiteConnection: StoreSQLConnection {
         }
         return rows
     }
+
+    func valueRows(_ sql: String, _ values: [AttributeValue], types: [AttributeType]) throws -> [[AttributeValue?]] {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        var rows: [[AttributeValue?]] = []
+        while try statement.step() {
+            rows.append(types.indices.map { statement.value(at: Int32($0), as: types[$0]) })
+        }
+        return rows
+    }
 }

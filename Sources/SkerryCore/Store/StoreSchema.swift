@@ -9,6 +9,9 @@ package protocol StoreSQLConnection: AnyObject {
     func run(_ sql: String, _ values: [AttributeValue]) throws
     /// The rows of a query whose columns are all text (or NULL, read as "").
     func textRows(_ sql: String, _ values: [AttributeValue]) throws -> [[String]]
+    /// The rows of a query, column `i` read as a value of an attribute of type `types[i]` as the
+    /// store reads an object's row (NULL as `.null`); nil for a cell that holds no such value.
+    func valueRows(_ sql: String, _ values: [AttributeValue], types: [AttributeType]) throws -> [[AttributeValue?]]
     /// Runs a query that returns one integer; nil when it returns no row or NULL.
     func scalarInt64(_ sql: String, _ values: [AttributeValue]) throws -> Int64?
 }
