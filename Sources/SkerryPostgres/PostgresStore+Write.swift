@@ -32,6 +32,7 @@ extension PostgresStore {
                     code == .deadlockDetected || code == .serializationFailure
                 {
                     attempt += 1
+                    writesRetried.add(1, ordering: .relaxed)
                     continue
                 }
                 throw mapped
@@ -366,10 +367,17 @@ extension PostgresStore {
     /// order column it rewrites) before any other statement, table by table in name order and by
     /// key within a table: two saves that change some of the same rows take their locks in one
     /// order, so neither can hold a row the other waits for while it waits for one the other
-    /// holds (a deadlock, which the server would end by failing one of them). Join-table rows
-    /// are written only by a save that holds the lock of the object whose side it writes (the
-    /// table's owner, or an ordered other side, which sets only its own order). Rows already gone
-    /// lock nothing; the version-checked statements after report them as conflicts.
+    /// holds (a deadlock, which the server would end by failing one of them). Any two saves that
+    /// write one join-table row hold the lock of one of its objects in common, so the later one
+    /// waits for it here, before it writes any row. A row is written only by a save that holds
+    /// the lock of its source (the table's owner), or, when the side that does not own the table
+    /// is ordered (each side then writes the rows of its own list, with its own order:
+    /// ``SkerryCore/StoreWritePlanner/isWrittenByBothSides(_:)``), by one that holds the locks
+    /// of both of its objects: such a write locks its members (the rows' other ends) too, and a
+    /// link a save adds or removes changes both objects' lists, so both are in the save. A
+    /// delete removes its object's rows under that object's lock, which every other writer of
+    /// those rows holds. Rows already gone lock nothing; the version-checked statements after
+    /// report them as conflicts.
     ///
     /// Nothing is sent when the write's own statements already take their locks in that order
     /// and wait for nothing else between them: when it changes no join-table row or order column,
@@ -398,7 +406,13 @@ extension PostgresStore {
         for (objectID, _) in deletes { keys[objectID.entityName, default: []].insert(objectID.key) }
         for update in updates { keys[update.objectID.entityName, default: []].insert(update.objectID.key) }
         for write in members {
-            guard case .inverseForeignKey(_, _, _?) = write.storage else { continue }
+            // The members whose rows (an order column, or the join rows both sides write) other
+            // saves may write holding only the members' locks.
+            switch write.storage {
+            case .inverseForeignKey(_, _, _?): break
+            case .joinTable where planner.isWrittenByBothSides(write.storage): break
+            default: continue
+            }
             // Each member's own table: the destination's, or a sub-entity's.
             for member in write.members where !member.isTemporary { keys[member.entityName, default: []].insert(member.key) }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SkerryCore
+import Synchronization
 
 /// A store kept in a PostgreSQL database: one table per entity (in the description's schema), a
 /// metadata table, one key sequence per entity hierarchy, and a pool of connections.
@@ -41,6 +42,10 @@ final class PostgresStore: ObjectStore {
     let tracksPersistentHistory: Bool
     /// Why the store refuses writes: it tracks persistent history and was opened without the option.
     let historyReadOnlyReason: String?
+    /// How many times a write was begun again because the server ended it to break a deadlock
+    /// or a serialization conflict (``write(_:then:)``): for tests, which expect none where the
+    /// store's locks rule deadlocks out.
+    let writesRetried = Atomic<Int>(0)
 
     /// Opens the store: connects, creates or checks (and additively migrates) the schema.
     /// - Throws: ``SkerryError/Code/storeLoadFailed`` when the server cannot be reached or the

@@ -8,7 +8,9 @@ import Testing
 /// store and a schema migration, on every kind of store. The join table belongs to Tag (its
 /// "Entity.name" sorts first), so `Team.sponsors` is the side that does not own it.
 @Suite struct DoublyOrderedRelationshipTests {
-    static func model(team: String = "Team", renamedFrom: String? = nil, note: Bool = false) throws -> ObjectModel {
+    static func model(team: String = "Team", renamedFrom: String? = nil, note: Bool = false, tagsOrdered: Bool = true) throws
+        -> ObjectModel
+    {
         try ObjectModel(entities: [
             EntityDescription(
                 name: team,
@@ -18,7 +20,9 @@ import Testing
                 renamingIdentifier: renamedFrom),
             EntityDescription(
                 name: "Tag", attributes: [AttributeDescription("label", .string)],
-                relationships: [RelationshipDescription("sponsored", destination: team, inverse: "sponsors", toMany: true, ordered: true)]),
+                relationships: [
+                    RelationshipDescription("sponsored", destination: team, inverse: "sponsors", toMany: true, ordered: tagsOrdered)
+                ]),
         ])
     }
 
@@ -65,6 +69,69 @@ import Testing
 
     static func object(_ context: ObjectContext, _ entity: String, _ key: String, _ value: String) throws -> EntityObject {
         try #require(try context.fetch(FetchRequest(entityName: entity, predicate: AttributeKey(key) == value)).first)
+    }
+
+    /// Ordered only on the side that does not own the join table (`Team.sponsors`; Tag, whose
+    /// `sponsored` is unordered, owns it): the teams' order, kept in `target_order`, holds when
+    /// a team's list changes, when a tag's changes (which changes the team's too), and when a
+    /// tag's rows are rewritten for another team while the team keeps its list.
+    @Test(arguments: StoreKind.allCases)
+    func aRelationshipOrderedOnlyOnTheSideWithoutTheJoinTableKeepsItsOrder(_ kind: StoreKind) throws {
+        let harness = try GraphHarness(kind, model: try Self.model(tagsOrdered: false))
+        /// Each team's sponsors in their order, then each tag's teams sorted (they have no order).
+        func contents(_ context: ObjectContext) throws -> [String] {
+            try context.performAndWait {
+                var lines: [String] = []
+                for team in try context.fetch(FetchRequest(entityName: "Team", sortKeys: [SortKey("name")])) {
+                    let sponsors = try team.relatedObjects(forKey: "sponsors").map { try $0.value(forKey: "label", as: String.self) }
+                    lines.append("\(try team.value(forKey: "name", as: String.self)): \(sponsors.joined(separator: " "))")
+                }
+                for tag in try context.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("label")])) {
+                    let teams = try tag.relatedObjects(forKey: "sponsored").map { try $0.value(forKey: "name", as: String.self) }
+                    lines.append("\(try tag.value(forKey: "label", as: String.self)): \(teams.sorted().joined(separator: " "))")
+                }
+                return lines
+            }
+        }
+        let context = harness.context()
+        try context.performAndWait {
+            let tags = try (0..<4).map { index in
+                let tag = try context.insert(entityName: "Tag")
+                try tag.setValue("t\(index)", forKey: "label")
+                return tag
+            }
+            let a = try context.insert(entityName: "Team"), b = try context.insert(entityName: "Team")
+            try a.setValue("A", forKey: "name")
+            try b.setValue("B", forKey: "name")
+            try a.setRelatedObjects([tags[3], tags[0], tags[1]], forKey: "sponsors")
+            try b.setRelatedObjects([tags[1], tags[3]], forKey: "sponsors")
+            try context.save()
+        }
+        let filled = ["A: t3 t0 t1", "B: t1 t3", "t0: A", "t1: A B", "t2: ", "t3: A B"]
+        #expect(try contents(harness.context()) == filled)
+        #expect(try contents(harness.reopened()) == filled)
+
+        try context.performAndWait {
+            try Self.object(context, "Team", "name", "A").moveRelatedObject(from: 1, to: 0, forKey: "sponsors") // t0 t3 t1
+            let b = try Self.object(context, "Team", "name", "B")
+            try Self.object(context, "Tag", "label", "t3").removeRelatedObject(b, forKey: "sponsored")
+            try Self.object(context, "Tag", "label", "t0").addRelatedObject(b, forKey: "sponsored") // B: t1 t0
+            try context.save()
+        }
+        let changed = ["A: t0 t3 t1", "B: t1 t0", "t0: A B", "t1: A B", "t2: ", "t3: A"]
+        #expect(try contents(harness.context()) == changed)
+        #expect(try contents(harness.reopened()) == changed)
+
+        try context.performAndWait {
+            // t1's rows are written for C; A and B, whose lists hold t1, are not saved.
+            let c = try context.insert(entityName: "Team")
+            try c.setValue("C", forKey: "name")
+            try Self.object(context, "Tag", "label", "t1").addRelatedObject(c, forKey: "sponsored")
+            try context.save()
+        }
+        let added = ["A: t0 t3 t1", "B: t1 t0", "C: t1", "t0: A B", "t1: A B C", "t2: ", "t3: A"]
+        #expect(try contents(harness.context()) == added)
+        #expect(try contents(harness.reopened()) == added)
     }
 
     @Test(arguments: StoreKind.allCases)

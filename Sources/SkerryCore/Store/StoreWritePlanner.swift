@@ -83,6 +83,17 @@ package struct StoreWritePlanner: Sendable {
                 .filter { !$0.value.objectIDs.isEmpty })
     }
 
+    /// Whether `storage` is a join table whose rows both of its sides write: the side that does
+    /// not own it is ordered (its order is the `target_order` column, which only its own list can
+    /// tell), so a row (s, t) is written by a save of `s`'s list and by one of `t`'s (see
+    /// ``memberStatements(_:_:_:)``). A store with several writers locks the members of such a
+    /// write (the other ends of its rows) as well as its source, so that any two saves writing
+    /// one row hold the locks of both of its objects, taken in one order.
+    package func isWrittenByBothSides(_ storage: RelationshipStorage) -> Bool {
+        guard case .joinTable(let table, _, _, _) = storage else { return false }
+        return joinOrderColumns.contains(table + ".target_order")
+    }
+
     /// The statements that write `write`'s members, in full, for the side that stores them: a
     /// join table's rows of the source replaced (with their order), or each member's order
     /// column set in its own table (the destination's, or a sub-entity's). Members that resolve
