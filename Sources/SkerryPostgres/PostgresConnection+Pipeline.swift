@@ -89,10 +89,7 @@ final class PostgresPipeline {
         if let parse {
             guard PQsendPrepare(handle, parse.statement.name, parse.text, 0, nil) == 1 else {
                 connection.forgetUnprepared(parse.statement)
-                failedStatement = sentCount
-                let error = connection.error(nil, sql: sql)
-                try? drain() // the send's error is the one to report; the drain only tidies up
-                throw error
+                throw sendFailure(sql)
             }
             pending.append(Pending(sql: sql, onResult: nil, expectsRows: false, prepares: parse.statement))
         }
@@ -101,14 +98,20 @@ final class PostgresPipeline {
             statement.name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
         }.get()
         guard sent == 1 else {
-            failedStatement = sentCount
-            let error = connection.error(nil, sql: sql)
-            try? drain() // the send's error is the one to report; the drain only tidies up
-            throw error
+            throw sendFailure(sql)
         }
         pending.append(entry)
         sentCount += 1
         if pending.count >= Self.batchSize { try readBatch() }
+    }
+
+    /// The error of `sql`, which libpq could not queue (the statement after the ones sent so far),
+    /// once the answers still due are read and the pipeline left.
+    private func sendFailure(_ sql: String) -> PostgresError {
+        failedStatement = sentCount
+        let error = connection.error(nil, sql: sql)
+        try? drain() // the send's error is the one to report; the drain only tidies up
+        return error
     }
 
     /// Reads every answer still due and leaves pipeline mode.
@@ -132,10 +135,7 @@ final class PostgresPipeline {
         guard PQsendPrepare(handle, plan.name, plan.text, 0, nil) == 1, PQsendDescribePrepared(handle, plan.name) == 1,
             PQpipelineSync(handle) == 1
         else {
-            failedStatement = sentCount
-            let error = connection.error(nil, sql: sql)
-            try? drain() // the send's error is the one to report; the drain only tidies up
-            throw error
+            throw sendFailure(sql)
         }
         connection.waits += 1
         var firstError = readAnswers()

@@ -36,15 +36,21 @@ enum PostgresConnectionString {
     static func adding(option: String, to connectionString: String) throws(PostgresError) -> String {
         var parameters = try parameters(connectionString)
         parameters["options"] = [parameters["options"], option].compactMap { $0 }.joined(separator: " ")
-        return parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\(quoted($0.value))" }.joined(separator: " ")
+        return written(parameters)
     }
 
     /// `connectionString` fit to print: the password, if any, replaced by `***`, and the
     /// parameters in a stable order. A malformed string prints as `<invalid connection string>`.
     static func redacted(_ connectionString: String) -> String {
         guard let parameters = try? parameters(connectionString) else { return "<invalid connection string>" }
-        return parameters.sorted { $0.key < $1.key }
-            .map { key, value in "\(key)=\(key == "password" ? "***" : quoted(value))" }
+        return written(parameters, redactingPassword: true)
+    }
+
+    /// `parameters` as a `key=value` connection string, in a stable order (by key), the password
+    /// replaced by `***` when `redactingPassword`.
+    private static func written(_ parameters: [String: String], redactingPassword: Bool = false) -> String {
+        parameters.sorted { $0.key < $1.key }
+            .map { key, value in "\(key)=\(redactingPassword && key == "password" ? "***" : quoted(value))" }
             .joined(separator: " ")
     }
 

@@ -62,8 +62,7 @@ extension SQLDialect {
     /// `updatedColumns` (the conflict's first column when none, so that the statement is valid).
     package func replacingInsert(into table: String, columns: [String], conflictColumns: [String], updatedColumns: [String]) -> String {
         let q = SQLBuilder.quote
-        let values =
-            "(\(columns.map(q).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let values = Self.insertedValues(columns)
         guard self == .postgres else { return "INSERT OR REPLACE INTO \(q(table)) " + values }
         let set = (updatedColumns.isEmpty ? [columns[1]] : updatedColumns).map { "\(q($0)) = excluded.\(q($0))" }
         return "INSERT INTO \(q(table)) \(values) ON CONFLICT (\(conflictColumns.map(q).joined(separator: ", "))) DO UPDATE SET "
@@ -76,12 +75,16 @@ extension SQLDialect {
     /// `INSERT OR REPLACE` would rewrite the whole row).
     package func upsert(into table: String, columns: [String], conflictColumns: [String], updatedColumns: [String]) -> String {
         let q = SQLBuilder.quote
-        let values =
-            "(\(columns.map(q).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let values = Self.insertedValues(columns)
         let action =
             updatedColumns.isEmpty
             ? "DO NOTHING" : "DO UPDATE SET " + updatedColumns.map { "\(q($0)) = excluded.\(q($0))" }.joined(separator: ", ")
         return "INSERT INTO \(q(table)) \(values) ON CONFLICT (\(conflictColumns.map(q).joined(separator: ", "))) " + action
+    }
+
+    /// `(columns) VALUES (?, …)`: the columns of one inserted row and a parameter for each.
+    private static func insertedValues(_ columns: [String]) -> String {
+        "(\(columns.map(SQLBuilder.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
     }
 
     /// The names of the indexes of the table bound as the one parameter.

@@ -63,13 +63,14 @@ extension StoreSchema {
     ) -> String {
         let stepCauses =
             "the objects it linked to were left out (by the step's keepsRow or a mapping model's filter predicate), or the step made or changed objects without that link."
+        let stepAlone = stepCauses + " Keep the objects they link to, or make the relationship optional."
         guard let entityMapping = mapping.mapping(ofDestination: entity.name) else {
-            return stepCauses + " Keep the objects they link to, or make the relationship optional."
+            return stepAlone
         }
         let oldEntity = step.sourceEntities.first { $0.name == entityMapping.source.name }
         let old = entityMapping.relationships[index].flatMap { oldEntity?.relationship(named: $0.name) }
         if let old, !old.isOptional, !old.isToMany {
-            return stepCauses + " Keep the objects they link to, or make the relationship optional."
+            return stepAlone
         }
         let before =
             old == nil
