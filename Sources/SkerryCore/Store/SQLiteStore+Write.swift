@@ -417,7 +417,7 @@ extension SQLiteStore {
             let held = tracksPersistentHistory ? planner.heldKeyReading(member, cleanup) : nil
             let columns = ([SQLBuilder.primaryKeyColumn] + preserved.map(\.name)).map(q) + (held?.expressions ?? [])
             return (
-                entity: member, held: held,
+                entity: member, preserved: preserved, held: held,
                 select: SQLBuilder.query(
                     "SELECT \(columns.joined(separator: ", ")) FROM \(q(member.name))", query, layout: layout, ordered: false),
                 delete: SQLBuilder.query("DELETE FROM \(q(member.name))", query, layout: layout, ordered: false)
@@ -433,7 +433,7 @@ extension SQLiteStore {
                 var keys: [Int64] = []
                 var history: [HistoryEntry] = []
                 var held: [HistoryEntry] = []
-                for (member, reading, select, delete) in statements {
+                for (member, preserved, reading, select, delete) in statements {
                     if selectsKeys {
                         let statement = try connection.cachedStatement(select.text)
                         try statement.bind(select.bindings)
@@ -441,7 +441,6 @@ extension SQLiteStore {
                             let key = statement.int64(at: 0)
                             keys.append(key)
                             if tracksPersistentHistory {
-                                let preserved = HistoryEntry.preservedAttributes(member)
                                 let tombstone = Self.tombstone(statement, preserved, from: 1)
                                 history.append(HistoryEntry(type: .delete, entity: member, key: key, tombstone: tombstone))
                                 if let reading {
