@@ -150,11 +150,14 @@ struct DerivedFiller {
         /// Fails for the first row (in key order) whose count `sum` is above `maximum`, as a save
         /// of its object fails.
         func refuseCount(above maximum: Int64, _ sum: String) throws {
-            let rows = try connection.textRows(
-                "SELECT CAST(\(pk) AS TEXT), CAST((\(sum)) AS TEXT) FROM \(table) WHERE (\(sum)) > \(maximum) ORDER BY \(pk) LIMIT 1", [])
+            let rows = try connection.valueRows(
+                "SELECT \(pk), (\(sum)) FROM \(table) WHERE (\(sum)) > \(maximum) ORDER BY \(pk) LIMIT 1", [],
+                types: [.integer64, .integer64])
             guard let row = rows.first else { return }
-            // Both are integers, written as such by CAST in either dialect.
-            throw Unconvertible(key: Int64(row[0]) ?? 0, value: Int64(row[1]).map(AttributeValue.int) ?? .string(row[1]))
+            guard case .int(let key)? = row[0], case .int(let count)? = row[1] else {
+                throw Uncomputable(why: "a row's key or count is no integer")
+            }
+            throw Unconvertible(key: key, value: .int(count))
         }
         /// Sets every row's value to the value of `expression`, of type `type`: in SQL when the
         /// attribute holds it as is, converted in Swift when a save converts it.
