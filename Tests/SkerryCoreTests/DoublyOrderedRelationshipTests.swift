@@ -71,6 +71,63 @@ import Testing
         try #require(try context.fetch(FetchRequest(entityName: entity, predicate: AttributeKey(key) == value)).first)
     }
 
+    /// The same pair as an app writes it: an Xcode model file as Xcode 15 saves it (a playlist's
+    /// songs and a song's playlists, both "Ordered"; the join table is Playlist's), and the order
+    /// set from the song's side, as `mutableOrderedSetValue(forKey: "playlists")` code sets it.
+    /// Both orders hold after a save and a reopen.
+    @Test(arguments: StoreKind.allCases)
+    func anXcodeModelsDoublyOrderedPairKeepsTheSongsSideOrder(_ kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let folder = directory.file("Music.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23D56" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Playlist" representedClassName="Playlist" syncable="YES" codeGenerationType="class">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="songs" optional="YES" toMany="YES" deletionRule="Nullify" ordered="YES" destinationEntity="Song" inverseName="playlists" inverseEntity="Song"/>
+            </entity>
+            <entity name="Song" representedClassName="Song" syncable="YES" codeGenerationType="class">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="playlists" optional="YES" toMany="YES" deletionRule="Nullify" ordered="YES" destinationEntity="Playlist" inverseName="songs" inverseEntity="Playlist"/>
+            </entity>
+        </model>
+        """.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        let harness = try GraphHarness(kind, model: try XcodeModel(contentsOf: folder).loadCurrentVersion().model)
+        func contents(_ context: ObjectContext) throws -> [String] {
+            try context.performAndWait {
+                var lines: [String] = []
+                for song in try context.fetch(FetchRequest(entityName: "Song", sortKeys: [SortKey("name")])) {
+                    let playlists = try song.relatedObjects(forKey: "playlists").map { try $0.value(forKey: "title", as: String.self) }
+                    lines.append("\(try song.value(forKey: "name", as: String.self)): \(playlists.joined(separator: " "))")
+                }
+                for playlist in try context.fetch(FetchRequest(entityName: "Playlist", sortKeys: [SortKey("title")])) {
+                    let songs = try playlist.relatedObjects(forKey: "songs").map { try $0.value(forKey: "name", as: String.self) }
+                    lines.append("\(try playlist.value(forKey: "title", as: String.self)): \(songs.joined(separator: " "))")
+                }
+                return lines
+            }
+        }
+        let context = harness.context()
+        try context.performAndWait {
+            let playlists = try ["p0", "p1", "p2"].map { title in
+                let playlist = try context.insert(entityName: "Playlist")
+                try playlist.setValue(title, forKey: "title")
+                return playlist
+            }
+            let song = try context.insert(entityName: "Song")
+            try song.setValue("s", forKey: "name")
+            let other = try context.insert(entityName: "Song")
+            try other.setValue("t", forKey: "name")
+            try playlists[1].setRelatedObjects([other, song], forKey: "songs")
+            try song.setRelatedObjects([playlists[2], playlists[0], playlists[1]], forKey: "playlists")
+            try context.save()
+        }
+        let saved = ["s: p2 p0 p1", "t: p1", "p0: s", "p1: t s", "p2: s"]
+        #expect(try contents(harness.context()) == saved)
+        #expect(try contents(harness.reopened()) == saved)
+    }
+
     /// Ordered only on the side that does not own the join table (`Team.sponsors`; Tag, whose
     /// `sponsored` is unordered, owns it): the teams' order, kept in `target_order`, holds when
     /// a team's list changes, when a tag's changes (which changes the team's too), and when a
