@@ -4,7 +4,11 @@ extension PostgresStore {
     /// With history, the write's record (its number, under the store's history lock) is the
     /// ``SkerryCore/StoreWriteFinish`` it hands `next`: run after the statements of every store of
     /// the save, as the last thing before the commit (see ``recordHistory(_:_:)``).
-    func write<T>(_ changes: StoreWrite, then next: (StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    ///
+    /// Conflicts are thrown, for the save to resolve and write again (`resolve` is not used).
+    func write<T>(_ changes: StoreWrite, resolving resolve: StoreWriteResolver?, then next: (StoreWriteFinish?) throws -> T) throws
+        -> (insertedKeys: [Int64], next: T)
+    {
         try checkWritable()
         var attempt = 1
         while true {
@@ -85,7 +89,7 @@ extension PostgresStore {
     }
 
     /// How many times a write is tried when the server ends it to break a deadlock or a
-    /// serialization conflict (``write(_:then:)``). Locking every changed row first, in one
+    /// serialization conflict (``write(_:resolving:then:)``). Locking every changed row first, in one
     /// order, keeps saves from deadlocking on the rows they change; what remains (a batch delete's
     /// scan order, unique-index waits) is rare and retried.
     static let writeAttempts = 4

@@ -43,7 +43,7 @@ final class PostgresStore: ObjectStore {
     /// Why the store refuses writes: it tracks persistent history and was opened without the option.
     let historyReadOnlyReason: String?
     /// How many times a write was begun again because the server ended it to break a deadlock
-    /// or a serialization conflict (``write(_:then:)``): for tests, which expect none where the
+    /// or a serialization conflict (``write(_:resolving:then:)``): for tests, which expect none where the
     /// store's locks rule deadlocks out.
     let writesRetried = Atomic<Int>(0)
 

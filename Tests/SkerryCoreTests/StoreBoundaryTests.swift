@@ -19,7 +19,7 @@ import Testing
     private func insert(_ store: any ObjectStore, _ rows: [RowInsert]) throws -> [Int64] {
         var write = StoreWrite()
         write.inserts = rows
-        return try store.write(write) { try $0?.run() }.insertedKeys
+        return try store.write(write, resolving: nil) { try $0?.run() }.insertedKeys
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -72,7 +72,7 @@ import Testing
                 relationshipChanges: [(1, .toMany([tagID]))]),
             RowUpdate(objectID: tagID, expectedVersion: 1, changes: [], relationshipChanges: [(0, .toMany([book1, book2]))]),
         ]
-        _ = try store.write(update) { try $0?.run() }
+        _ = try store.write(update, resolving: nil) { try $0?.run() }
         #expect(try store.fetchRelated(shelf, relationship: 0, sourceKeys: [shelfID.key]) == [shelfID.key: [book1, book2]])
         #expect(try store.fetchRelated(tag, relationship: 0, sourceKeys: [tagID.key]) == [tagID.key: [book1, book2]])
         let updated = try #require(try store.fetchRows(book, primaryKeys: [book2.key]).first)
@@ -82,7 +82,7 @@ import Testing
         // A delete takes the links kept outside the row with it.
         var delete = StoreWrite()
         delete.deletes = [(tagID, 2)]
-        _ = try store.write(delete) { try $0?.run() }
+        _ = try store.write(delete, resolving: nil) { try $0?.run() }
         #expect(try store.fetchRelated(book, relationship: 1, sourceKeys: [book1.key, book2.key]).isEmpty)
     }
 
@@ -104,7 +104,7 @@ import Testing
         var write = StoreWrite()
         write.updates = [RowUpdate(objectID: id, expectedVersion: 7, changes: [(0, .string("Emma"))], relationshipChanges: [])]
         do {
-            _ = try store.write(write) { try $0?.run() }
+            _ = try store.write(write, resolving: nil) { try $0?.run() }
             Issue.record("a stale version was written")
         } catch let conflicts as StoreWriteConflicts {
             #expect(conflicts.versionConflicts.map(\.objectID) == [id])

@@ -35,33 +35,63 @@ extension ObjectContext {
         let policy = mergePolicy
         var plan = SavePlan(inserted: inserted, updated: updated, deleted: deleted)
         let stores = coordinator.loadedStores
-        for attempt in 1...Self.maximumSaveAttempts {
-            let parts = try plan.parts(storeOrder: stores, movedStore: coordinator.latestIdentity(after:))
+        var attempt = 1
+        // The resolutions of this save, told to the observers once the save's transactions ended
+        // (an observer does not run while a store's write lock is held).
+        var resolutions: [ConflictResolutionEvent] = []
+        func tellResolutions() {
+            for resolution in resolutions { coordinator.events.emit(.conflictsResolved(resolution)) }
+            resolutions = []
+        }
+        defer { tellResolutions() }
+        /// Applies the policy to the conflicts `found` in `part`, for the next attempt; throws
+        /// when the policy leaves some unresolved or the attempts ran out.
+        func resolve(_ found: StoreWriteConflicts, in part: SavePlan.StorePart) throws(SkerryError) {
+            let unresolved = plan.resolve(found, in: part, policy: policy)
+            if !unresolved.isEmpty { throw Self.conflictError(unresolved) }
+            resolutions.append(
+                ConflictResolutionEvent(
+                    contextName: name, policy: policy, changedObjects: found.versionConflicts.map(\.objectID),
+                    uniquenessConflicts: found.uniquenessConflicts.count))
+            if attempt == Self.maximumSaveAttempts {
+                throw SkerryError(
+                    .mergeConflict,
+                    "The rows being saved kept changing in the store; the save gave up after \(attempt) attempts. Nothing was saved.")
+            }
+            attempt += 1
+        }
+        while true {
+            var parts = try plan.parts(storeOrder: stores, movedStore: coordinator.latestIdentity(after:))
+            // A save into one store, under a policy that resolves conflicts, resolves them inside
+            // the store's transaction, where the rows cannot change again before the next attempt
+            // writes them (a store that cannot hold them throws the conflicts instead): without
+            // it, savers of the same rows could each roll back and lose the rows to another
+            // saver every time, and give up. A save into several stores resolves them out here,
+            // since another store's part, already written, may have to change with them.
+            let resolving: StoreWriteResolver? =
+                policy == .error || parts.count != 1
+                ? nil
+                : { found throws(SkerryError) in
+                    try resolve(found, in: parts[0])
+                    parts = try plan.parts(storeOrder: stores, movedStore: self.coordinator.latestIdentity(after:))
+                    // No part: the policy dropped every change (the store writes nothing).
+                    return parts.first?.write ?? StoreWrite()
+                }
             do {
-                let keys = try withHistoryAuthor(of: parts.lazy.map(\.store)) { () throws -> [[Int64]] in try Self.write(parts) }
+                let keys = try withHistoryAuthor(of: parts.lazy.map(\.store)) { () throws -> [[Int64]] in
+                    try Self.write(parts, resolving: resolving)
+                }
+                tellResolutions()
                 return apply(plan, parts: parts, insertedKeys: keys)
             } catch let found as StoreWriteConflicts {
                 guard let part = parts.first(where: { $0.store.identity === found.store }) else {
                     throw SkerryError(.mergeConflict, "A save conflict could not be traced to its store. Nothing was saved.")
                 }
-                let unresolved = plan.resolve(found, in: part, policy: policy)
-                if !unresolved.isEmpty { throw Self.conflictError(unresolved) }
-                coordinator.events.emit(
-                    .conflictsResolved(
-                        ConflictResolutionEvent(
-                            contextName: name, policy: policy, changedObjects: found.versionConflicts.map(\.objectID),
-                            uniquenessConflicts: found.uniquenessConflicts.count)))
-                if attempt == Self.maximumSaveAttempts {
-                    throw SkerryError(
-                        .mergeConflict,
-                        "The rows being saved kept changing in the store; the save gave up after \(attempt) attempts. Nothing was saved.")
-                }
+                try resolve(found, in: part)
             } catch {
                 throw SkerryError.converting(error)
             }
         }
-        // The loop returns or throws on its last attempt.
-        throw SkerryError(.mergeConflict, "The save gave up after \(Self.maximumSaveAttempts) attempts. Nothing was saved.")
     }
 
     /// How often a save resolves conflicts and tries again before giving up.
@@ -101,14 +131,17 @@ extension ObjectContext {
     /// the stores' identifiers' order: a store's lock is not held while another store's
     /// statements wait for rows, and two stacks that loaded the stores in different orders take
     /// the locks in one order, so they cannot wait for each other in a cycle.
-    private static func write(_ parts: [SavePlan.StorePart]) throws -> [[Int64]] {
+    ///
+    /// `resolving`, given only for a save into one store, resolves that store's conflicts inside
+    /// its transaction (``ObjectStore/write(_:resolving:then:)``).
+    private static func write(_ parts: [SavePlan.StorePart], resolving: StoreWriteResolver?) throws -> [[Int64]] {
         var finishes: [StoreWriteFinish] = []
         func write(from index: Int) throws -> [[Int64]] {
             guard index < parts.count else {
                 for finish in finishes.sorted(by: { $0.order < $1.order }) { try finish.run() }
                 return []
             }
-            let (keys, rest) = try parts[index].store.write(parts[index].write) { finish in
+            let (keys, rest) = try parts[index].store.write(parts[index].write, resolving: resolving) { finish in
                 if let finish { finishes.append(finish) }
                 return try write(from: index + 1)
             }

@@ -125,9 +125,14 @@ package struct StoreWriteConflicts: Error {
     package var isEmpty: Bool { versionConflicts.isEmpty && uniquenessConflicts.isEmpty }
 }
 
+/// Resolves, inside a store's write transaction, the conflicts the write found
+/// (``ObjectStore/write(_:resolving:then:)``): returns the write to run instead, or throws to end
+/// the save (the store rolls back and rethrows the error).
+package typealias StoreWriteResolver = (_ found: StoreWriteConflicts) throws -> StoreWrite
+
 /// The last step of a store's part of a save, run before it commits, which takes a lock shared
 /// with other processes (a PostgreSQL store's history lock, held until the commit): see
-/// ``ObjectStore/write(_:then:)``.
+/// ``ObjectStore/write(_:resolving:then:)``.
 package struct StoreWriteFinish {
     /// The order in which a save runs the steps of its stores: the store's identifier, recorded
     /// in the store, so the same in every process whichever order it loaded its stores in.
@@ -203,10 +208,17 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// (``StoreWriteFinish/order``), so that no store holds such a lock while another store's
     /// statements wait for rows, and stacks that list the stores in different orders take the
     /// locks in one order.
+    ///
+    /// When the write finds conflicts and `resolve` is given, a store that can keep the rows it
+    /// found from changing again (SQLite: its write lock is held until the commit) undoes the
+    /// write's statements, not the transaction, and runs the write `resolve` returns instead, in
+    /// the same transaction, until a write finds no conflict or `resolve` throws; the keys
+    /// returned are those of the write that ran. Other stores throw the conflicts.
     /// - Throws: ``StoreWriteConflicts`` listing every updated or deleted row whose version is not
     ///   the one expected and every insert that collides with a uniqueness constraint (the write is
-    ///   rolled back); ``SkerryError`` for anything else.
-    func write<T>(_ changes: StoreWrite, then next: (_ finish: StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T)
+    ///   rolled back); what `resolve` throws; ``SkerryError`` for anything else.
+    func write<T>(_ changes: StoreWrite, resolving resolve: StoreWriteResolver?, then next: (_ finish: StoreWriteFinish?) throws -> T)
+        throws -> (insertedKeys: [Int64], next: T)
     /// The value of a raw SQL condition on each of `rows` (attribute values of `entity`), computed
     /// by the database as on stored rows, columns' types included, so that a raw predicate answers
     /// the same for unsaved objects as for rows. One statement for all the rows (or a few, for
@@ -223,7 +235,7 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// `predicate` with one statement per table and returns how many.
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
     /// Reserves `count` primary keys of `entity` for objects not saved yet, durably: no insert
-    /// gets them later (in this process or another), and a ``write(_:then:)`` whose insert carries
+    /// gets them later (in this process or another), and a ``write(_:resolving:then:)`` whose insert carries
     /// a permanent ID (one built from a reserved key) inserts the row under that key.
     /// (`ObjectContext.obtainPermanentIDs(for:)`.) The default throws: a store kind that cannot
     /// reserve keys says so.

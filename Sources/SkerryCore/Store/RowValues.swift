@@ -11,7 +11,7 @@ import Foundation
 ///
 /// It holds the object, so its storage stays alive; the context changes no object while a save
 /// writes, so the values are those of the save. Meant to be read during the
-/// ``ObjectStore/write(_:then:)`` that receives it.
+/// ``ObjectStore/write(_:resolving:then:)`` that receives it.
 package struct RowValues: RandomAccessCollection {
     private enum Source {
         /// An object's values, in its storage (loaded: not nil), laid out by its entity's layout.

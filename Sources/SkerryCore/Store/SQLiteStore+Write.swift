@@ -1,27 +1,54 @@
 extension SQLiteStore {
     /// The history is recorded in the write's own transaction, before `next`: it takes no lock
-    /// beyond the store's write lock, held from the start (so no ``StoreWriteFinish``).
-    func write<T>(_ changes: StoreWrite, then next: (StoreWriteFinish?) throws -> T) throws -> (insertedKeys: [Int64], next: T) {
+    /// beyond the store's write lock, held from the start (so no ``StoreWriteFinish``). Conflicts
+    /// are resolved with `resolve` under that lock, which no other writer (of this process or
+    /// another) can take before the commit: the rows the conflicts read stay as read, so the next
+    /// attempt writes them.
+    func write<T>(_ changes: StoreWrite, resolving resolve: StoreWriteResolver?, then next: (StoreWriteFinish?) throws -> T) throws
+        -> (insertedKeys: [Int64], next: T)
+    {
         try checkWritable()
         do {
-            return try pool.write { connection in try writeTransaction(changes, connection, then: next) }
+            return try pool.write { connection in try writeTransaction(changes, connection, resolving: resolve, then: next) }
         } catch let conflicts as StoreWriteConflicts {
             throw conflicts // for the context's merge policy, untouched
+        } catch let error as SkerryError {
+            throw error // the resolver's: the save's own words
         } catch {
             throw Self.mapError(error, entity: nil)
         }
     }
 
     private func writeTransaction<T>(
-        _ changes: StoreWrite, _ connection: SQLiteConnection,
+        _ changes: StoreWrite, _ connection: SQLiteConnection, resolving resolve: StoreWriteResolver?,
         then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         try connection.writeTransaction {
             if checksHistoryTracking { try refuseIfHistoryTracked(connection) }
-            let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
-            return (keys, try next(nil))
+            guard let resolve else {
+                let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
+                return (keys, try next(nil))
+            }
+            // Each attempt's statements run inside a savepoint, undone when they find conflicts.
+            var changes = changes
+            while true {
+                try connection.cachedStatement("SAVEPOINT \(Self.attemptSavepoint)").run([])
+                do {
+                    let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
+                    try connection.cachedStatement("RELEASE \(Self.attemptSavepoint)").run([])
+                    return (keys, try next(nil))
+                } catch let conflicts as StoreWriteConflicts {
+                    connection.resetBusyStatements()
+                    try connection.cachedStatement("ROLLBACK TO \(Self.attemptSavepoint)").run([])
+                    try connection.cachedStatement("RELEASE \(Self.attemptSavepoint)").run([])
+                    changes = try resolve(conflicts)
+                }
+            }
         }
     }
+
+    /// The savepoint of one attempt of a write that resolves its conflicts in its transaction.
+    private static let attemptSavepoint = "skerry_write_attempt"
 
     /// Writes the rows of another store, as ``ObjectStore/importWrites(_:keyFloors:)`` describes:
     /// each write `next` returns, in one transaction, without history. The keys of the inserts
