@@ -5,18 +5,30 @@ extension PostgresStore {
     /// ``SkerryCore/StoreWriteFinish`` it hands `next`: run after the statements of every store of
     /// the save, as the last thing before the commit (see ``recordHistory(_:_:)``).
     ///
-    /// Conflicts are thrown, for the save to resolve and write again (`resolve` is not used).
+    /// With `resolve`, conflicts are resolved inside the transaction: the rows the write updates
+    /// or deletes are locked before its statements run (and stay locked when an attempt's
+    /// statements are undone), so the rows the conflicts read cannot change again before the
+    /// next attempt writes them.
     func write<T>(_ changes: StoreWrite, resolving resolve: StoreWriteResolver?, then next: (StoreWriteFinish?) throws -> T) throws
         -> (insertedKeys: [Int64], next: T)
     {
         try checkWritable()
         var attempt = 1
+        // The write `resolve` last returned: a transaction the server ended is written again
+        // from it, since the save's plan was resolved to it.
+        var latest = changes
+        let resolving = resolve.map { resolve in
+            { (found: StoreWriteConflicts) throws -> StoreWrite in
+                latest = try resolve(found)
+                return latest
+            }
+        }
         while true {
             var nextStarted = false
             do {
                 return try pool.withConnection { connection in
                     try connection.transactionBegunInPipeline {
-                        try writeTransaction(changes, connection, begins: true) { finish in
+                        try writeTransaction(latest, connection, begins: true, resolving: resolving) { finish in
                             nextStarted = true
                             return try next(finish)
                         }
@@ -135,10 +147,49 @@ extension PostgresStore {
     /// first in the pipeline: no round trip of its own), after the keys: a sequence hands out
     /// keys outside any transaction anyway (`nextval` is never rolled back). A save without
     /// inserts then waits twice (its pipeline, then the `COMMIT`), with inserts three times.
+    ///
+    /// With `resolve`, the rows are locked before a savepoint, and an attempt that finds conflicts
+    /// goes back to it (keeping the locks), resolves them and writes what `resolve` returns in
+    /// the same transaction (its `BEGIN` and tracking check are not sent again).
     private func writeTransaction<T>(
         _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool = false, begins: Bool = false,
-        then next: (StoreWriteFinish?) throws -> T
+        resolving resolve: StoreWriteResolver? = nil, then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
+        var changes = changes, first = true
+        while true {
+            switch try writeAttempt(
+                changes, connection, importing: importing, begins: begins && first, checksTracking: first, resolves: resolve != nil)
+            {
+            case .written(let keys, let finish):
+                return (keys, try next(finish))
+            case .conflicts(let conflicts):
+                guard let resolve else { throw conflicts }
+                try connection.execute("ROLLBACK TO SAVEPOINT \(Self.attemptSavepoint)")
+                changes = try resolve(conflicts)
+                first = false
+            }
+        }
+    }
+
+    /// The savepoint of each attempt of a write that resolves its conflicts in its transaction.
+    private static let attemptSavepoint = "skerry_write_attempt"
+
+    /// What one attempt of a write did.
+    private enum AttemptOutcome {
+        /// Its statements ran without conflict; `finish` records the history.
+        case written(keys: [Int64], finish: StoreWriteFinish?)
+        /// Its statements found conflicts (and the transaction is still open).
+        case conflicts(StoreWriteConflicts)
+    }
+
+    /// One attempt of ``writeTransaction(_:_:importing:begins:resolving:then:)``: its statements,
+    /// in one pipeline, and what they found. `checksTracking`: the attempt is the transaction's
+    /// first (it checks that history tracking is off); `resolves`: it locks every row it updates
+    /// or deletes first, then sets the savepoint a conflict goes back to.
+    private func writeAttempt(
+        _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool, begins: Bool, checksTracking: Bool,
+        resolves: Bool
+    ) throws -> AttemptOutcome {
         let keys = try allocateKeys(changes.inserts, connection)
         let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
         var sent: [Sent] = []
@@ -173,9 +224,10 @@ extension PostgresStore {
             if begins { try send(PostgresConnection.beginWriteSQL, .other(nil)) { _ in } }
             // First: it waits for nothing but an instance turning tracking on (no row held), and
             // when tracking is on, the server skips the write's statements.
-            if checksHistoryTracking { try sendTrackingCheck { sql in try send(sql, .other(nil)) { _ in } } }
+            if checksHistoryTracking && checksTracking { try sendTrackingCheck { sql in try send(sql, .other(nil)) { _ in } } }
             let members = try membersWrites(updates, changes.inserts)
-            try sendLocks(deletes, updates, changes.inserts, members, send)
+            try sendLocks(deletes, updates, changes.inserts, members, always: resolves, send)
+            if resolves { try send("SAVEPOINT \(Self.attemptSavepoint)", .other(nil)) { _ in } }
             try sendDeletes(deletes, send, sendReturning, tracksPersistentHistory ? tombstones : nil, unlinked)
             try sendUpdates(updates, resolve, send)
             try sendInserts(changes.inserts, keys: keys, resolve, send)
@@ -236,7 +288,7 @@ extension PostgresStore {
         }
         if !conflicts.isEmpty {
             conflicts.store = identity
-            throw conflicts
+            return .conflicts(conflicts)
         }
         let unlinkedUpdates = unlinked.map { HistoryEntry.unlinkedUpdates($0.entries, of: changes) } ?? []
         if unlinked != nil, options.propagatesChanges, !importing {
@@ -259,7 +311,7 @@ extension PostgresStore {
                 }
             }
         }
-        return (keys, try next(finish))
+        return .written(keys: keys, finish: finish)
     }
 
     /// The tombstones the deletes of a write return, filled as their answers are read.
@@ -393,16 +445,17 @@ extension PostgresStore {
     /// a statement writing a unique value can wait for another transaction's uncommitted value
     /// (or its hierarchy's uniqueness lock) while holding the rows locked before it, and two such
     /// saves can then wait for each other; with every row locked first, neither waits for a value
-    /// while holding a row the other needs.
+    /// while holding a row the other needs. With `always` (a write that resolves its conflicts in
+    /// its transaction), the rows are locked anyway, before the savepoint its conflicts go back to.
     private func sendLocks(
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ updates: [RowUpdate], _ inserts: [RowInsert],
-        _ members: [MembersWrite], _ send: Send
+        _ members: [MembersWrite], always: Bool, _ send: Send
     ) throws {
         let writesUniqueValues =
             deletes.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
             || updates.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
             || inserts.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
-        if members.isEmpty, !writesUniqueValues, try !deletes.contains(where: { try hasJoinTables($0.objectID.entity) }) {
+        if !always, members.isEmpty, !writesUniqueValues, try !deletes.contains(where: { try hasJoinTables($0.objectID.entity) }) {
             guard let lastDelete = deletes.last, let firstUpdate = updates.first else { return }
             if Self.lockOrder(lastDelete.objectID, firstUpdate.objectID) { return }
         }

@@ -7,15 +7,22 @@ import Testing
 /// a save resolves them where no other writer can change the rows again before it writes them,
 /// so it succeeds however busy the rows are, as a Core Data save under such a policy does.
 @Suite struct SaveContentionTests {
-    /// Whenever the save's transaction ends without committing (so that the store's write lock
-    /// is free), another stack on the same file changes the book again, as a writer that gets in
-    /// first would. A save that rolled back its transaction to resolve its conflicts would find a
-    /// new one at every attempt and give up; the save resolves them inside its transaction and
-    /// writes in its second attempt.
-    @Test(arguments: [MergePolicy.mergeByPropertyObjectTrump, .overwrite])
-    func aWriterGettingInBetweenAttemptsCannotStarveASave(policy: MergePolicy) throws {
-        let directory = TemporaryDirectory()
-        let stack = try makeFileStack(directory), other = try makeFileStack(directory)
+    /// The store kinds two stacks can share: a file, a PostgreSQL schema.
+    static var sharedKinds: [StoreKind] { StoreKind.allCases.filter { $0 != .memory } }
+
+    /// Whenever the save's transaction ends without committing (so that the rows are free),
+    /// another stack on the same store changes the book again, as a writer that gets in first
+    /// would. A save that rolled back its transaction to resolve its conflicts would find a new
+    /// one at every attempt and give up; the save resolves them inside its transaction, where the
+    /// rows stay as it read them, and writes in its second attempt.
+    @Test(arguments: sharedKinds, [MergePolicy.mergeByPropertyObjectTrump, .overwrite])
+    func aWriterGettingInBetweenAttemptsCannotStarveASave(kind: StoreKind, policy: MergePolicy) throws {
+        let directory = TemporaryDirectory(), schema = PostgresTestServer.newSchema()
+        func makeStack() throws -> PersistentStack {
+            kind == .postgres
+                ? try PostgresTestServer.stack(Fixtures.model(), schema, maximumConnections: 2) : try makeFileStack(directory)
+        }
+        let stack = try makeStack(), other = try makeStack()
         let saver = stack.newBackgroundContext()
         saver.automaticallyMergesChangesFromParent = false // it keeps the version it read
         saver.mergePolicy = policy

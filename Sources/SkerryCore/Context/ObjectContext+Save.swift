@@ -64,10 +64,10 @@ extension ObjectContext {
             var parts = try plan.parts(storeOrder: stores, movedStore: coordinator.latestIdentity(after:))
             // A save into one store, under a policy that resolves conflicts, resolves them inside
             // the store's transaction, where the rows cannot change again before the next attempt
-            // writes them (a store that cannot hold them throws the conflicts instead): without
-            // it, savers of the same rows could each roll back and lose the rows to another
-            // saver every time, and give up. A save into several stores resolves them out here,
-            // since another store's part, already written, may have to change with them.
+            // writes them: without it, savers of the same rows could each roll back and lose the
+            // rows to another saver every time, and give up. A save into several stores resolves
+            // them out here, since another store's part, already written, may have to change
+            // with them.
             let resolving: StoreWriteResolver? =
                 policy == .error || parts.count != 1
                 ? nil

@@ -209,11 +209,11 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// statements wait for rows, and stacks that list the stores in different orders take the
     /// locks in one order.
     ///
-    /// When the write finds conflicts and `resolve` is given, a store that can keep the rows it
-    /// found from changing again (SQLite: its write lock is held until the commit) undoes the
-    /// write's statements, not the transaction, and runs the write `resolve` returns instead, in
-    /// the same transaction, until a write finds no conflict or `resolve` throws; the keys
-    /// returned are those of the write that ran. Other stores throw the conflicts.
+    /// When the write finds conflicts and `resolve` is given, the store undoes the write's
+    /// statements, not the transaction, keeping the rows it found from changing again (SQLite: its
+    /// write lock is held until the commit; PostgreSQL: the rows are locked before the statements
+    /// run), and runs the write `resolve` returns instead, in the same transaction, until a write
+    /// finds no conflict or `resolve` throws; the keys returned are those of the write that ran.
     /// - Throws: ``StoreWriteConflicts`` listing every updated or deleted row whose version is not
     ///   the one expected and every insert that collides with a uniqueness constraint (the write is
     ///   rolled back); what `resolve` throws; ``SkerryError`` for anything else.
