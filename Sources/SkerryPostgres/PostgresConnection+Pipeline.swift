@@ -68,6 +68,18 @@ final class PostgresPipeline {
     }
 
     private func send(_ sql: String, _ entry: Pending, _ encode: (inout ParameterWriter) throws -> Void) throws {
+        do {
+            try queue(sql, entry, encode)
+        } catch {
+            // Still under way: the statement failed on this side (too many parameters, a value
+            // its writer could not encode) with answers unread, one of which may be an earlier
+            // statement's failure.
+            guard isActive else { throw error }
+            throw failure(error)
+        }
+    }
+
+    private func queue(_ sql: String, _ entry: Pending, _ encode: (inout ParameterWriter) throws -> Void) throws {
         let statement: PostgresStatement
         var parse: (statement: PostgresStatement, text: String)?
         if let cached = connection.cachedStatement(sql) {
@@ -106,11 +118,28 @@ final class PostgresPipeline {
     }
 
     /// The error of `sql`, which libpq could not queue (the statement after the ones sent so far),
-    /// once the answers still due are read and the pipeline left.
-    private func sendFailure(_ sql: String) -> PostgresError {
-        failedStatement = sentCount
-        let error = connection.error(nil, sql: sql)
-        try? drain() // the send's error is the one to report; the drain only tidies up
+    /// once the answers still due are read and the pipeline left (``failure(_:)``).
+    private func sendFailure(_ sql: String) -> any Error {
+        failure(connection.error(nil, sql: sql))
+    }
+
+    /// What to report when the statement after the ones sent so far failed before it reached the
+    /// server with `error`: the answers still due are read and the pipeline left (the connection
+    /// serves its next statement, or rolls back), and the first failure is reported, as
+    /// everywhere in a pipeline: an earlier statement's, when one failed on the server (its
+    /// position is then ``failedStatement``), otherwise `error` (at the position of the statement
+    /// not sent). A drain that fails with no statement failing (a broken connection, which the
+    /// pool then discards) leaves `error` to report.
+    private func failure(_ error: any Error) -> any Error {
+        let position = sentCount
+        do {
+            try drain()
+        } catch let earlier where failedStatement != nil {
+            return earlier
+        } catch {
+            // Nothing failed before: the statement's own error is the one to report.
+        }
+        failedStatement = position
         return error
     }
 

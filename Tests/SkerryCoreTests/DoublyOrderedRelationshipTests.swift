@@ -291,32 +291,42 @@ import Testing
 
     /// A schema migration that renames Team to Club moves the join table to Club (whose
     /// "Entity.name" now sorts first), with each side's order in the other column; one that only
-    /// adds an attribute leaves the join table as it is. Both orders arrive.
+    /// adds an attribute leaves the join table as it is. Both orders arrive. Each stack removes
+    /// its store before the next one opens it, as an app does: no migration runs while another
+    /// stack holds the store.
     @Test(arguments: StoreKind.allCases.filter { $0 != .memory })
     func aSchemaMigrationKeepsBothOrders(_ kind: StoreKind) throws {
         let directory = TemporaryDirectory()
         let url = directory.file("Sponsors.sqlite")
         let description = kind == .postgres ? try PostgresTestStore.newDescription() : StoreDescription(url: url)
-        func open(_ model: ObjectModel) throws -> PersistentStack {
+        /// Opens the store with `model`, runs `body` with the stack, then removes the store.
+        func withStack<T>(_ model: ObjectModel, _ body: (PersistentStack) throws -> T) throws -> T {
             let stack = PersistentStack(name: "Sponsors", model: model)
             stack.persistentStoreDescriptions = [description]
             try stack.loadPersistentStores()
-            return stack
+            let result = try body(stack)
+            let coordinator = stack.persistentStoreCoordinator
+            for store in coordinator.persistentStores { try coordinator.remove(store) }
+            #expect(coordinator.persistentStores.isEmpty)
+            return result
         }
-        try Self.fill(try open(try Self.model()).newBackgroundContext())
-        let added = try open(try Self.model(note: true))
-        #expect(try Self.contents(added.newBackgroundContext()) == Self.filled)
-        let renamed = try open(try Self.model(team: "Club", renamedFrom: "Team", note: true))
-        #expect(try Self.contents(renamed.newBackgroundContext(), team: "Club") == Self.filled)
-        // The renamed store goes on keeping both orders.
-        let context = renamed.newBackgroundContext()
-        try context.performAndWait {
-            let a = try Self.object(context, "Club", "name", "A")
-            try a.moveRelatedObject(from: 2, to: 0, forKey: "sponsors") // t1 t3 t0
-            try context.save()
+        try withStack(try Self.model()) { try Self.fill($0.newBackgroundContext()) }
+        try withStack(try Self.model(note: true)) { (added) throws in
+            #expect(try Self.contents(added.newBackgroundContext()) == Self.filled)
+        }
+        try withStack(try Self.model(team: "Club", renamedFrom: "Team", note: true)) { (renamed) throws in
+            #expect(try Self.contents(renamed.newBackgroundContext(), team: "Club") == Self.filled)
+            // The renamed store goes on keeping both orders.
+            let context = renamed.newBackgroundContext()
+            try context.performAndWait {
+                let a = try Self.object(context, "Club", "name", "A")
+                try a.moveRelatedObject(from: 2, to: 0, forKey: "sponsors") // t1 t3 t0
+                try context.save()
+            }
         }
         let expected = ["A: t1 t3 t0", "B: t1 t3", "t0: A", "t1: B A", "t2: ", "t3: B A"]
-        let reopened = try open(try Self.model(team: "Club", renamedFrom: "Team", note: true))
-        #expect(try Self.contents(reopened.newBackgroundContext(), team: "Club") == expected)
+        try withStack(try Self.model(team: "Club", renamedFrom: "Team", note: true)) { (reopened) throws in
+            #expect(try Self.contents(reopened.newBackgroundContext(), team: "Club") == expected)
+        }
     }
 }

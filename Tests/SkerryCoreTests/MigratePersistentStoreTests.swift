@@ -111,6 +111,28 @@ import Testing
         #expect(gone?.message.contains("migrating already") == false)
     }
 
+    /// A store moved away and back again, then taken out by another call: a migration that found
+    /// it says another call took it out, not that the migration long before (to where it went
+    /// first, no longer loaded) replaced it.
+    @Test func aStoreMovedBackAndTakenOutIsNotSaidToBeReplacedByWhereItWentFirst() throws {
+        let directory = TemporaryDirectory()
+        let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 2)
+        let coordinator = stack.persistentStoreCoordinator
+        let original = try #require(coordinator.loadedStores.first).storeDescription
+        let away = try coordinator.migratePersistentStore(
+            coordinator.persistentStores[0], to: directory.file("Away.sqlite"), options: nil, withType: SQLiteStoreType)
+        // Back where it was (the file it left removed first; its -wal and -shm files need not
+        // exist), so that it has its old description.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: directory.file("Old.sqlite").path + suffix) }
+        let back = try coordinator.migratePersistentStore(away, to: original)
+        let returned = try #require(coordinator.loadedStores.first)
+        #expect(returned.storeDescription == original)
+        _ = try coordinator.takeStore(back)
+        let gone = expectError(.invalidArgument) { try coordinator.beginMigration(of: returned) }
+        #expect(gone?.message.contains("is no longer loaded: another call took it out") == true, "\(gone?.message ?? "")")
+        #expect(gone?.message.contains("replaced it with") == false, "\(gone?.message ?? "")")
+    }
+
     @Test func aFileMovesIntoMemoryAndBack() throws {
         let directory = TemporaryDirectory()
         let stack = try Self.filledStack(at: directory.file("Old.sqlite"), people: 60)

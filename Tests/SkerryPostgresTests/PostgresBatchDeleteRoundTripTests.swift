@@ -20,7 +20,12 @@ import Testing
         if tracking { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
         stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
-        return (stack, try #require(stack.coordinator.loadedStores.first as? PostgresStore))
+        let store = try #require(stack.coordinator.loadedStores.first as? PostgresStore)
+        // The counter read through `pool.withConnection` is the one of the connection the request
+        // used because there is no other; a pool of several would hand back its last idle one,
+        // which need not be the request's.
+        try #require(store.pool.maximumConnections == 1)
+        return (stack, store)
     }
 
     /// Saves entries 0..<count of `writer`.

@@ -349,6 +349,51 @@ import Testing
         #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 2)
     }
 
+    /// A statement refused before it reaches the server (more parameters than the store sends, a
+    /// value its writer cannot write) after an earlier statement of the pipeline failed there
+    /// reports that earlier failure, the first, at its position (a save names the object it failed
+    /// for, and retries a deadlock); with no earlier failure, its own error at its own position.
+    /// Either way the pipeline is left at once: the transaction rolls back and the connection
+    /// serves the next statement.
+    @Test func aStatementRefusedBeforeItIsSentDoesNotHideAnEarlierFailure() throws {
+        struct Unwritable: Error {}
+        let connection = try PostgresTestServer.connect()
+        try connection.execute("CREATE TEMPORARY TABLE t (id bigint PRIMARY KEY)")
+        let limit = PostgresConnection.maximumParameters
+        let tooMany = "SELECT count(*) FROM t WHERE id IN (\((0...limit).map { _ in "?" }.joined(separator: ", ")))"
+        let keys: [AttributeValue] = (0...limit).map { .int(Int64($0)) }
+        _ = try connection.statement("INSERT INTO t VALUES (?)") // prepared: its writer runs in the pipeline
+        let refusals: [(name: String, send: (PostgresPipeline) throws -> Void, isOwnError: (any Error) -> Bool)] = [
+            ("too many parameters", { try $0.send(tooMany, keys) }, { ($0 as? PostgresError)?.sqlState == "54000" }),
+            ("unwritable value", { try $0.send("INSERT INTO t VALUES (?)") { _ in throw Unwritable() } }, { $0 is Unwritable }),
+        ]
+        for refusal in refusals {
+            for failsBefore in [true, false] {
+                let pipeline = PostgresPipeline(connection)
+                var reported: (any Error)?
+                do {
+                    try connection.transaction {
+                        try pipeline.send("INSERT INTO t VALUES (1)", [])
+                        try pipeline.send(failsBefore ? "INSERT INTO t VALUES (1)" : "INSERT INTO t VALUES (2)", [])
+                        try pipeline.send("INSERT INTO t VALUES (3)", [])
+                        try refusal.send(pipeline)
+                    }
+                } catch {
+                    reported = error
+                }
+                if failsBefore {
+                    #expect((reported as? PostgresError)?.sqlState == .uniqueViolation, "\(refusal.name): \(String(describing: reported))")
+                    #expect(pipeline.failedStatement == 1, "\(refusal.name)")
+                } else {
+                    #expect(reported.map(refusal.isOwnError) == true, "\(refusal.name): \(String(describing: reported))")
+                    #expect(pipeline.failedStatement == 3, "\(refusal.name)")
+                }
+                #expect(connection.isReusable, "\(refusal.name)")
+                #expect(try connection.scalarInt64("SELECT count(*) FROM t") == 0, "\(refusal.name)")
+            }
+        }
+    }
+
     /// A statement that fails to prepare in the middle of a pipeline reports its own error (the
     /// statements before it ran), and one met after a failure the error of the statement that
     /// failed (the server skipped its preparation, so it is prepared again next time); either way

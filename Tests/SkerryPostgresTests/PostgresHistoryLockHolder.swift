@@ -8,10 +8,14 @@ import Testing
 /// Another session holding a store's history lock in an open transaction, as another instance's
 /// save under way does (`shared`: a save without history, which holds it shared until it
 /// commits; otherwise a save with history, or a stalled client). The tests that make a store
-/// wait for it use either form: ``holding(_:shared:)`` on the calling thread, or an instance,
-/// which holds it on a thread of its own until ``release()``.
+/// wait for it use either form: ``holding(_:shared:)`` on the calling thread (the connection it
+/// returns ends its session, and the lock, when released), or an instance, which holds it on a
+/// thread of its own until ``release()``, or until the instance goes (a test that throws before
+/// its `release()` leaves no lock held behind it).
 final class PostgresHistoryLockHolder: Sendable {
     private let held = DispatchSemaphore(value: 0), releasing = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+    /// Whether ``release()`` ran (it waits for the holder's transaction to end once).
+    private let isReleased = Locked(false)
     /// Why the holder could not take the lock or let go of it, if it could not.
     let failure = Locked<String?>(nil)
 
@@ -59,9 +63,17 @@ final class PostgresHistoryLockHolder: Sendable {
         held.wait()
     }
 
-    /// Lets go of the lock, and returns once the holder's transaction ended.
+    /// Lets go of the lock, and returns once the holder's transaction ended; again, does nothing.
     func release() {
+        var first = false
+        isReleased.update { released in
+            first = !released
+            released = true
+        }
+        guard first else { return }
         releasing.signal()
         released.wait()
     }
+
+    deinit { release() }
 }

@@ -144,7 +144,7 @@ extension StoreCoordinator {
             throw SkerryError(.invalidArgument, "\(store) was removed from the coordinator while it migrated.")
         }
         source.close()
-        migrations.withLock { $0.append((source.identity, opened.identity)) }
+        migrations.withLock { $0.append((source.identity, opened.identity, opened.storeDescription)) }
         migratedDescriptions.withLock { $0.append((source.storeDescription, opened.storeDescription)) }
         if let handler = savesOfOthersHandler.withLock({ $0 }) { opened.deliverSavesOfOthers(to: handler) }
         storeMigratedHandler.withLock { $0 }?(source.storeDescription, opened.storeDescription)

@@ -27,8 +27,8 @@ public final class StoreCoordinator: @unchecked Sendable {
     let removals = Atomic<Int>(0)
 
     /// The stores ``migratePersistentStore(_:to:)`` replaced, each with the store that replaced it
-    /// (``objectID(migratedFrom:)``).
-    let migrations = Mutex<[(old: StoreIdentity, new: StoreIdentity)]>([])
+    /// (``objectID(migratedFrom:)``) and that store's description (``beginMigration(of:)``).
+    let migrations = Mutex<[(old: StoreIdentity, new: StoreIdentity, newDescription: StoreDescription)]>([])
     /// The descriptions of the stores ``migratePersistentStore(_:to:)`` replaced, each with the
     /// description of the store that replaced it (``PersistentStack/hasLoadedStores``).
     let migratedDescriptions = Mutex<[(old: StoreDescription, new: StoreDescription)]>([])
@@ -135,7 +135,10 @@ public final class StoreCoordinator: @unchecked Sendable {
                 .invalidArgument,
                 "\(description) is migrating already (migratePersistentStore on another thread): a store migrates once at a time.")
         case .gone:
-            if let new = migratedDescriptions.withLock({ $0.last { $0.old == description }?.new }) {
+            // The migration that replaced this very store (each loaded store has its own identity),
+            // not one that replaced an earlier store with the same description: a store moved
+            // away and back again, then taken out, was not replaced by where it went first.
+            if let new = migrations.withLock({ $0.last { $0.old === store.identity }?.newDescription }) {
                 throw SkerryError(
                     .invalidArgument,
                     "\(description) is no longer loaded: a migratePersistentStore on another thread replaced it with \(new) after this call found it."

@@ -54,9 +54,13 @@ extension StoreSchema {
     }
 
     /// What may have left the required to-one relationship `relationship` (number `index` of the
-    /// new entity `entity`) empty in a step with code: the step alone when the relationship was
-    /// required in the version left (or its entity is new: the step made every object of it);
-    /// otherwise also the rows that had no link before the step.
+    /// new entity `entity`) empty in a step with code: the step alone when every row had a link
+    /// in the version left that the step carries (the relationship was required there, to-one or
+    /// to-many, to the same objects; or its entity is new: the step made every object of it);
+    /// otherwise also what the version left allowed or the schema change dropped, each said as
+    /// it is: a relationship optional there, a to-many one an object could leave empty, a new
+    /// one (linked only by the step's code and by its inverse's old links), or a destination
+    /// whose old objects it cannot hold.
     private static func causes(
         of relationship: RelationshipDescription, at index: Int, of entity: EntityDescription, _ step: MigrationStepSpec,
         _ mapping: SchemaMapping
@@ -68,14 +72,32 @@ extension StoreSchema {
             return stepAlone
         }
         let oldEntity = step.sourceEntities.first { $0.name == entityMapping.source.name }
-        let old = entityMapping.relationships[index].flatMap { oldEntity?.relationship(named: $0.name) }
-        if let old, !old.isOptional, !old.isToMany {
-            return stepAlone
+        var before: [String] = []
+        if let old = entityMapping.relationships[index].flatMap({ oldEntity?.relationship(named: $0.name) }) {
+            // As a save validates: a to-many one needs max(minCount, 1 unless optional) members.
+            let couldBeEmpty = old.isToMany ? max(old.minCount, old.isOptional ? 0 : 1) == 0 : old.isOptional
+            if couldBeEmpty {
+                before.append(
+                    old.isToMany
+                        ? "it was to-many in the version left ('\(entityMapping.source.name).\(old.name)'), where an object could have no related object, so these may be rows that had no link before the step"
+                        : "it was optional in the version left, so these may be rows that had no link before the step")
+            }
+            // Links are carried to objects the new destination can hold (SQLiteStore.LinkReader):
+            // none when the old destination's objects became another entity's, or went.
+            let became = mapping.mapping(ofSource: old.destinationEntityName)?.destination
+            let went = mapping.droppedEntities.contains { $0.name == old.destinationEntityName }
+            if went || became.map({ !$0.isKind(ofEntityNamed: relationship.destinationEntityName) }) == true {
+                before.append(
+                    "its destination changed (it linked to '\(old.destinationEntityName)' objects in the version left, which are not '\(relationship.destinationEntityName)' objects now), so those links were not carried"
+                )
+            }
+        } else {
+            before.append(
+                "it is new in this version (no relationship of the version left maps to it), so a row has a link only where the step's code gave it one (a transformRow or finish, or a mapping model's value expression) or where its inverse linked the row in the version left"
+            )
         }
-        let before =
-            old == nil
-            ? "it carries no links from the version left (it is new, or its destination changed)" : "it was optional in the version left"
+        guard !before.isEmpty else { return stepAlone }
         return
-            "\(before), so these may be rows that had no link before the step; or \(stepCauses) Give them one in the step's transformRow or finish, keep the objects they link to, or make the relationship optional."
+            "\(before.joined(separator: "; ")); or \(stepCauses) Give them one in the step's transformRow or finish, keep the objects they link to, or make the relationship optional."
     }
 }
