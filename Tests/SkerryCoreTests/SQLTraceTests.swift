@@ -157,8 +157,15 @@ import Testing
         try stack.loadPersistentStores()
         // doc: end
         observation.cancel()
-        #expect(slow.value.count == 1)
-        #expect(slow.value.first?.hasPrefix("loaded in-memory store: created in ") == true)
+        // A statement may cross the threshold on a loaded machine; any reported took 100 ms or more.
+        let statements = slow.value.filter { $0.hasPrefix("slow statement: ") }
+        for report in statements {
+            let took = report.components(separatedBy: " took ").last?.components(separatedBy: " seconds").first
+            #expect(try #require(took.flatMap(Double.init)) >= 0.1, "\(report)")
+        }
+        let reports = slow.value.filter { !$0.hasPrefix("slow statement: ") }
+        #expect(reports.count == 1, "\(slow.value)")
+        #expect(reports.first?.hasPrefix("loaded in-memory store: created in ") == true)
     }
 
     @Test func loadsReportCreatedOpenedMigratedAndFailed() throws {

@@ -403,41 +403,89 @@ import Testing
 
     // MARK: Locking
 
-    /// Holds the write lock of a file through its own pool for `duration` seconds, on another
-    /// thread; returns once the lock is taken. `released` is signalled after the COMMIT.
-    private func holdWriteLock(_ path: String, for duration: TimeInterval, released: DispatchSemaphore) throws {
-        let holder = try openPool(location: .file(path), settings: settings(busyTimeout: 1))
-        let taken = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            try? holder.write { connection in
-                try connection.execute("BEGIN IMMEDIATE; INSERT INTO t (x) VALUES (100)")
-                taken.signal()
-                Thread.sleep(forTimeInterval: duration)
-                try connection.execute("COMMIT")
-            }
-            released.signal()
+    /// Another program's connection (a pool of its own) holding the write lock of the file at
+    /// `path` in an open transaction, on a thread of its own, until ``release()``: the tests say
+    /// when it lets go, so that no wait of theirs depends on how fast the machine is.
+    private final class WriteLockHolder: Sendable {
+        private let letGo = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+        /// Whether the holder committed; a writer that waited for it finds it true when done.
+        let committed = Locked(false)
+
+        /// Takes the lock with `begin` (by default inserting a row, x = 100, into `t`) and
+        /// returns once it holds it.
+        init(_ path: String, begin: String = "BEGIN IMMEDIATE; INSERT INTO t (x) VALUES (100)") throws {
+            let holder = try openPool(location: .file(path), settings: ConnectionSettings())
+            let taken = DispatchSemaphore(value: 0)
+            let letGo = letGo, released = released, committed = committed
+            Thread {
+                defer { released.signal() }
+                do {
+                    try holder.write { connection in
+                        try connection.execute(begin)
+                        taken.signal()
+                        // A guard against hanging only: the tests let go long before.
+                        _ = letGo.wait(timeout: .now() + 120)
+                        committed.set(true) // before the COMMIT: no writer gets the lock earlier
+                        try connection.execute("COMMIT")
+                    }
+                } catch {
+                    Issue.record("the lock holder failed: \(error)")
+                    taken.signal()
+                }
+            }.start()
+            taken.wait()
         }
-        taken.wait()
+
+        /// Commits, and returns once the holder's connection let go of the lock.
+        func release() {
+            letGo.signal()
+            released.wait()
+        }
+    }
+
+    /// Runs `write` on a thread of its own while `holder` holds the lock, and lets the holder go
+    /// once the write has begun and had a quarter of a second to reach the lock. Returns the
+    /// write's error (nil: it succeeded), whether it found the holder's commit done when it
+    /// finished, and how long it took: at least that quarter of a second when it waited, since
+    /// the holder does not let go sooner.
+    private func writeWhileHeld(
+        by holder: WriteLockHolder, _ write: @escaping @Sendable () throws -> Void
+    ) throws -> (error: String?, afterCommit: Bool, waited: TimeInterval) {
+        let started = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        let outcome = Locked<(error: String?, afterCommit: Bool, waited: TimeInterval)?>(nil)
+        Thread {
+            let start = Date()
+            started.signal()
+            var failure: String?
+            do { try write() } catch { failure = "\(error)" }
+            outcome.set((failure, holder.committed.value, Date().timeIntervalSince(start)))
+            finished.signal()
+        }.start()
+        started.wait()
+        Thread.sleep(forTimeInterval: 0.25)
+        holder.release()
+        // The write proceeds when the lock is free, not when its busy timeout (30 s) runs out.
+        try #require(finished.wait(timeout: .now() + 15) == .success, "the write did not finish after the lock was released")
+        return try #require(outcome.value)
     }
 
     @Test func busyTimeoutMakesASecondWriterWait() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("busy.sqlite").path
-        let waiting = try openPool(location: .file(path), settings: settings(busyTimeout: 2))
+        let waiting = try openPool(location: .file(path), settings: settings(busyTimeout: 30))
         try waiting.write { try $0.execute("CREATE TABLE t (x INTEGER)") }
 
-        let released = DispatchSemaphore(value: 0)
-        try holdWriteLock(path, for: 0.25, released: released)
-        let start = Date()
-        try waiting.write { connection in
-            try connection.writeTransaction {
-                try connection.cachedStatement("INSERT INTO t (x) VALUES (?)").run([.int(1)])
+        let holder = try WriteLockHolder(path)
+        let outcome = try writeWhileHeld(by: holder) {
+            try waiting.write { connection in
+                try connection.writeTransaction {
+                    try connection.cachedStatement("INSERT INTO t (x) VALUES (?)").run([.int(1)])
+                }
             }
         }
-        let waited = Date().timeIntervalSince(start)
-        released.wait()
-        #expect(waited >= 0.15, "the second writer should have waited for the lock, waited \(waited) s")
-        #expect(waited < 1.5)
+        #expect(outcome.error == nil, "the second writer should have waited for the lock: \(outcome.error ?? "")")
+        #expect(outcome.afterCommit)
+        #expect(outcome.waited >= 0.2, "the second writer should have waited for the lock, waited \(outcome.waited) s")
         #expect(try readerCount(waiting, "t") == 2)
     }
 
@@ -447,16 +495,17 @@ import Testing
         let impatient = try openPool(location: .file(path), settings: settings(busyTimeout: 0))
         try impatient.write { try $0.execute("CREATE TABLE t (x INTEGER)") }
 
-        let released = DispatchSemaphore(value: 0)
-        try holdWriteLock(path, for: 0.3, released: released)
+        // Held until the attempt is over, however long the machine takes to get there.
+        let holder = try WriteLockHolder(path)
         let start = Date()
         let error = #expect(throws: SQLiteError.self) {
             try impatient.write { try $0.execute("BEGIN IMMEDIATE") }
         }
         let waited = Date().timeIntervalSince(start)
-        released.wait()
+        holder.release()
         #expect(error?.resultCode == 5) // SQLITE_BUSY
-        #expect(waited < 0.2)
+        // At once: a busy timeout would have it wait (the default is 5 s) before failing.
+        #expect(waited < 1, "waited \(waited) s")
         // Counted through a pool that waits: the holder's pool may still be closing its connection
         // (closing the last one checkpoints the WAL under a lock), and `impatient` would fail at once.
         let patient = try openPool(location: .file(path), settings: settings(busyTimeout: 2))
@@ -467,34 +516,23 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("Shared.sqlite")
         var description = StoreDescription(url: url)
-        description.busyTimeout = 2
+        description.busyTimeout = 30
         let stack = PersistentStack(name: "Shared", model: Fixtures.model())
         stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
 
-        // Another program's connection holds the write lock for a moment.
-        let holder = try openPool(location: .file(url.path), settings: settings(busyTimeout: 1))
-        let taken = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            try? holder.write { connection in
-                try connection.execute("BEGIN IMMEDIATE")
-                taken.signal()
-                Thread.sleep(forTimeInterval: 0.25)
-                try connection.execute("COMMIT")
-            }
-            released.signal()
-        }
-        taken.wait()
-        let start = Date()
+        // Another program's connection holds the write lock until the save has begun.
+        let holder = try WriteLockHolder(url.path, begin: "BEGIN IMMEDIATE")
         let context = stack.newBackgroundContext()
-        try context.performAndWait {
-            try context.insertBook("Patience")
-            try context.save()
+        let outcome = try writeWhileHeld(by: holder) {
+            try context.performAndWait {
+                try context.insertBook("Patience")
+                try context.save()
+            }
         }
-        let waited = Date().timeIntervalSince(start)
-        released.wait()
-        #expect(waited >= 0.15)
-        #expect(waited < 1.5)
+        #expect(outcome.error == nil, "the save should have waited for the lock: \(outcome.error ?? "")")
+        #expect(outcome.afterCommit)
+        #expect(outcome.waited >= 0.2, "the save should have waited for the lock, waited \(outcome.waited) s")
         #expect(try rawSQL(url, "SELECT title FROM Book") == [["Patience"]])
     }
 
@@ -502,7 +540,7 @@ import Testing
         let directory = TemporaryDirectory()
         let pool = try openPool(
             location: .file(directory.file("wal.sqlite").path),
-            settings: settings(busyTimeout: 2))
+            settings: settings(busyTimeout: 10))
         try pool.write { connection in
             try connection.execute("CREATE TABLE t (x INTEGER)")
             try connection.cachedStatement("INSERT INTO t (x) VALUES (?)").run([.int(1)])
@@ -518,7 +556,9 @@ import Testing
             }
         }
         #expect(during == [1, 1, 1])
-        #expect(elapsed < 0.5)
+        // A reader that waited for the writer would wait out its busy timeout (10 s) and fail; the
+        // bound tells that apart from a slow or loaded machine.
+        #expect(elapsed < 5, "the reads took \(elapsed) s")
         #expect(try readerCount(pool, "t") == 2)
     }
 
@@ -526,7 +566,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("Test.sqlite")
         var description = StoreDescription(url: url)
-        description.busyTimeout = 3
+        description.busyTimeout = 10
         let stack = PersistentStack(name: "Test", model: Fixtures.model())
         stack.persistentStoreDescriptions = [description]
         try stack.loadPersistentStores()
@@ -545,7 +585,9 @@ import Testing
                 let titles = try reader.performAndWait {
                     try reader.fetch(FetchRequest(entityName: "Book")).map { try $0.value(forKey: "title", as: String.self) }
                 }
-                #expect(Date().timeIntervalSince(start) < 1)
+                // A fetch waiting for the writer would wait out its busy timeout (10 s) and fail;
+                // the bound tells that apart from a slow or loaded machine.
+                #expect(Date().timeIntervalSince(start) < 5)
                 return titles
             }
         }

@@ -44,8 +44,9 @@ final class PostgresHistoryLockHolder: Sendable {
 
     /// Takes the history lock of the store in `schema` on a thread of its own, and returns once
     /// it holds it (or failed to: ``failure``). It lets go when told (``release()``), or after
-    /// 10 s anyway: a store that waited that long then goes on, and the test's expectations fail
-    /// instead of the test hanging.
+    /// 120 s anyway: a store that waited that long then goes on, and the test's expectations fail
+    /// instead of the test hanging. (Not sooner: on a loaded machine a test may take many seconds
+    /// to get from taking the lock to letting it go, and the lock must be held until then.)
     init(_ schema: String, shared: Bool = false) {
         let held = held, releasing = releasing, released = released, failure = failure
         Thread.detachNewThread {
@@ -53,7 +54,7 @@ final class PostgresHistoryLockHolder: Sendable {
             do {
                 let holder = try Self.holding(schema, shared: shared)
                 held.signal()
-                _ = releasing.wait(timeout: .now() + 10)
+                _ = releasing.wait(timeout: .now() + 120)
                 try holder.execute("ROLLBACK")
             } catch {
                 failure.set("\(error)")

@@ -171,11 +171,16 @@ import Testing
             EntityDescription(
                 name: "Other", attributes: [AttributeDescription("writer", .integer32), AttributeDescription("index", .integer32)]),
         ])
-        // Every instance: Entry in one schema, Other in the other, both with history.
+        // Every instance: Entry in one schema, Other in the other, both with history. The saves
+        // wait for history locks until the test lets go; a loaded machine may take longer than
+        // the default lock timeout (10 s) to get there, so they wait longer.
         func stack(_ name: String) throws -> PersistentStack {
             let stack = PersistentStack(name: name, model: model)
             stack.persistentStoreDescriptions = try zip(schemas, entities).map { schema, entity in
-                var description = try PostgresTestServer.description(schema: schema, maximumConnections: 2)
+                var description = StoreDescription.postgres(
+                    PostgresStoreOptions(
+                        connectionString: try PostgresTestServer.require(), maximumConnections: 2, schema: schema,
+                        historyLockTimeout: .seconds(120)))
                 description.entityNames = [entity]
                 description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
                 return description
@@ -216,7 +221,9 @@ import Testing
         // The first save: numbered in the early store, then waits for the late store's lock.
         save(first, 1, entities: entities)
         var firstPID: Int64?
-        for _ in 0..<600 {
+        // Guards against hanging, not measurements: a loaded machine may take seconds to get there.
+        var deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
             firstPID = try watcher.scalarInt64(blockedBy, [.int(holderPID)])
             if firstPID != nil { break }
             Thread.sleep(forTimeInterval: 0.02)
@@ -226,7 +233,8 @@ import Testing
         // commits at once (none).
         save(second, 2, entities: [entities[early]])
         let committed = "SELECT count(*) FROM \"\(schemas[early])\".\"_skerry_history_transactions\""
-        for _ in 0..<400 {
+        deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
             if try watcher.scalarInt64(PostgresHistoryLockHolder.waiting, [.string(schemas[early])]) ?? 0 > 0 { break }
             if try watcher.scalarInt64(committed) ?? 0 > 0 { break }
             Thread.sleep(forTimeInterval: 0.02)

@@ -14,6 +14,9 @@ final class RecordingLayer: DataAccessLayer, @unchecked Sendable {
 
 struct WriteFailed: Error {}
 
+/// What ``Completion/wait()`` returns when the completion never came.
+struct TimedOut: Error {}
+
 /// Waits for a completion handler.
 final class Completion: @unchecked Sendable {
     // `@unchecked Sendable`: `error` is written once before `done` is signalled, read after.
@@ -25,8 +28,13 @@ final class Completion: @unchecked Sendable {
             self.done.signal()
         }
     }
+    /// The completion's error (nil: success), or a recorded issue and `TimedOut` when the
+    /// completion did not come within a generous bound (a guard against hanging, not a measurement).
     func wait() -> (any Error)? {
-        _ = done.wait(timeout: .now() + 10)
+        guard done.wait(timeout: .now() + 120) == .success else {
+            Issue.record("the completion handler was not called")
+            return TimedOut()
+        }
         return error
     }
 }
@@ -161,8 +169,9 @@ final class Completion: @unchecked Sendable {
                 layer.read { context in try context.insert(Book(title: "Saved on SIGTERM")) } // unsaved in main
                 kill(getpid(), SIGTERM) // as a service manager stops a process
                 // Stay alive as a server would (a signal interrupts `sleep`); the handler saves, then
-                // ends the process by the signal. The deadline only guards against a hang.
-                for _ in 0..<100 { usleep(100_000) }
+                // ends the process by the signal. The deadline only guards against a hang (generous:
+                // on a loaded machine the save may take seconds).
+                for _ in 0..<1_200 { usleep(100_000) }
             }
             let layer = try DataAccessLayer(sqliteStack: "Library", model: try ObjectModel(types: [Book.self]), directory: path)
             #expect(try storedTitles(layer) == ["Saved on SIGTERM"])
