@@ -239,9 +239,10 @@ extension PostgresStore {
             }
             try pipeline.finish()
         } catch {
-            // A statement that could not be written (a link to an object never saved) throws before
-            // the pipeline is finished: its answers are read and discarded so that the connection
-            // leaves pipeline mode and rolls back; the first error is the one to report.
+            // An error thrown between statements (the write's own checks) leaves answers due:
+            // they are read and discarded so that the connection leaves pipeline mode and rolls
+            // back (a statement the pipeline refused itself was drained already, and this does
+            // nothing); the first error is the one to report, not one reading the rest.
             try? pipeline.finish()
             if let refusal = trackingRefusal(error) { throw refusal }
             let objectID = pipeline.failedStatement.flatMap { $0 < sent.count ? sent[$0] : nil }.flatMap { kind -> ObjectID? in
