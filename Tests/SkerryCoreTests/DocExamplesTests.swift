@@ -224,6 +224,29 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(left.0 == 1 && left.1 == 1)
     }
 
+    @Test func batchInsert() throws {
+        let stack = try makeMemoryStack()
+        let viewContext = stack.viewContext
+        let background = stack.newBackgroundContext()
+        let json: [[String: Any]] = [
+            ["title": "Dune", "isbn": "0441013597", "year": 1965],
+            ["title": "Emma", "isbn": "0141439580"],
+        ]
+        // doc: batch-insert
+        var request = BatchInsertRequest(entityName: "Book", objects: json)
+        request.resultType = .objectIDs
+        let result = try background.performAndWait { try background.execute(request) }
+        // live contexts see the new objects once the IDs are merged:
+        ObjectContext.mergeChanges(
+            fromRemoteContextSave: [InsertedObjectsKey: result.result as? [ObjectID] ?? []], into: [viewContext])
+        // doc: end
+        #expect(result.count == 2)
+        let titles = try viewContext.performAndWait {
+            try viewContext.fetch(FetchRequest(entityName: "Book")).map { try $0.value(forKey: "title", as: String.self) }.sorted()
+        }
+        #expect(titles == ["Dune", "Emma"])
+    }
+
     @Test func didSaveEvents() async throws {
         let stack = try makeMemoryStack()
         // doc: did-save

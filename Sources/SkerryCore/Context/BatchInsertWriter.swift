@@ -1,0 +1,124 @@
+/// Writes the rows of a batch insert to their store: one ``ObjectStore/write(_:resolving:then:)``,
+/// so that the rows get keys from the store's own sequence, versions, persistent history and
+/// change notices exactly as a save's inserts do, in one transaction (nothing is written when
+/// anything fails). A row that collides with a stored object through a uniqueness constraint
+/// becomes an update of that object, inside the same transaction (the store keeps the rows it
+/// found from changing until the commit), as Core Data's batch insert updates it.
+///
+/// A class: the store's resolver, which escapes, updates what the rows become.
+final class BatchInsertWriter {
+    /// What a row became: a new object, or one it updated.
+    struct Target {
+        let objectID: ObjectID
+        let isNew: Bool
+    }
+
+    private let entity: EntityDescription
+    private let store: any ObjectStore
+    private let rows: [[AttributeValue]]
+    private let liveRows: [Int]
+    /// The temporary ID of each live row's insert, by row.
+    private var temporaryIDs: [ObjectID?]
+    /// The stored object each row updates instead of inserting, by row.
+    private var existing: [Int: RowSnapshot] = [:]
+    /// For the write being run: the row of each insert, by position.
+    private var insertRows: [Int] = []
+    private var attempts = 0
+
+    /// How often the conflicts of one batch insert are resolved before it gives up (each round
+    /// turns the inserts that collided into updates; rows found changed again are read again).
+    private static let maximumAttempts = 8
+
+    init(entity: EntityDescription, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int]) {
+        self.entity = entity
+        self.store = store
+        self.rows = rows
+        self.liveRows = liveRows
+        temporaryIDs = [ObjectID?](repeating: nil, count: rows.count)
+        let space = store.identity.space(for: entity, temporary: true)
+        for row in liveRows { temporaryIDs[row] = ObjectID.temporary(in: space) }
+    }
+
+    /// Runs the write; returns what each live row became, by row (nil for rows folded into a
+    /// later one).
+    func run() throws(SkerryError) -> [Target?] {
+        var targets = [Target?](repeating: nil, count: rows.count)
+        guard !liveRows.isEmpty else { return targets }
+        let keys: [Int64]
+        do {
+            let resolver: StoreWriteResolver = { [self] found in try resolve(found) }
+            keys = try store.write(makeWrite(), resolving: resolver, then: { finish in try finish?.run() }).insertedKeys
+        } catch {
+            throw SkerryError.converting(error)
+        }
+        guard keys.count == insertRows.count else {
+            throw SkerryError(
+                .invalidArgument,
+                "The store gave \(keys.count) keys for the \(insertRows.count) rows of the batch insert into '\(entity.name)'.",
+                entityName: entity.name)
+        }
+        for (row, key) in zip(insertRows, keys) {
+            targets[row] = Target(objectID: ObjectID(store: store.identity, entity: entity, primaryKey: key), isNew: true)
+        }
+        for (row, stored) in existing { targets[row] = Target(objectID: stored.objectID, isNew: false) }
+        return targets
+    }
+
+    /// The write of every live row: an insert, or an update of the stored object it matched
+    /// (every stored attribute, guarded by the version read).
+    private func makeWrite() -> StoreWrite {
+        var write = StoreWrite()
+        insertRows = []
+        insertRows.reserveCapacity(liveRows.count - existing.count)
+        write.inserts.reserveCapacity(liveRows.count - existing.count)
+        let noRelationships = entity.relationships.map { $0.isToMany ? RelationshipValue.toMany([]) : .toOne(nil) }
+        for row in liveRows {
+            if let stored = existing[row] {
+                let values = rows[row]
+                let changes = stored.objectID.entity.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
+                    index < entity.storedAttributeCount ? (index, values[index]) : nil
+                }
+                write.updates.append(
+                    RowUpdate(objectID: stored.objectID, expectedVersion: stored.version, changes: changes, relationshipChanges: []))
+            } else {
+                write.inserts.append(RowInsert(objectID: temporaryIDs[row]!, values: rows[row], relationships: noRelationships))
+                insertRows.append(row)
+            }
+        }
+        return write
+    }
+
+    /// Turns the inserts that collided with stored objects into updates of them, and takes the
+    /// new versions of updated objects that changed meanwhile (an object gone is inserted again).
+    private func resolve(_ found: StoreWriteConflicts) throws(SkerryError) -> StoreWrite {
+        attempts += 1
+        if attempts > Self.maximumAttempts {
+            throw SkerryError(
+                .mergeConflict,
+                "The objects the batch insert into '\(entity.name)' updates kept changing in the store; it gave up after \(attempts - 1) attempts. Nothing was inserted.",
+                entityName: entity.name)
+        }
+        for conflict in found.uniquenessConflicts {
+            let row = insertRows[conflict.insertIndex]
+            switch conflict.existing {
+            case .row(let stored):
+                existing[row] = stored
+            case .insert(let index):
+                // Rows matching each other were folded before the write; the store found a match
+                // they do not show (a constraint over values compared otherwise by the store).
+                throw SkerryError(
+                    .constraintViolation,
+                    "Rows \(insertRows[index]) and \(row) of the batch insert into '\(entity.name)' violate the uniqueness constraint (\(conflict.constraint.joined(separator: ", "))). Nothing was inserted.",
+                    entityName: entity.name, key: conflict.constraint.joined(separator: ","))
+            }
+        }
+        if !found.versionConflicts.isEmpty {
+            let rowOf = Dictionary(existing.map { ($0.value.objectID, $0.key) }, uniquingKeysWith: { first, _ in first })
+            for (objectID, stored) in found.versionConflicts {
+                guard let row = rowOf[objectID] else { continue }
+                existing[row] = stored
+            }
+        }
+        return makeWrite()
+    }
+}

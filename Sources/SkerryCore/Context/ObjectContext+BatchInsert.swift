@@ -1,0 +1,184 @@
+import Foundation
+
+extension ObjectContext {
+    /// Runs a batch insert: writes the request's objects to the store that holds its entity in
+    /// one transaction, without registering objects in this context (Core Data's
+    /// `execute(_:)` of an `NSBatchInsertRequest`). This context is not changed: merge
+    /// `result.changes` into it (and into other live contexts) to see the objects.
+    ///
+    /// The rows get keys from the store's own sequence (a later insert never gets one of them),
+    /// versions for optimistic locking, persistent history (an insert per object, an update per
+    /// object a uniqueness constraint matched) when the store records it, and reach other
+    /// processes as a save does. A row that matches an object already stored through a uniqueness
+    /// constraint updates it (see ``BatchInsertRequest``).
+    /// - Parameter request: the objects to insert.
+    /// - Returns: what the request's ``BatchInsertRequest/resultType`` asks for.
+    /// - Throws: ``SkerryError/Code/unknownEntity``; ``SkerryError/Code/invalidArgument`` for an
+    ///   abstract entity or a key naming a relationship; ``SkerryError/Code/unknownAttribute`` for
+    ///   a key that names no attribute; ``SkerryError/Code/wrongValueType`` for a value that does
+    ///   not fit its attribute; ``SkerryError/Code/missingRequiredValue`` for a required attribute
+    ///   left without a value (each naming the attribute and the row's index; nothing is written);
+    ///   the store's errors (nothing is written).
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest) throws(SkerryError) -> BatchInsertResult {
+        checkConfinement()
+        let entity = try coordinator.entity(named: request.entityName)
+        guard !entity.isAbstract else {
+            throw SkerryError(
+                .invalidArgument, "A batch insert cannot insert objects of the abstract entity '\(entity.name)'.",
+                entityName: entity.name)
+        }
+        let store = try coordinator.store(for: entity)
+        var rows = try batchInsertRows(request, entity)
+        let (finalRow, liveRows) = BatchInsertRows.foldMatching(&rows, entity)
+        let writer = BatchInsertWriter(entity: entity, store: store, rows: rows, liveRows: liveRows)
+        let targets = try withHistoryAuthor(of: CollectionOfOne(store)) { () throws(SkerryError) in try writer.run() }
+
+        let wantsIDs = request.resultType == .objectIDs
+        var objectIDs: [ObjectID] = []
+        var changes = StoreChanges()
+        if wantsIDs {
+            var seen = Set<ObjectID>()
+            objectIDs.reserveCapacity(liveRows.count)
+            for row in rows.indices {
+                let objectID = targets[finalRow[row]]!.objectID
+                if seen.insert(objectID).inserted { objectIDs.append(objectID) }
+            }
+            for row in liveRows {
+                let target = targets[row]!
+                if target.isNew { changes.inserted.insert(target.objectID) } else { changes.updated.insert(target.objectID) }
+            }
+        }
+        return BatchInsertResult(objectIDs: objectIDs, count: liveRows.count, resultType: request.resultType, changes: changes)
+    }
+
+    /// Every row of `request`, as values of `entity`'s attributes (defaults where a row gives none),
+    /// checked: only attributes, values that fit, every required attribute with a value.
+    private func batchInsertRows(_ request: BatchInsertRequest, _ entity: EntityDescription) throws(SkerryError) -> [[AttributeValue]] {
+        let defaults = entity.attributes.map(\.defaultValue)
+        var rows: [[AttributeValue]] = []
+        if let objects = request.objectsToInsert {
+            rows.reserveCapacity(objects.count)
+            for (index, object) in objects.enumerated() {
+                rows.append(try BatchInsertRows.values(object.lazy.map { ($0.key, $0.value) }, entity, defaults, row: index))
+            }
+        } else if let handler = request.dictionaryHandler {
+            while true {
+                let dictionary = NSMutableDictionary()
+                if handler(dictionary) { break }
+                var pairs: [(String, Any)] = []
+                for (key, value) in dictionary {
+                    guard let name = key as? String else {
+                        throw SkerryError(
+                            .unknownAttribute,
+                            "Row \(rows.count) of the batch insert into '\(entity.name)' has a key \(key) that is not a string.",
+                            entityName: entity.name)
+                    }
+                    pairs.append((name, value))
+                }
+                rows.append(try BatchInsertRows.values(pairs, entity, defaults, row: rows.count))
+            }
+        } else if let handler = request.managedObjectHandler {
+            rows = try objectHandlerRows(handler, entity)
+        }
+        for (index, values) in rows.enumerated() { try BatchInsertRows.checkRequired(values, entity, row: index) }
+        return rows
+    }
+
+    /// The rows a `managedObjectHandler` gives: each object it fills, in a scratch context of its
+    /// own (never saved), read back and forgotten.
+    private func objectHandlerRows(_ handler: (EntityObject) -> Bool, _ entity: EntityDescription) throws(SkerryError) -> [[AttributeValue]]
+    {
+        let scratch = ObjectContext(coordinator: coordinator, name: "batch insert of \(entity.name)")
+        let result: Result<[[AttributeValue]], SkerryError> = scratch.performAndWait {
+            var rows: [[AttributeValue]] = []
+            do throws(SkerryError) {
+                while true {
+                    let object = try scratch.insert(entity)
+                    if handler(object) { break }
+                    rows.append(object.values)
+                    // Forget the objects as the rows go, so that a large import holds values only.
+                    if rows.count % 1_000 == 0 { scratch.reset() }
+                }
+            } catch {
+                scratch.reset()
+                return .failure(error)
+            }
+            scratch.reset()
+            return .success(rows)
+        }
+        return try result.get()
+    }
+}
+
+/// Reading and checking the rows of a batch insert.
+enum BatchInsertRows {
+    /// The values of `entity`'s attributes one row gives, defaults for the rest.
+    static func values(
+        _ pairs: some Sequence<(String, Any)>, _ entity: EntityDescription, _ defaults: [AttributeValue], row: Int
+    ) throws(SkerryError) -> [AttributeValue] {
+        var values = defaults
+        for (key, value) in pairs {
+            guard let index = entity.attributeIndex(named: key) else {
+                if entity.relationship(named: key) != nil {
+                    throw SkerryError(
+                        .invalidArgument,
+                        "Row \(row) of the batch insert into '\(entity.name)' sets the relationship '\(key)': a batch insert sets attributes only.",
+                        entityName: entity.name, key: key)
+                }
+                throw SkerryError(
+                    .unknownAttribute,
+                    "Row \(row) of the batch insert into '\(entity.name)' has the key '\(key)', which is no attribute of the entity.",
+                    entityName: entity.name, key: key)
+            }
+            let attribute = entity.attributes[index]
+            let unwrapped: Any? = value is NSNull ? nil : value
+            guard let converted = EntityObject.attributeValue(unwrapped, for: attribute.type), converted.fits(attribute.type),
+                !converted.isNaN
+            else {
+                throw SkerryError(
+                    .wrongValueType,
+                    "Row \(row) of the batch insert into '\(entity.name)': cannot store a value of type \(type(of: value)) (\(value)) in '\(key)', which is \(attribute.type).",
+                    entityName: entity.name, key: key)
+            }
+            values[index] = converted
+        }
+        return values
+    }
+
+    /// Throws unless every required stored attribute of the row has a value.
+    static func checkRequired(_ values: [AttributeValue], _ entity: EntityDescription, row: Int) throws(SkerryError) {
+        for (index, attribute) in entity.storedAttributes.enumerated() where !attribute.isOptional && attribute.derivation == nil {
+            if case .null = values[index] {
+                throw SkerryError(
+                    .missingRequiredValue,
+                    "Row \(row) of the batch insert into '\(entity.name)' gives no value for the required attribute '\(attribute.name)', which has no default. Nothing was inserted.",
+                    entityName: entity.name, key: attribute.name)
+            }
+        }
+    }
+
+    /// Folds rows that match each other through a uniqueness constraint (every constrained value
+    /// given): the later one wins. Returns, for each row, the row whose values are written for it,
+    /// and the rows written, in order.
+    static func foldMatching(_ rows: inout [[AttributeValue]], _ entity: EntityDescription) -> (finalRow: [Int], liveRows: [Int]) {
+        var finalRow = Array(rows.indices)
+        guard !entity.uniquenessConstraints.isEmpty else { return (finalRow, finalRow) }
+        let constraints = entity.uniquenessConstraints.map { names in names.compactMap { entity.attributeIndex(named: $0) } }
+        var replaced = [Bool](repeating: false, count: rows.count)
+        for indexes in constraints where !indexes.isEmpty {
+            var latest: [[AttributeValue]: Int] = [:]
+            for row in rows.indices where !replaced[row] {
+                let key = indexes.map { rows[row][$0] }
+                if key.contains(where: { if case .null = $0 { true } else { false } }) { continue }
+                if let earlier = latest.updateValue(row, forKey: key) {
+                    replaced[earlier] = true
+                    finalRow[earlier] = row
+                }
+            }
+        }
+        // Follow chains (a row replaced by one replaced in turn through another constraint).
+        for row in finalRow.indices.reversed() where finalRow[row] != row { finalRow[row] = finalRow[finalRow[row]] }
+        return (finalRow, rows.indices.filter { !replaced[$0] })
+    }
+}
