@@ -1,18 +1,18 @@
 import SkerryCore
 
-/// Batch updates (Core Data's `NSBatchUpdateRequest`) in a PostgreSQL store: the checks of
-/// computed values, one `UPDATE` per table (returning the keys when asked for, recorded or
-/// announced), the change record and the persistent history, in one transaction.
+/// Batch updates (Core Data's `NSBatchUpdateRequest`) in a PostgreSQL store: one `UPDATE` per
+/// table (returning the keys when asked for, recorded or announced, and the values computed from
+/// the rows, to check), the change record and the persistent history, in one transaction.
 extension PostgresStore {
     /// Updates the rows matching `predicate` of the entity and, when `includesSubentities`, of
     /// its sub-entities (``SkerryCore/ObjectStore/batchUpdate(_:predicate:includesSubentities:assignments:returningIDs:)``).
     ///
-    /// `BEGIN`, the check that no other instance turned tracking on, and the checks of values
-    /// computed from the rows go in one pipeline; the updates in a second (with the first when
-    /// there is nothing to check); the change record, the history and the `COMMIT` in a third.
-    /// The checks and the updates run in one transaction at read committed: a row another
-    /// transaction commits between them is updated without being checked, and the server then
-    /// refuses an integer or `double` out of range itself (``batchUpdateError(_:_:)``).
+    /// `BEGIN`, the check that no other instance turned tracking on and the updates go in one
+    /// pipeline; the change record, the history and the `COMMIT` in a second. Values computed
+    /// from the rows are checked as the updates return them, in the same transaction (so that
+    /// no row escapes the check, whoever committed it last), before the commit: a required
+    /// attribute left nil, a `float` out of its range (the server refuses an integer or a
+    /// `double` out of its column's range itself: ``batchUpdateError(_:_:)``) rolls it back.
     func batchUpdate(
         _ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool, assignments: [BatchUpdateAssignment],
         returningIDs: Bool
@@ -21,51 +21,52 @@ extension PostgresStore {
         let q = SQLBuilder.quote
         let identity = identity
         let recordsHistory = tracksPersistentHistory
-        let returning = returningIDs || recordsHistory || options.propagatesChanges
         let members = planner.batchDeleteTables(entity, includesSubentities: includesSubentities).map { member in
-            let statements = BatchUpdateStatements(
-                member, predicate: predicate, assignments: assignments, layout: layout, dialect: .postgres)
-            var update = statements.update
-            if returning { update.text += " RETURNING " + q(SQLBuilder.primaryKeyColumn) }
-            return (statements: statements, update: update)
+            BatchUpdateStatements(member, predicate: predicate, assignments: assignments, layout: layout, dialect: .postgres)
         }
-        let checks = members.flatMap { member in member.statements.checks.map { (check: $0, entity: member.statements.entity) } }
+        // The attributes whose computed values are checked (the same for every member), after
+        // the key in what each update returns.
+        var checked: [BatchUpdateStatements.Check] = []
+        for check in members.first?.checks ?? [] where !checked.contains(where: { $0.attribute.name == check.attribute.name }) {
+            checked.append(check)
+        }
+        let returning = returningIDs || recordsHistory || options.propagatesChanges || !checked.isEmpty
+        let updates = members.map { member in
+            var update = member.update
+            if returning {
+                update.text +=
+                    " RETURNING " + ([SQLBuilder.primaryKeyColumn] + checked.map(\.attribute.name)).map(q).joined(separator: ", ")
+            }
+            return update
+        }
         let names = assignments.map(\.attribute.name)
         let conditions = try Self.checkRawConditions(predicate)
         return try withConnection(entity) { connection in
             try validateRawConditions(conditions, connection)
             do {
-                try connection.prepareAhead(checks.map(\.check.sql.text) + members.map(\.update.text))
+                try connection.prepareAhead(updates.map(\.text))
                 var count = 0
                 var answers: [PostgresResult?] = Array(repeating: nil, count: members.count)
-                func sendUpdates(_ pipeline: PostgresPipeline) throws {
-                    for (index, member) in members.enumerated() {
-                        try pipeline.send(member.update.text, member.update.bindings) { result in
+                try connection.pipeline { pipeline in
+                    try pipeline.send(PostgresConnection.beginWriteSQL, [])
+                    if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
+                    for (index, update) in updates.enumerated() {
+                        try pipeline.send(update.text, update.bindings) { result in
                             if returning { answers[index] = result } else { count += result.affectedRows }
                         }
                     }
                 }
-                var found: SkerryError?
-                try connection.pipeline { pipeline in
-                    try pipeline.send(PostgresConnection.beginWriteSQL, [])
-                    if checksHistoryTracking { try sendTrackingCheck { sql in try pipeline.send(sql, []) } }
-                    for (check, member) in checks {
-                        try pipeline.send(check.sql.text, check.sql.bindings) { result in
-                            if found == nil, result.rowCount > 0 {
-                                found = check.error(entity: member, key: result.int64(0, 0), store: identity)
-                            }
-                        }
-                    }
-                    if checks.isEmpty { try sendUpdates(pipeline) }
-                }
-                if let found { throw found }
-                if !checks.isEmpty { try connection.pipeline { pipeline in try sendUpdates(pipeline) } }
                 var objectIDs: [ObjectID] = []
                 var history: [HistoryEntry] = []
                 var record = PostgresChangeRecord()
                 for (index, member) in members.enumerated() {
                     guard let result = answers[index] else { continue }
-                    let memberEntity = member.statements.entity
+                    let memberEntity = member.entity
+                    for row in 0..<result.rowCount {
+                        for (offset, check) in checked.enumerated() where !Self.holds(result, row, Int32(1 + offset), check) {
+                            throw check.error(entity: memberEntity, key: result.int64(row, 0), store: identity)
+                        }
+                    }
                     let keys = (0..<result.rowCount).map { result.int64($0, 0) }
                     count += keys.count
                     if !keys.isEmpty { record.updated[memberEntity.name, default: []] += keys }
@@ -88,6 +89,16 @@ extension PostgresStore {
                 }
                 throw trackingRefusal(error) ?? Self.batchUpdateError(error, entity)
             }
+        }
+    }
+
+    /// Whether the value an update returned in `column` of `row` holds `check`: a value, for a
+    /// required attribute; a value in the attribute's range.
+    static func holds(_ result: PostgresResult, _ row: Int32, _ column: Int32, _ check: BatchUpdateStatements.Check) -> Bool {
+        let attribute = check.attribute
+        switch check.kind {
+        case .missingValue: return !result.isNull(row, column)
+        case .range: return (result.value(row, column, as: attribute.type) ?? .null).fits(attribute.type)
         }
     }
 

@@ -251,7 +251,8 @@ private func versions(_ stack: PersistentStack) throws -> [String: Int64] {
         try context.performAndWait {
             _ = try context.execute(
                 BatchUpdateRequest(
-                    entityName: "Book", predicate: AttributeKey("title") == "Dune", propertyUpdates: ["pages": .constant(.int(100))]))
+                    entityName: "Book", predicate: AttributeKey("title") == "Dune",
+                    propertyUpdates: ["pages": .constant(.int(100)), "rating": .constant(.double(4))]))
         }
         let withPages = try stored(stack, keys)
         let versionsWithPages = try versions(stack)
@@ -259,6 +260,8 @@ private func versions(_ stack: PersistentStack) throws -> [String: Int64] {
             .wrongValueType,
             ["pages": BatchUpdateExpression(forFunction: "multiply:by:", arguments: [BatchUpdateExpression(forKeyPath: "pages"), 1000])])
         attempt(.missingRequiredValue, ["sales": BatchUpdateExpression(forKeyPath: "year")])
+        // 4e39 is beyond a float's range.
+        attempt(.wrongValueType, ["weight": BatchUpdateExpression.arithmetic(.multiply, .keyPath("rating"), .constant(.double(1e39)))])
         // A uniqueness constraint broken by the update: every matching row would get one ISBN.
         attempt(.constraintViolation, ["isbn": "978-0"], predicate: AttributeKey("year") < Int32(1980))
         #expect(try stored(stack, keys) == withPages)

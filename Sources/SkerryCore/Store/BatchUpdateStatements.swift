@@ -39,7 +39,9 @@ package struct BatchUpdateStatements {
 
     /// The table's entity.
     package let entity: EntityDescription
-    /// The checks to run before the update, in order.
+    /// The checks of the values computed from the rows, in order: the SQLite store runs their
+    /// queries before the update (under its write lock: the rows cannot change in between); the
+    /// PostgreSQL store checks the values its update returns instead, in the same statement.
     package let checks: [Check]
     /// `SELECT _pk FROM <table> WHERE <predicate>`.
     package let selectKeys: BoundSQL
