@@ -13,8 +13,9 @@ extension ObjectContext {
     /// ObjectContext.mergeChanges(fromRemoteContextSave: [UpdatedObjectsKey: result.result as? [ObjectID] ?? []], into: [context])
     /// ```
     ///
-    /// As Core Data's, the update works in the store only: it runs no validation (beyond the
-    /// checks below) and computes no derived attribute; each updated row's version changes, so
+    /// As Core Data's, the update works in the store only and runs no validation (beyond the
+    /// checks below); derived attributes are not computed again (a save computes them, and the
+    /// update saves no object). Each updated row's version changes, so
     /// that a context that changes an object it read before the update, and saves it without
     /// merging, gets a conflict (``SkerryError/Code/mergeConflict`` under the default
     /// ``MergePolicy/error``). The persistent history, when tracked, records an update of each
