@@ -247,6 +247,30 @@ final class SharedStack: PersistentStack, @unchecked Sendable {
         #expect(titles == ["Dune", "Emma"])
     }
 
+    @Test func batchUpdate() throws {
+        let stack = try makeMemoryStack()
+        let viewContext = stack.viewContext
+        let background = stack.newBackgroundContext()
+        try background.performAndWait {
+            for year in [1950, 1960, 1990] as [Int32] { try background.insertBook("B\(year)", year: year) }
+            try background.save()
+        }
+        let books = try viewContext.performAndWait { try viewContext.fetch(FetchRequest(entityName: "Book")) }
+        // doc: batch-update
+        var request = BatchUpdateRequest(entityName: "Book", predicate: AttributeKey("year") < 1970)
+        request.propertiesToUpdate = ["inPrint": false, "sales": BatchUpdateExpression(forKeyPath: "year")]
+        request.resultType = .updatedObjectIDsResultType
+        let result = try background.performAndWait { try background.execute(request) }
+        // result.count == 2; live contexts keep the old values until the IDs are merged:
+        ObjectContext.mergeChanges(fromRemoteContextSave: [UpdatedObjectsKey: result.updatedObjectIDs], into: [viewContext])
+        // doc: end
+        #expect(result.count == 2)
+        let outOfPrint = try viewContext.performAndWait {
+            try books.filter { try !$0.value(forKey: "inPrint", as: Bool.self) }.map { try $0.value(forKey: "sales", as: Int64.self) }
+        }
+        #expect(outOfPrint.sorted() == [1950, 1960])
+    }
+
     @Test func didSaveEvents() async throws {
         let stack = try makeMemoryStack()
         // doc: did-save

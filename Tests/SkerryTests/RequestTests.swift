@@ -310,6 +310,27 @@ private struct Library {
         #expect(try storedTitles(in: library.stack).isEmpty)
     }
 
+    @Test func batchUpdateSetsAnAttributeInTheStoreAndRefreshesTheContext() throws {
+        let library = try Library()
+        let (updated, outOfPrint, loadedStillInPrint) = try library.container.perform { context throws in
+            let loaded = try context.fetch(Book.all.where(\Book.genre == .poetry)) // registered before the update
+            let updated = try context.batchUpdate(Book.all.where(\Book.genre == .poetry), set: \Book.inPrint, to: false)
+            let outOfPrint = try context.fetch(Book.all.where(\Book.inPrint == false), \Book.title)
+            return (updated, Set(outOfPrint), try loaded.filter { try $0.decode().inPrint }.count)
+        }
+        #expect(updated == 2)
+        #expect(outOfPrint == ["Leaves of Grass", "The Waste Land", "Solaris"])
+        #expect(loadedStillInPrint == 0)
+        // An optional attribute cleared; a limit refused, nothing written.
+        let cleared = try library.container.perform { try $0.batchUpdate(Book.all, set: \Book.year, to: nil) }
+        #expect(cleared == 6)
+        #expect {
+            try library.container.perform { try $0.batchUpdate(Book.all.limit(1), set: \Book.inPrint, to: true) }
+        } throws: { ($0 as? SkerryError)?.code == .invalidArgument }
+        let inPrint = try library.container.perform { try $0.count(of: Book.all.where(\Book.inPrint == true)) }
+        #expect(inPrint == 3)
+    }
+
     @Test func deleteAndBatchDeleteHonourTheRequestsLimit() throws {
         let cheapestTwo = Book.all.sort(\Book.price).sort(\Book.title).limit(2)
 

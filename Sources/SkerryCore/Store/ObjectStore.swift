@@ -234,6 +234,22 @@ package protocol ObjectStore: AnyObject, Sendable {
     /// Deletes the rows of `entity` (and of its sub-entities when `includesSubentities`) matching
     /// `predicate` with one statement per table and returns how many.
     func batchDeleteCount(_ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool) throws(SkerryError) -> Int
+    /// Sets `assignments` on the rows of `entity` (and of its sub-entities when
+    /// `includesSubentities`) matching `predicate`, in one transaction, without loading them
+    /// (``BatchUpdateRequest``): each row's version goes up, as a save's update does; the
+    /// persistent history (when recorded) gets an update of each row naming the attributes set,
+    /// and other instances hear of them as of a save (PostgreSQL's change notifications).
+    /// Values computed from the rows are checked first: a row that would get a value its
+    /// attribute cannot hold fails the update, and so does one that breaks a uniqueness
+    /// constraint; nothing is then written.
+    /// - Returns: how many rows were updated, and their IDs when `returningIDs` (else none).
+    /// - Throws: ``SkerryError/Code/missingRequiredValue`` or ``SkerryError/Code/wrongValueType``
+    ///   naming a row whose computed value does not fit; ``SkerryError/Code/constraintViolation``;
+    ///   the database's errors.
+    func batchUpdate(
+        _ entity: EntityDescription, predicate: ResolvedPredicate?, includesSubentities: Bool, assignments: [BatchUpdateAssignment],
+        returningIDs: Bool
+    ) throws(SkerryError) -> (count: Int, objectIDs: [ObjectID])
     /// Reserves `count` primary keys of `entity` for objects not saved yet, durably: no insert
     /// gets them later (in this process or another), and a ``write(_:resolving:then:)`` whose insert carries
     /// a permanent ID (one built from a reserved key) inserts the row under that key.
