@@ -324,23 +324,8 @@ import Testing
     /// them), and the save writes both parts.
     @Test(arguments: StoreKind.allCases, [MergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .rollback])
     func aSaveIntoTwoStoresResolvesItsConflicts(kind: StoreKind, policy: MergePolicy) throws {
-        let model = try ObjectModel(
-            entities: [Fixtures.bookEntity(), Fixtures.authorEntity()], configurations: ["Books": ["Book"], "People": ["Author"]])
-        let directory = TemporaryDirectory()
-        var books: StoreDescription, people: StoreDescription
-        switch kind {
-        case .file:
-            (books, people) = (
-                StoreDescription(url: directory.file("Books.sqlite")), StoreDescription(url: directory.file("People.sqlite"))
-            )
-        case .memory: (books, people) = (.inMemory(), .inMemory())
-        case .postgres: (books, people) = (try PostgresTestStore.newDescription(), try PostgresTestStore.newDescription())
-        }
-        books.configuration = "Books"
-        people.configuration = "People"
-        let stack = PersistentStack(name: "Two", model: model)
-        stack.persistentStoreDescriptions = [books, people]
-        try stack.loadPersistentStores()
+        let (stack, directory) = try Self.twoStoreStack(kind)
+        defer { withExtendedLifetime(directory) {} }
         let (id, stale, book) = try Self.staleScene(stack)
         let events = Events(stack)
         let authorID = try stale.performAndWait {
@@ -358,5 +343,56 @@ import Testing
             let stored = try MergePolicyTests.row(try reader.existingObject(with: id))
             #expect(stored == MergePolicyTests.Row("Dune (W)", policy == .rollback ? 1965 : 2000, 100))
         }
+    }
+
+    /// An insert with an existing row's unique value, in a save into two stores: resolved
+    /// between attempts into an update of that row (object trump), or the existing row adopted.
+    @Test(arguments: StoreKind.allCases, [MergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump])
+    func aSaveIntoTwoStoresResolvesAUniquenessConflict(kind: StoreKind, policy: MergePolicy) throws {
+        let (stack, directory) = try Self.twoStoreStack(kind)
+        defer { withExtendedLifetime(directory) {} }
+        let existing = try MergePolicyTests.saveBooks(stack, [MergePolicyTests.Row("Old", 1965, nil, isbn: "X")])[0]
+        let events = Events(stack)
+        let context = stack.newBackgroundContext()
+        let (bookID, authorID) = try context.performAndWait {
+            context.mergePolicy = policy
+            let book = try context.insertBook("New", year: 2001, isbn: "X")
+            let author = try context.insert(entityName: "Author")
+            try author.setValue("Herbert", forKey: "name")
+            try context.save()
+            return (book.objectID, author.objectID)
+        }
+        #expect(bookID == existing)
+        #expect(events.resolutions.value.map(\.uniquenessConflicts) == [1])
+        let expected =
+            policy == .mergeByPropertyObjectTrump
+            ? MergePolicyTests.Row("New", 2001, nil, isbn: "X") : MergePolicyTests.Row("Old", 1965, nil, isbn: "X")
+        #expect(try MergePolicyTests.storedRows(stack) == [expected])
+        let reader = stack.newBackgroundContext()
+        let name = try reader.performAndWait { try reader.existingObject(with: authorID).value(forKey: "name", as: String.self) }
+        #expect(name == "Herbert")
+    }
+
+    /// A stack with Book in one store and Author in another, both of `kind`, with the folder of
+    /// its files (keep it alive as long as the stack).
+    static func twoStoreStack(_ kind: StoreKind) throws -> (PersistentStack, TemporaryDirectory) {
+        let model = try ObjectModel(
+            entities: [Fixtures.bookEntity(), Fixtures.authorEntity()], configurations: ["Books": ["Book"], "People": ["Author"]])
+        let directory = TemporaryDirectory()
+        var books: StoreDescription, people: StoreDescription
+        switch kind {
+        case .file:
+            (books, people) = (
+                StoreDescription(url: directory.file("Books.sqlite")), StoreDescription(url: directory.file("People.sqlite"))
+            )
+        case .memory: (books, people) = (.inMemory(), .inMemory())
+        case .postgres: (books, people) = (try PostgresTestStore.newDescription(), try PostgresTestStore.newDescription())
+        }
+        books.configuration = "Books"
+        people.configuration = "People"
+        let stack = PersistentStack(name: "Two", model: model)
+        stack.persistentStoreDescriptions = [books, people]
+        try stack.loadPersistentStores()
+        return (stack, directory)
     }
 }

@@ -101,6 +101,59 @@ import Testing
         #expect(rows == ["Dune|1965|nil", "New|nil|X"])
     }
 
+    /// Instances upserting books by isbn (a few values, so most inserts meet a row or another
+    /// instance's insert) while changing one shared book, under object trump, all at once: every
+    /// save commits, none is begun again after a deadlock, and each isbn has one row.
+    @Test func concurrentUpsertsUnderObjectTrumpNeitherFailNorDeadlock() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stacks = try (0..<3).map { index in
+            try PostgresTestServer.stack(try Self.model(), schema, name: "Instance\(index)", maximumConnections: 2)
+        }
+        let stores = try stacks.map { try #require($0.persistentStoreCoordinator.loadedStores.first as? PostgresStore) }
+        let setup = stacks[0].newBackgroundContext()
+        let sharedKey = try setup.performAndWait {
+            let shared = try setup.insert(entityName: "Book")
+            try shared.setValue("Shared", forKey: "title")
+            try shared.setValue(Int32(0), forKey: "year")
+            try setup.save()
+            return shared.objectID.key
+        }
+        let failures = Locked<[String]>([])
+        let done = DispatchGroup()
+        for (index, stack) in stacks.enumerated() {
+            DispatchQueue.global().async(group: done) {
+                let context = stack.newBackgroundContext()
+                context.mergePolicy = .mergeByPropertyObjectTrump
+                context.performAndWait {
+                    for round in 0..<15 {
+                        do {
+                            // The shared book, by its key in this instance's store.
+                            let shared = try context.fetch(FetchRequest(entityName: "Book")).first { $0.objectID.key == sharedKey }!
+                            try shared.setValue(Int32(index * 100 + round), forKey: "year")
+                            for isbn in ["A", "B", "C"].shuffled().prefix(2) {
+                                let book = try context.insert(entityName: "Book")
+                                try book.setValue("\(isbn) by \(index)", forKey: "title")
+                                try book.setValue(isbn, forKey: "isbn")
+                            }
+                            try context.save()
+                        } catch {
+                            failures.update { $0.append("instance \(index) round \(round): \(error)") }
+                            context.rollback()
+                        }
+                    }
+                }
+            }
+        }
+        done.wait()
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        #expect(stores.map { $0.writesRetried.load(ordering: .relaxed) } == [0, 0, 0], "a save was begun again after a deadlock")
+        let reader = stacks[0].newBackgroundContext()
+        let isbns = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Book")).compactMap { try $0.value(forKey: "isbn", as: String?.self) }.sorted()
+        }
+        #expect(isbns == ["A", "B", "C"])
+    }
+
     /// Another instance hears of a save resolved in its transaction once, with the rows of its
     /// final write: not of its first attempt's insert (under another key), undone.
     @Test func anotherInstanceHearsOnlyTheFinalWrite() throws {
