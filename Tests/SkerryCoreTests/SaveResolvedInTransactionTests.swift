@@ -317,6 +317,51 @@ import Testing
         #expect(history[0].contains("update \(gadgetID)"))
     }
 
+    /// An insert that meets an existing row's unique value, with links to a stored tag, a new
+    /// tag and a new ordered part, resolved in the transaction into an update of that row: the
+    /// links are the existing row's, each once, and the new objects point at it.
+    @Test(arguments: StoreKind.allCases, [MergePolicy.mergeByPropertyObjectTrump, .overwrite])
+    func anUpsertKeepsItsLinks(kind: StoreKind, policy: MergePolicy) throws {
+        let store = HistoryStore(kind)
+        let stack = try store.stack(model: try Self.graphModel())
+        let setup = stack.newBackgroundContext()
+        let (itemID, oldTagID) = try setup.performAndWait {
+            let item = try setup.insert(entityName: "Item")
+            try item.setValue("i1", forKey: "code")
+            let tag = try setup.insert(entityName: "Tag")
+            try tag.setValue("old", forKey: "name")
+            try setup.save()
+            return (item.objectID, tag.objectID)
+        }
+        let context = stack.newBackgroundContext()
+        let (objectID, newTagID, partID) = try context.performAndWait {
+            context.mergePolicy = policy
+            let item = try context.insert(entityName: "Item")
+            try item.setValue("i1", forKey: "code")
+            try item.setValue("mine", forKey: "note")
+            let tag = try context.insert(entityName: "Tag")
+            try tag.setValue("new", forKey: "name")
+            let part = try context.insert(entityName: "Part")
+            try part.setValue("p1", forKey: "name")
+            try item.addRelatedObject(try context.existingObject(with: oldTagID), forKey: "tags")
+            try item.addRelatedObject(tag, forKey: "tags")
+            try item.addRelatedObject(part, forKey: "parts")
+            try context.save()
+            return (item.objectID, tag.objectID, part.objectID)
+        }
+        #expect(objectID == itemID)
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait {
+            let stored = try reader.existingObject(with: itemID)
+            #expect(try stored.value(forKey: "note", as: String?.self) == "mine")
+            #expect(Set(try stored.relatedObjects(forKey: "tags").map(\.objectID)) == [oldTagID, newTagID])
+            #expect(try stored.relatedObjects(forKey: "parts").map(\.objectID) == [partID])
+            #expect(try reader.existingObject(with: partID).relatedObject(forKey: "item")?.objectID == itemID)
+            #expect(Set(try reader.existingObject(with: oldTagID).relatedObjects(forKey: "items").map(\.objectID)) == [itemID])
+            #expect(try reader.count(for: FetchRequest(entityName: "Item")) == 1)
+        }
+    }
+
     // MARK: Several stores
 
     /// A save into two stores (Book in one, Author in the other) under a resolving policy: the

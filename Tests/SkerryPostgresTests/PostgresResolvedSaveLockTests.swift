@@ -101,6 +101,70 @@ import Testing
         #expect(rows == ["Dune|1965|nil", "New|nil|X"])
     }
 
+    /// The row an insert is resolved into (its unique value's) changes in another instance just
+    /// after the save's first attempt went back to its savepoint, before the save locked it: the
+    /// save begins again, locks it, finds the new version and resolves it too (two resolutions),
+    /// and writes the insert's values over it.
+    @Test func theRowAnInsertIsResolvedIntoMayChangeBeforeItIsLocked() throws {
+        let schema = PostgresTestServer.newSchema()
+        let stack = try PostgresTestServer.stack(try Self.model(), schema, name: "Saver", maximumConnections: 2)
+        let other = try PostgresTestServer.stack(try Self.model(), schema, name: "Other", maximumConnections: 2)
+        let store = try #require(stack.persistentStoreCoordinator.loadedStores.first as? PostgresStore)
+        let setup = stack.newBackgroundContext()
+        let (xKey, duneID) = try setup.performAndWait {
+            let x = try setup.insert(entityName: "Book")
+            try x.setValue("Old", forKey: "title")
+            try x.setValue("X", forKey: "isbn")
+            let dune = try setup.insert(entityName: "Book")
+            try dune.setValue("Dune", forKey: "title")
+            try setup.save()
+            return (x.objectID.key, dune.objectID)
+        }
+        let resolutions = Locked(0), interposed = Locked(false), otherError = Locked<String?>(nil)
+        let observation = stack.addEventObserver(statements: .all) { event in
+            switch event {
+            case .conflictsResolved: resolutions.update { $0 += 1 }
+            case .statement(let trace) where trace.sql.hasPrefix("ROLLBACK TO SAVEPOINT") && !interposed.value:
+                interposed.set(true)
+                let context = other.newBackgroundContext()
+                context.performAndWait {
+                    do {
+                        let x = try context.fetch(FetchRequest(entityName: "Book")).first { $0.objectID.key == xKey }
+                        try x?.setValue(Int32(1999), forKey: "year")
+                        try x?.setValue("Other", forKey: "title")
+                        try context.save()
+                    } catch {
+                        otherError.set("\(error)")
+                    }
+                }
+            default: break
+            }
+        }
+        defer { observation.cancel() }
+        let stale = stack.newBackgroundContext()
+        stale.mergePolicy = .mergeByPropertyObjectTrump
+        try stale.performAndWait {
+            try stale.existingObject(with: duneID).setValue(Int32(1965), forKey: "year")
+            let book = try stale.insert(entityName: "Book")
+            try book.setValue("New", forKey: "title")
+            try book.setValue(Int32(2001), forKey: "year")
+            try book.setValue("X", forKey: "isbn")
+            try stale.save()
+            #expect(book.objectID.key == xKey)
+        }
+        #expect(interposed.value)
+        #expect(otherError.value == nil)
+        #expect(resolutions.value == 2)
+        #expect(store.writesRetried.load(ordering: .relaxed) == 0)
+        let reader = stack.newBackgroundContext()
+        let rows = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])).map {
+                "\(try $0.value(forKey: "title", as: String.self))|\(try $0.value(forKey: "year", as: Int32?.self).map(String.init) ?? "nil")"
+            }
+        }
+        #expect(rows == ["Dune|1965", "New|2001"])
+    }
+
     /// Instances upserting books by isbn (a few values, so most inserts meet a row or another
     /// instance's insert) while changing one shared book, under object trump, all at once: every
     /// save commits, none is begun again after a deadlock, and each isbn has one row.
