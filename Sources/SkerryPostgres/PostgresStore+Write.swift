@@ -36,6 +36,10 @@ extension PostgresStore {
                 }
             } catch let conflicts as StoreWriteConflicts {
                 throw conflicts // for the context's merge policy, untouched
+            } catch is LocksOutOfOrder {
+                // Rolled back before it locked any row out of order: begun again from the
+                // resolved write. (Each time follows a resolution, which the save bounds.)
+                continue
             } catch {
                 let mapped = Self.mapError(error, entity: nil)
                 // The server ended the transaction to break a deadlock or a serialization
@@ -156,9 +160,12 @@ extension PostgresStore {
         resolving resolve: StoreWriteResolver? = nil, then next: (StoreWriteFinish?) throws -> T
     ) throws -> (insertedKeys: [Int64], next: T) {
         var changes = changes, first = true
+        // The rows the transaction's attempts locked so far, by table (nil: none ran yet).
+        var locked: [String: Set<Int64>]?
         while true {
             switch try writeAttempt(
-                changes, connection, importing: importing, begins: begins && first, checksTracking: first, resolves: resolve != nil)
+                changes, connection, importing: importing, begins: begins && first, checksTracking: first, resolves: resolve != nil,
+                locked: &locked)
             {
             case .written(let keys, let finish):
                 return (keys, try next(finish))
@@ -174,6 +181,14 @@ extension PostgresStore {
     /// The savepoint of each attempt of a write that resolves its conflicts in its transaction.
     private static let attemptSavepoint = "skerry_write_attempt"
 
+    /// Thrown by an attempt after the first whose write changes rows the transaction did not lock
+    /// (a resolved uniqueness conflict: an insert become an update of the row with its value):
+    /// locking them now, after rows later in lock order, could wait for a save that holds one of
+    /// them and waits for a row this transaction holds (a deadlock). The transaction is rolled
+    /// back instead, and the write begun again from the resolved write, locking every row in
+    /// order (``write(_:resolving:then:)``).
+    private struct LocksOutOfOrder: Error {}
+
     /// What one attempt of a write did.
     private enum AttemptOutcome {
         /// Its statements ran without conflict; `finish` records the history.
@@ -185,11 +200,25 @@ extension PostgresStore {
     /// One attempt of ``writeTransaction(_:_:importing:begins:resolving:then:)``: its statements,
     /// in one pipeline, and what they found. `checksTracking`: the attempt is the transaction's
     /// first (it checks that history tracking is off); `resolves`: it locks every row it updates
-    /// or deletes first, then sets the savepoint a conflict goes back to.
+    /// or deletes first, then sets the savepoint a conflict goes back to. `locked`: the rows the
+    /// earlier attempts locked, to which this one's are added; an attempt after the first that
+    /// changes another row throws ``LocksOutOfOrder`` before it sends anything.
     private func writeAttempt(
         _ changes: StoreWrite, _ connection: PostgresConnection, importing: Bool, begins: Bool, checksTracking: Bool,
-        resolves: Bool
+        resolves: Bool, locked: inout [String: Set<Int64>]?
     ) throws -> AttemptOutcome {
+        // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
+        let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
+        let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
+        let members = try membersWrites(updates, changes.inserts)
+        let locks = try lockedRows(deletes, updates, changes.inserts, members, always: resolves)
+        if let held = locked {
+            guard locks.allSatisfy({ table, keys in held[table].map(keys.isSubset(of:)) ?? keys.isEmpty }) else {
+                throw LocksOutOfOrder()
+            }
+        } else {
+            locked = locks
+        }
         let keys = try allocateKeys(changes.inserts, connection)
         let resolve = StoreWritePlanner.keyResolver(changes, keys: keys)
         var sent: [Sent] = []
@@ -217,16 +246,12 @@ extension PostgresStore {
         let unlinked =
             (tracksPersistentHistory || options.propagatesChanges)
                 && changes.deletes.contains { planner.hasDanglingLinks($0.objectID.entity) } ? UnlinkedBox() : nil
-        // Rows are written in lock order (``lockOrder(_:_:)``), sorted once here.
-        let deletes = changes.deletes.sorted { Self.lockOrder($0.objectID, $1.objectID) }
-        let updates = changes.updates.sorted { Self.lockOrder($0.objectID, $1.objectID) }
         do {
             if begins { try send(PostgresConnection.beginWriteSQL, .other(nil)) { _ in } }
             // First: it waits for nothing but an instance turning tracking on (no row held), and
             // when tracking is on, the server skips the write's statements.
             if checksHistoryTracking && checksTracking { try sendTrackingCheck { sql in try send(sql, .other(nil)) { _ in } } }
-            let members = try membersWrites(updates, changes.inserts)
-            try sendLocks(deletes, updates, changes.inserts, members, always: resolves, send)
+            try sendLocks(locks, send)
             if resolves { try send("SAVEPOINT \(Self.attemptSavepoint)", .other(nil)) { _ in } }
             try sendDeletes(deletes, send, sendReturning, tracksPersistentHistory ? tombstones : nil, unlinked)
             try sendUpdates(updates, resolve, send)
@@ -436,8 +461,9 @@ extension PostgresStore {
     /// those rows holds. Rows already gone lock nothing; the version-checked statements after
     /// report them as conflicts.
     ///
-    /// Nothing is sent when the write's own statements already take their locks in that order
-    /// and wait for nothing else between them: when it changes no join-table row or order column,
+    /// Nothing is sent (``lockedRows(_:_:_:_:always:)`` gives no row) when the write's own
+    /// statements already take their locks in that order and wait for nothing else between
+    /// them: when it changes no join-table row or order column,
     /// writes no entity with uniqueness constraints, and its deletes then its updates (each sorted
     /// in lock order) are one increasing sequence, as in a save that only updates, or only
     /// deletes, rows without many-to-many relationships or unique values. Each statement then
@@ -447,18 +473,31 @@ extension PostgresStore {
     /// (or its hierarchy's uniqueness lock) while holding the rows locked before it, and two such
     /// saves can then wait for each other; with every row locked first, neither waits for a value
     /// while holding a row the other needs. With `always` (a write that resolves its conflicts in
-    /// its transaction), the rows are locked anyway, before the savepoint its conflicts go back to.
-    private func sendLocks(
+    /// its transaction), the rows are locked anyway, before the savepoint its conflicts go back to;
+    /// its later attempts lock no other row (``LocksOutOfOrder``).
+    private func sendLocks(_ rows: [String: Set<Int64>], _ send: Send) throws {
+        let q = SQLBuilder.quote
+        let key = q(SQLBuilder.primaryKeyColumn)
+        for table in rows.keys.sorted() {
+            try send(
+                "SELECT 1 FROM \(q(table)) WHERE \(Self.inKeys(SQLBuilder.primaryKeyColumn)) ORDER BY \(key) FOR UPDATE", .other(nil)
+            ) { try $0.append(keys: rows[table]!.sorted()) }
+        }
+    }
+
+    /// The rows ``sendLocks(_:_:)`` locks for a write, by table: empty when the write's own
+    /// statements take their locks in order (see there), unless `always`.
+    private func lockedRows(
         _ deletes: [(objectID: ObjectID, expectedVersion: Int64?)], _ updates: [RowUpdate], _ inserts: [RowInsert],
-        _ members: [MembersWrite], always: Bool, _ send: Send
-    ) throws {
+        _ members: [MembersWrite], always: Bool
+    ) throws -> [String: Set<Int64>] {
         let writesUniqueValues =
             deletes.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
             || updates.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
             || inserts.contains { !$0.objectID.entity.uniquenessConstraints.isEmpty }
         if !always, members.isEmpty, !writesUniqueValues, try !deletes.contains(where: { try hasJoinTables($0.objectID.entity) }) {
-            guard let lastDelete = deletes.last, let firstUpdate = updates.first else { return }
-            if Self.lockOrder(lastDelete.objectID, firstUpdate.objectID) { return }
+            guard let lastDelete = deletes.last, let firstUpdate = updates.first else { return [:] }
+            if Self.lockOrder(lastDelete.objectID, firstUpdate.objectID) { return [:] }
         }
         var keys: [String: Set<Int64>] = [:]
         for (objectID, _) in deletes { keys[objectID.entityName, default: []].insert(objectID.key) }
@@ -474,13 +513,7 @@ extension PostgresStore {
             // Each member's own table: the destination's, or a sub-entity's.
             for member in write.members where !member.isTemporary { keys[member.entityName, default: []].insert(member.key) }
         }
-        let q = SQLBuilder.quote
-        let key = q(SQLBuilder.primaryKeyColumn)
-        for table in keys.keys.sorted() {
-            try send(
-                "SELECT 1 FROM \(q(table)) WHERE \(Self.inKeys(SQLBuilder.primaryKeyColumn)) ORDER BY \(key) FOR UPDATE", .other(nil)
-            ) { try $0.append(keys: keys[table]!.sorted()) }
-        }
+        return keys
     }
 
     /// Whether rows of `entity` take part in join tables (whose rows a delete of theirs deletes).
@@ -705,7 +738,7 @@ extension PostgresStore {
     }
 
     /// The order in which a write sends its statements about rows: by entity name, then key, the
-    /// order in which ``sendLocks(_:_:_:_:_:)`` locked them.
+    /// order in which ``sendLocks(_:_:)`` locked them.
     private static func lockOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
         // The same entity (the common case) is told by identity, without comparing names.
         a.entity === b.entity || a.entity.name == b.entity.name ? a.key < b.key : a.entity.name < b.entity.name

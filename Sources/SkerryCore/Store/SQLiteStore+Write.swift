@@ -29,20 +29,23 @@ extension SQLiteStore {
                 let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
                 return (keys, try next(nil))
             }
-            // Each attempt's statements run inside a savepoint, undone when they find conflicts.
+            // Each attempt's statements run inside a savepoint, undone when they find conflicts
+            // (those of the attempt's statements only: `next` runs once the savepoint is gone).
             var changes = changes
             while true {
                 try connection.cachedStatement("SAVEPOINT \(Self.attemptSavepoint)").run([])
+                let keys: [Int64]
                 do {
-                    let keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
-                    try connection.cachedStatement("RELEASE \(Self.attemptSavepoint)").run([])
-                    return (keys, try next(nil))
+                    keys = try writeChanges(changes, connection, recordsHistory: tracksPersistentHistory)
                 } catch let conflicts as StoreWriteConflicts {
                     connection.resetBusyStatements()
                     try connection.cachedStatement("ROLLBACK TO \(Self.attemptSavepoint)").run([])
                     try connection.cachedStatement("RELEASE \(Self.attemptSavepoint)").run([])
                     changes = try resolve(conflicts)
+                    continue
                 }
+                try connection.cachedStatement("RELEASE \(Self.attemptSavepoint)").run([])
+                return (keys, try next(nil))
             }
         }
     }
