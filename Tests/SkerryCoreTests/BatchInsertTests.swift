@@ -149,6 +149,48 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         }
     }
 
+    /// In an entity hierarchy whose superentity declares a constraint, a row matching a stored
+    /// object of its own entity updates it; a row matching an object of another entity of the
+    /// hierarchy is refused with `.constraintViolation` (the stores report such a collision as an
+    /// error, not as a conflict to resolve), and nothing of the request is written.
+    @Test(arguments: StoreKind.allCases)
+    func inAHierarchyAnUpsertUpdatesObjectsOfItsOwnEntityAndRefusesOthers(_ kind: StoreKind) throws {
+        let item = EntityDescription(
+            name: "Item", attributes: [AttributeDescription("code", .string), AttributeDescription("label", .string, isOptional: true)],
+            uniquenessConstraints: [["code"]])
+        let special = EntityDescription(
+            name: "Special", attributes: [AttributeDescription("grade", .integer64, isOptional: true)], superentity: item)
+        let (stack, directory) = try makeStack(kind, model: try ObjectModel(entities: [item, special]))
+        _ = directory
+        let context = stack.newBackgroundContext()
+        let (specialID, plainID) = try context.performAndWait {
+            let stored = try context.insert(entityName: "Special")
+            try stored.setValue("a", forKey: "code")
+            try stored.setValue(Int64(7), forKey: "grade")
+            let plain = try context.insert(entityName: "Item")
+            try plain.setValue("b", forKey: "code")
+            try context.save()
+            return (stored.objectID, plain.objectID)
+        }
+        try context.performAndWait { () throws in
+            var request = BatchInsertRequest(entityName: "Special", objects: [["code": "a", "label": "new", "grade": 8]])
+            request.resultType = .objectIDs
+            #expect(try context.execute(request).objectIDs == [specialID])
+            request = BatchInsertRequest(entityName: "Item", objects: [["code": "c"], ["code": "a", "label": "from Item"]])
+            let error = try #require(throws: SkerryError.self) { try context.execute(request) }
+            #expect(error.code == .constraintViolation)
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            #expect(
+                try reader.existingObject(with: specialID).committedValues() == [
+                    "code": .string("a"), "label": .string("new"), "grade": .int(8),
+                ])
+            #expect(try reader.existingObject(with: plainID).committedValues() == ["code": .string("b"), "label": .null])
+            #expect(try reader.count(for: FetchRequest(entityName: "Item")) == 2)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aBadRowThrowsATypedErrorAndNothingIsInserted(_ kind: StoreKind) throws {
         let (stack, directory) = try makeStack(kind)

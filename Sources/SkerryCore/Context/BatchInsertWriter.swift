@@ -75,9 +75,17 @@ final class BatchInsertWriter {
         for row in liveRows {
             if let stored = existing[row] {
                 let values = rows[row]
-                let changes = stored.objectID.entity.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
-                    index < entity.storedAttributeCount ? (index, values[index]) : nil
-                }
+                // By name: the stored object may be of another entity of the hierarchy (a
+                // constraint inherited from a common superentity), whose attributes sit elsewhere.
+                let target = stored.objectID.entity
+                let changes =
+                    target === entity
+                    ? entity.storedAttributes.indices.map { (index: $0, value: values[$0]) }
+                    : target.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
+                        guard let own = entity.attributeIndex(named: target.attributes[index].name), own < entity.storedAttributeCount
+                        else { return nil }
+                        return (index, values[own])
+                    }
                 write.updates.append(
                     RowUpdate(objectID: stored.objectID, expectedVersion: stored.version, changes: changes, relationshipChanges: []))
             } else {
