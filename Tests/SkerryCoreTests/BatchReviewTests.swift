@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import SkerryCore
@@ -384,6 +385,83 @@ import Testing
             let kept = try #require(found.first)
             #expect(try kept.value(forKey: "bookCount", as: Int64?.self) == 2)
             #expect(try kept.value(forKey: "searchName", as: String?.self) == "kept")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anAbstractEntityAloneHasNothingToUpdate(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind, model: Self.model())
+        defer { withExtendedLifetime(directory) {} }
+        let context = stack.newBackgroundContext()
+        try context.performAndWait { () throws in
+            _ = try Self.insert("Book", "A", in: context)
+            try context.save()
+            var request = BatchUpdateRequest(entityName: "Item")
+            request.includesSubentities = false
+            request.propertyUpdates = ["code": .constant(.string("Z"))]
+            #expect(try context.execute(request).count == 0)
+        }
+        #expect(try Self.items(stack) == ["Book A"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func twoRowsMatchingOneStoredObjectThroughTwoConstraints(kind: StoreKind) throws {
+        let entity = EntityDescription(
+            name: "Person",
+            attributes: [
+                AttributeDescription("email", .string, isOptional: true), AttributeDescription("phone", .string, isOptional: true),
+                AttributeDescription("name", .string, isOptional: true),
+            ], uniquenessConstraints: [["email"], ["phone"]])
+        let (stack, directory) = try makeStack(kind, model: try ObjectModel(entities: [entity]))
+        defer { withExtendedLifetime(directory) {} }
+        let context = stack.newBackgroundContext()
+        try context.performAndWait { () throws in
+            try context.execute(BatchInsertRequest(entityName: "Person", objects: [["email": "a@x", "phone": "1", "name": "Ann"]]))
+            // Each row matches the stored person through a different constraint.
+            let request = BatchInsertRequest(
+                entityName: "Person",
+                objects: [["email": "a@x", "phone": "2", "name": "Bea"], ["email": "c@x", "phone": "1", "name": "Cy"]])
+            let error = expectError(.constraintViolation) { try context.execute(request) }
+            #expect(error?.message.contains("Rows 0 and 1") == true, "\(String(describing: error))")
+            // Nothing was written: neither row was lost into the other.
+            let people = try context.fetch(FetchRequest(entityName: "Person")).map { try $0.value(forKey: "name", as: String?.self) ?? "" }
+            #expect(people == ["Ann"])
+        }
+    }
+
+    @Test(arguments: HistoryStore.sharedKinds)
+    func twoStacksImportingTheSameRowsAtOnceMakeOneObjectEach(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let schema = PostgresTestServer.newSchema()
+        func open() throws -> PersistentStack {
+            guard kind == .postgres else { return try makeFileStack(directory) }
+            let stack = PersistentStack(name: "Test", model: Fixtures.model())
+            stack.persistentStoreDescriptions = [try PostgresTestStore.newDescription(schema: schema)]
+            try stack.loadPersistentStores()
+            return stack
+        }
+        let stacks = [try open(), try open()]
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            let stack = stacks[worker % 2]
+            let context = stack.newBackgroundContext()
+            for round in 0..<5 {
+                // Every worker imports the same 300 books, in its own order, with its own years.
+                let rows: [[String: Any]] = (0..<300).map { (index: Int) -> [String: Any] in
+                    let book = (index * (worker + 1) * 7) % 300
+                    return ["title": "Book \(book)", "isbn": "isbn-\(book)", "year": worker * 100 + round]
+                }
+                do {
+                    try context.performAndWait { () throws in try context.execute(BatchInsertRequest(entityName: "Book", objects: rows)) }
+                } catch {
+                    failures.withLock { $0.append("worker \(worker) round \(round): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let context = stacks[0].newBackgroundContext()
+        try context.performAndWait { () throws in
+            #expect(try context.count(for: FetchRequest(entityName: "Book")) == 300)
         }
     }
 }

@@ -120,6 +120,14 @@ final class BatchInsertWriter {
             let row = insertRows[conflict.insertIndex]
             switch conflict.existing {
             case .row(let stored):
+                if let other = existing.first(where: { $0.key != row && $0.value.objectID == stored.objectID })?.key {
+                    // Two rows would both become this object (through different constraints): one
+                    // of them would be lost.
+                    throw SkerryError(
+                        .constraintViolation,
+                        "Rows \(min(other, row)) and \(max(other, row)) of the batch insert into '\(entity.name)' both match the stored object \(stored.objectID) through its uniqueness constraints (\(conflict.constraint.joined(separator: ", ")) for row \(row)). Nothing was inserted.",
+                        entityName: entity.name, key: conflict.constraint.joined(separator: ","), objectID: stored.objectID)
+                }
                 existing[row] = stored
             case .insert(let index):
                 // Rows matching each other were folded before the write; the store found a match
