@@ -549,4 +549,23 @@ import Testing
         }
         #expect(try stack.viewContext.history(.fetchHistory(after: next)).count == 1)
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func anUnsignedNumberBeyond64BitsIsRefusedNotWrapped(kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        defer { withExtendedLifetime(directory) {} }
+        let context = stack.newBackgroundContext()
+        try context.performAndWait { () throws in
+            _ = try context.insertBook("Dune")
+            try context.save()
+            var request = BatchUpdateRequest(entityName: "Book")
+            request.propertiesToUpdate = ["sales": NSNumber(value: UInt64.max)]
+            expectError(.invalidArgument) { try context.execute(request) }
+            request.propertiesToUpdate = ["sales": NSNumber(value: UInt64(Int64.max))]
+            #expect(try context.execute(request).count == 1)
+            context.reset()
+            let book = try #require(try context.fetch(FetchRequest(entityName: "Book")).first)
+            #expect(try book.value(forKey: "sales", as: Int64.self) == Int64.max)
+        }
+    }
 }

@@ -139,6 +139,12 @@ public indirect enum BatchUpdateExpression: Sendable, Hashable {
             // A Boolean NSNumber is an integer 0 or 1 here: it fits Boolean and integer attributes.
             switch String(cString: number.objCType) {
             case "f", "d": return .constant(.double(number.doubleValue))
+            case "Q", "L":
+                // An unsigned number beyond Int64.max: int64Value would wrap it to a negative one.
+                guard let exact = Int64(exactly: number.uint64Value) else {
+                    return .unsupported("the integer \(number.uint64Value), beyond 64 bits")
+                }
+                return .constant(.int(exact))
             default: return .constant(.int(number.int64Value))
             }
         }
