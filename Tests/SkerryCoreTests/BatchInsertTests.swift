@@ -117,6 +117,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         }
 
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // as Core Data code sets it for an upsert
         let result = try context.performAndWait {
             var request = BatchInsertRequest(
                 entityName: "Book",
@@ -146,6 +147,52 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
             // The updated object's version moved on: saving a change to it is no conflict.
             try live.existingObject(with: duneID).setValue(Int32(1966), forKey: "year")
             try live.save()
+        }
+    }
+
+    /// A row matching a stored object, and rows matching each other, under the other policies:
+    /// `.error` (the default) refuses and writes nothing, the store-side policies keep the stored
+    /// object as it is and the first of two matching rows.
+    @Test(arguments: StoreKind.allCases)
+    func aRowMatchingAStoredObjectGoesToTheMergePolicy(_ kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        _ = directory
+        let live = stack.newBackgroundContext()
+        let duneID = try live.performAndWait {
+            let dune = try live.insertBook("Dune", year: 1965, isbn: "0441013597")
+            try live.save()
+            return dune.objectID
+        }
+        let context = stack.newBackgroundContext()
+        let matchingStored: [[String: Any]] = [
+            ["title": "Emma", "isbn": "0141439580"], ["title": "Dune (reissue)", "isbn": "0441013597"],
+        ]
+        let matchingEachOther: [[String: Any]] = [["title": "Kim", "isbn": "x"], ["title": "Kim (later)", "isbn": "x"]]
+        for objects in [matchingStored, matchingEachOther] {
+            try context.performAndWait { () throws in
+                let error = try #require(throws: SkerryError.self) {
+                    try context.execute(BatchInsertRequest(entityName: "Book", objects: objects))
+                }
+                #expect(error.code == .constraintViolation)
+                #expect(error.key == "isbn")
+            }
+        }
+        #expect(try storedBooks(stack).keys.sorted() == ["Dune"])
+
+        for policy in [MergePolicy.mergeByPropertyStoreTrump, .rollback] {
+            context.mergePolicy = policy
+            let result = try context.performAndWait {
+                var request = BatchInsertRequest(entityName: "Book", objects: matchingStored + matchingEachOther)
+                request.resultType = .objectIDs
+                return try context.execute(request)
+            }
+            #expect(result.objectIDs.count == 3)
+            #expect(result.objectIDs[1] == duneID)
+            #expect(result.changes.updated.isEmpty)
+            #expect(result.changes.inserted.count == (policy == .rollback ? 0 : 2)) // the second time, both exist
+            let books = try storedBooks(stack)
+            #expect(books.keys.sorted() == ["Dune", "Emma", "Kim"]) // Dune as stored, the first Kim
+            #expect(try stored(books["Dune"], ["year"]) == ["year": .int(1965)])
         }
     }
 
@@ -284,6 +331,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         let (stack, directory) = try makeStack(kind)
         _ = directory
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump
         try context.performAndWait { () throws in
             try context.insertBook("Old 17", isbn: "isbn-17")
             try context.save()

@@ -2,15 +2,20 @@
 /// so that the rows get keys from the store's own sequence, versions, persistent history and
 /// change notices exactly as a save's inserts do, in one transaction (nothing is written when
 /// anything fails). A row that collides with a stored object through a uniqueness constraint
-/// becomes an update of that object, inside the same transaction (the store keeps the rows it
-/// found from changing until the commit), as Core Data's batch insert updates it.
+/// goes to the context's merge policy, inside the same transaction (the store keeps the rows it
+/// found from changing until the commit), as Core Data's batch insert does: under
+/// `.mergeByPropertyObjectTrump` and `.overwrite` it updates that object, under
+/// `.mergeByPropertyStoreTrump` and `.rollback` the object stays as it is, and under `.error`
+/// the batch insert fails.
 ///
 /// A class: the store's resolver, which escapes, updates what the rows become.
 final class BatchInsertWriter {
-    /// What a row became: a new object, or one it updated.
+    /// What a row became: a new object, a stored one it updated, or a stored one it left as it
+    /// was (the merge policy kept the store's values).
     struct Target {
+        enum Fate { case inserted, updated, kept }
         let objectID: ObjectID
-        let isNew: Bool
+        let fate: Fate
     }
 
     private let entity: EntityDescription
@@ -19,8 +24,12 @@ final class BatchInsertWriter {
     private let liveRows: [Int]
     /// The temporary ID of each live row's insert, by row.
     private var temporaryIDs: [ObjectID?]
+    private let policy: MergePolicy
     /// The stored object each row updates instead of inserting, by row.
     private var existing: [Int: RowSnapshot] = [:]
+    /// The stored object each row becomes without writing it (the policy keeps the store's
+    /// values), by row.
+    private var adopted: [Int: ObjectID] = [:]
     /// For the write being run: the row of each insert, by position.
     private var insertRows: [Int] = []
     private var attempts = 0
@@ -29,8 +38,9 @@ final class BatchInsertWriter {
     /// turns the inserts that collided into updates; rows found changed again are read again).
     private static let maximumAttempts = 8
 
-    init(entity: EntityDescription, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int]) {
+    init(entity: EntityDescription, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int], policy: MergePolicy) {
         self.entity = entity
+        self.policy = policy
         self.store = store
         self.rows = rows
         self.liveRows = liveRows
@@ -58,9 +68,10 @@ final class BatchInsertWriter {
                 entityName: entity.name)
         }
         for (row, key) in zip(insertRows, keys) {
-            targets[row] = Target(objectID: ObjectID(store: store.identity, entity: entity, primaryKey: key), isNew: true)
+            targets[row] = Target(objectID: ObjectID(store: store.identity, entity: entity, primaryKey: key), fate: .inserted)
         }
-        for (row, stored) in existing { targets[row] = Target(objectID: stored.objectID, isNew: false) }
+        for (row, stored) in existing { targets[row] = Target(objectID: stored.objectID, fate: .updated) }
+        for (row, objectID) in adopted { targets[row] = Target(objectID: objectID, fate: .kept) }
         return targets
     }
 
@@ -69,10 +80,10 @@ final class BatchInsertWriter {
     private func makeWrite() -> StoreWrite {
         var write = StoreWrite()
         insertRows = []
-        insertRows.reserveCapacity(liveRows.count - existing.count)
-        write.inserts.reserveCapacity(liveRows.count - existing.count)
+        insertRows.reserveCapacity(liveRows.count - existing.count - adopted.count)
+        write.inserts.reserveCapacity(liveRows.count - existing.count - adopted.count)
         let noRelationships = entity.relationships.map { $0.isToMany ? RelationshipValue.toMany([]) : .toOne(nil) }
-        for row in liveRows {
+        for row in liveRows where adopted[row] == nil {
             if let stored = existing[row] {
                 let values = rows[row]
                 let changes = stored.objectID.entity.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
@@ -102,7 +113,17 @@ final class BatchInsertWriter {
             let row = insertRows[conflict.insertIndex]
             switch conflict.existing {
             case .row(let stored):
-                existing[row] = stored
+                switch policy {
+                case .mergeByPropertyObjectTrump, .overwrite:
+                    existing[row] = stored
+                case .mergeByPropertyStoreTrump, .rollback:
+                    adopted[row] = stored.objectID
+                case .error:
+                    throw SkerryError(
+                        .constraintViolation,
+                        "Row \(row) of the batch insert into '\(entity.name)' has the values of the uniqueness constraint (\(conflict.constraint.joined(separator: ", "))) of the stored object \(stored.objectID). Nothing was inserted; under the merge policy .mergeByPropertyObjectTrump the row updates that object, as Core Data's batch insert does under NSMergeByPropertyObjectTrumpMergePolicy.",
+                        entityName: entity.name, key: conflict.constraint.joined(separator: ","), objectID: stored.objectID)
+                }
             case .insert(let index):
                 // Rows matching each other were folded before the write; the store found a match
                 // they do not show (a constraint over values compared otherwise by the store).
