@@ -14,6 +14,7 @@ final class BatchInsertWriter {
     }
 
     private let entity: EntityDescription
+    private let model: ObjectModel
     private let store: any ObjectStore
     private let rows: [[AttributeValue]]
     private let liveRows: [Int]
@@ -29,8 +30,9 @@ final class BatchInsertWriter {
     /// turns the inserts that collided into updates; rows found changed again are read again).
     private static let maximumAttempts = 8
 
-    init(entity: EntityDescription, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int]) {
+    init(entity: EntityDescription, model: ObjectModel, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int]) {
         self.entity = entity
+        self.model = model
         self.store = store
         self.rows = rows
         self.liveRows = liveRows
@@ -44,6 +46,7 @@ final class BatchInsertWriter {
     func run() throws(SkerryError) -> [Target?] {
         var targets = [Target?](repeating: nil, count: rows.count)
         guard !liveRows.isEmpty else { return targets }
+        try findMatchesInTheHierarchy()
         let keys: [Int64]
         do {
             let resolver: StoreWriteResolver = { [self] found in try resolve(found) }
@@ -62,6 +65,41 @@ final class BatchInsertWriter {
         }
         for (row, stored) in existing { targets[row] = Target(objectID: stored.objectID, isNew: false) }
         return targets
+    }
+
+    /// Finds the stored objects of other entities of the hierarchy that rows match under a
+    /// constraint a superentity declares (or one the entity declares and its sub-entities
+    /// inherit), before the write: the stores report such a collision as an error rather than as
+    /// a conflict to resolve. Read with the rows' constrained values, a few hundred rows a query.
+    private func findMatchesInTheHierarchy() throws(SkerryError) {
+        for names in entity.uniquenessConstraints {
+            var declaring = entity
+            while let parent = declaring.superentity, parent.uniquenessConstraints.contains(names) { declaring = parent }
+            guard declaring !== entity || !model.subentities(of: entity).isEmpty else { continue }
+            let indexes = names.compactMap { entity.attributeIndex(named: $0) }
+            guard indexes.count == names.count else { continue }
+            var rowOfKey: [[AttributeValue]: Int] = [:]
+            for row in liveRows where existing[row] == nil {
+                let key = indexes.map { rows[row][$0] }
+                if !key.contains(where: \.isNull) { rowOfKey[key] = row }
+            }
+            let keys = Array(rowOfKey.keys)
+            var start = 0
+            while start < keys.count {
+                let chunk = keys[start..<min(start + 200, keys.count)]
+                start += chunk.count
+                let predicate: FetchPredicate =
+                    names.count == 1
+                    ? .isIn(key: names[0], chunk.map { $0[0] })
+                    : .or(chunk.map { key in .and(zip(names, key).map { .comparison(key: $0, .equal, $1) }) })
+                let query = StoreQuery(entity: declaring, predicate: try predicate.resolved(for: declaring, in: model), sortKeys: [])
+                for stored in try store.fetchRows(query) where stored.objectID.entity !== entity {
+                    let storedEntity = stored.objectID.entity
+                    let key = names.map { name in storedEntity.attributeIndex(named: name).map { stored.values[$0] } ?? .null }
+                    if let row = rowOfKey[key], existing[row] == nil { existing[row] = stored }
+                }
+            }
+        }
     }
 
     /// The write of every live row: an insert, or an update of the stored object it matched

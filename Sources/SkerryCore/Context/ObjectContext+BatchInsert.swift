@@ -31,7 +31,7 @@ extension ObjectContext {
         let store = try coordinator.store(for: entity)
         var rows = try batchInsertRows(request, entity)
         let (finalRow, liveRows) = BatchInsertRows.foldMatching(&rows, entity)
-        let writer = BatchInsertWriter(entity: entity, store: store, rows: rows, liveRows: liveRows)
+        let writer = BatchInsertWriter(entity: entity, model: coordinator.model, store: store, rows: rows, liveRows: liveRows)
         let targets = try withHistoryAuthor(of: CollectionOfOne(store)) { () throws(SkerryError) in try writer.run() }
 
         let wantsIDs = request.resultType == .objectIDs

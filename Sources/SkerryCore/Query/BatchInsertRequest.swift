@@ -27,8 +27,8 @@ import Foundation
 /// already stored updates that object instead (an upsert, as Core Data's batch insert does with
 /// constraints): every stored attribute takes the row's value (or default), and the object keeps
 /// its ID and relationships. Rows of the same request that match each other: the later one wins.
-/// A row matching an object of another entity of the hierarchy (under a constraint a superentity
-/// declares) throws ``SkerryError/Code/constraintViolation`` instead, and nothing is written.
+/// Under a constraint a superentity declares, a row matching an object of another entity of the
+/// hierarchy updates the attributes the two entities share; the object keeps its entity.
 ///
 /// Live contexts do not see the rows until they merge the result (``BatchInsertResult/changes``
 /// with ``ObjectContext/mergeChanges(_:)``, or the IDs with
