@@ -29,8 +29,8 @@ extension ObjectContext {
                 entityName: entity.name)
         }
         let store = try coordinator.store(for: entity)
-        var rows = try batchInsertRows(request, entity)
-        let (finalRow, liveRows) = BatchInsertRows.foldMatching(&rows, entity)
+        let rows = try batchInsertRows(request, entity)
+        let (finalRow, liveRows) = BatchInsertRows.foldMatching(rows, entity)
         let writer = BatchInsertWriter(entity: entity, model: coordinator.model, store: store, rows: rows, liveRows: liveRows)
         let targets = try withHistoryAuthor(of: CollectionOfOne(store)) { () throws(SkerryError) in try writer.run() }
 
@@ -191,7 +191,7 @@ enum BatchInsertRows {
     /// Folds rows that match each other through a uniqueness constraint (every constrained value
     /// given): the later one wins. Returns, for each row, the row whose values are written for it,
     /// and the rows written, in order.
-    static func foldMatching(_ rows: inout [[AttributeValue]], _ entity: EntityDescription) -> (finalRow: [Int], liveRows: [Int]) {
+    static func foldMatching(_ rows: [[AttributeValue]], _ entity: EntityDescription) -> (finalRow: [Int], liveRows: [Int]) {
         var finalRow = Array(rows.indices)
         guard !entity.uniquenessConstraints.isEmpty else { return (finalRow, finalRow) }
         let constraints = entity.uniquenessConstraints.map { names in names.compactMap { entity.attributeIndex(named: $0) } }
