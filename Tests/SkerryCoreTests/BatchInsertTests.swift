@@ -196,6 +196,53 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         }
     }
 
+    /// A constraint of a superentity holds across its hierarchy: a row of the superentity that
+    /// matches an object of a sub-entity updates that object's inherited attributes (and the
+    /// other way round), keeping its entity and its own attributes.
+    @Test(arguments: StoreKind.allCases)
+    func anUpsertAcrossAHierarchyUpdatesTheStoredObjectOfItsOwnEntity(_ kind: StoreKind) throws {
+        let item = EntityDescription(
+            name: "Item", attributes: [AttributeDescription("code", .string), AttributeDescription("label", .string, isOptional: true)],
+            uniquenessConstraints: [["code"]])
+        let special = EntityDescription(
+            name: "Special", attributes: [AttributeDescription("grade", .integer64, isOptional: true)], superentity: item)
+        let (stack, directory) = try makeStack(kind, model: try ObjectModel(entities: [item, special]))
+        _ = directory
+        let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        let (specialID, plainID) = try context.performAndWait {
+            let stored = try context.insert(entityName: "Special")
+            try stored.setValue("a", forKey: "code")
+            try stored.setValue(Int64(7), forKey: "grade")
+            let plain = try context.insert(entityName: "Item")
+            try plain.setValue("b", forKey: "code")
+            try context.save()
+            return (stored.objectID, plain.objectID)
+        }
+        try context.performAndWait { () throws in
+            var request = BatchInsertRequest(entityName: "Special", objects: [["code": "a", "label": "new", "grade": 8]])
+            request.resultType = .objectIDs
+            #expect(try context.execute(request).objectIDs == [specialID])
+            request = BatchInsertRequest(entityName: "Item", objects: [["code": "c"], ["code": "a", "label": "from Item"]])
+            request.resultType = .objectIDs
+            let ids = try context.execute(request).objectIDs
+            #expect(ids.count == 2 && ids[1] == specialID)
+            request = BatchInsertRequest(entityName: "Special", objects: [["code": "b", "label": "from Special", "grade": 3]])
+            request.resultType = .objectIDs
+            #expect(try context.execute(request).objectIDs == [plainID])
+        }
+        let reader = stack.newBackgroundContext()
+        try reader.performAndWait { () throws in
+            let a = try reader.existingObject(with: specialID)
+            #expect(a.entity.name == "Special")
+            #expect(try a.committedValues() == ["code": .string("a"), "label": .string("from Item"), "grade": .int(8)])
+            let b = try reader.existingObject(with: plainID)
+            #expect(b.entity.name == "Item")
+            #expect(try b.committedValues() == ["code": .string("b"), "label": .string("from Special")])
+            #expect(try reader.count(for: FetchRequest(entityName: "Item")) == 3)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aBadRowThrowsATypedErrorAndNothingIsInserted(_ kind: StoreKind) throws {
         let (stack, directory) = try makeStack(kind)

@@ -19,6 +19,7 @@ final class BatchInsertWriter {
     }
 
     private let entity: EntityDescription
+    private let model: ObjectModel
     private let store: any ObjectStore
     private let rows: [[AttributeValue]]
     private let liveRows: [Int]
@@ -38,8 +39,9 @@ final class BatchInsertWriter {
     /// turns the inserts that collided into updates; rows found changed again are read again).
     private static let maximumAttempts = 8
 
-    init(entity: EntityDescription, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int], policy: MergePolicy) {
+    init(entity: EntityDescription, model: ObjectModel, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int], policy: MergePolicy) {
         self.entity = entity
+        self.model = model
         self.policy = policy
         self.store = store
         self.rows = rows
@@ -54,6 +56,7 @@ final class BatchInsertWriter {
     func run() throws(SkerryError) -> [Target?] {
         var targets = [Target?](repeating: nil, count: rows.count)
         guard !liveRows.isEmpty else { return targets }
+        try findMatchesInTheHierarchy()
         let keys: [Int64]
         do {
             let resolver: StoreWriteResolver = { [self] found in try resolve(found) }
@@ -75,6 +78,57 @@ final class BatchInsertWriter {
         return targets
     }
 
+    /// Finds the stored objects of other entities of the hierarchy that rows match under a
+    /// constraint a superentity declares (or one the entity declares and its sub-entities
+    /// inherit), before the write: the stores report such a collision as an error rather than as
+    /// a conflict to resolve. Read with the rows' constrained values, a few hundred rows a query.
+    private func findMatchesInTheHierarchy() throws(SkerryError) {
+        for names in entity.uniquenessConstraints {
+            var declaring = entity
+            while let parent = declaring.superentity, parent.uniquenessConstraints.contains(names) { declaring = parent }
+            guard declaring !== entity || !model.subentities(of: entity).isEmpty else { continue }
+            let indexes = names.compactMap { entity.attributeIndex(named: $0) }
+            guard indexes.count == names.count else { continue }
+            var rowOfKey: [[AttributeValue]: Int] = [:]
+            for row in liveRows where existing[row] == nil && adopted[row] == nil {
+                let key = indexes.map { rows[row][$0] }
+                if !key.contains(where: \.isNull) { rowOfKey[key] = row }
+            }
+            let keys = Array(rowOfKey.keys)
+            var start = 0
+            while start < keys.count {
+                let chunk = keys[start..<min(start + 200, keys.count)]
+                start += chunk.count
+                let predicate: FetchPredicate =
+                    names.count == 1
+                    ? .isIn(key: names[0], chunk.map { $0[0] })
+                    : .or(chunk.map { key in .and(zip(names, key).map { .comparison(key: $0, .equal, $1) }) })
+                let query = StoreQuery(entity: declaring, predicate: try predicate.resolved(for: declaring, in: model), sortKeys: [])
+                for stored in try store.fetchRows(query) where stored.objectID.entity !== entity {
+                    let storedEntity = stored.objectID.entity
+                    let key = names.map { name in storedEntity.attributeIndex(named: name).map { stored.values[$0] } ?? .null }
+                    if let row = rowOfKey[key], existing[row] == nil, adopted[row] == nil { try match(row, stored, constraint: names) }
+                }
+            }
+        }
+    }
+
+    /// Applies the merge policy to `row`, whose values of `constraint` are those of the stored
+    /// object `stored`: the row updates it, leaves it as it is, or the batch insert fails.
+    private func match(_ row: Int, _ stored: RowSnapshot, constraint: [String]) throws(SkerryError) {
+        switch policy {
+        case .mergeByPropertyObjectTrump, .overwrite:
+            existing[row] = stored
+        case .mergeByPropertyStoreTrump, .rollback:
+            adopted[row] = stored.objectID
+        case .error:
+            throw SkerryError(
+                .constraintViolation,
+                "Row \(row) of the batch insert into '\(entity.name)' has the values of the uniqueness constraint (\(constraint.joined(separator: ", "))) of the stored object \(stored.objectID). Nothing was inserted; under the merge policy .mergeByPropertyObjectTrump the row updates that object, as Core Data's batch insert does under NSMergeByPropertyObjectTrumpMergePolicy.",
+                entityName: entity.name, key: constraint.joined(separator: ","), objectID: stored.objectID)
+        }
+    }
+
     /// The write of every live row: an insert, or an update of the stored object it matched
     /// (every stored attribute, guarded by the version read).
     private func makeWrite() -> StoreWrite {
@@ -86,9 +140,17 @@ final class BatchInsertWriter {
         for row in liveRows where adopted[row] == nil {
             if let stored = existing[row] {
                 let values = rows[row]
-                let changes = stored.objectID.entity.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
-                    index < entity.storedAttributeCount ? (index, values[index]) : nil
-                }
+                // By name: the stored object may be of another entity of the hierarchy (a
+                // constraint inherited from a common superentity), whose attributes sit elsewhere.
+                let target = stored.objectID.entity
+                let changes =
+                    target === entity
+                    ? entity.storedAttributes.indices.map { (index: $0, value: values[$0]) }
+                    : target.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
+                        guard let own = entity.attributeIndex(named: target.attributes[index].name), own < entity.storedAttributeCount
+                        else { return nil }
+                        return (index, values[own])
+                    }
                 write.updates.append(
                     RowUpdate(objectID: stored.objectID, expectedVersion: stored.version, changes: changes, relationshipChanges: []))
             } else {
@@ -113,17 +175,7 @@ final class BatchInsertWriter {
             let row = insertRows[conflict.insertIndex]
             switch conflict.existing {
             case .row(let stored):
-                switch policy {
-                case .mergeByPropertyObjectTrump, .overwrite:
-                    existing[row] = stored
-                case .mergeByPropertyStoreTrump, .rollback:
-                    adopted[row] = stored.objectID
-                case .error:
-                    throw SkerryError(
-                        .constraintViolation,
-                        "Row \(row) of the batch insert into '\(entity.name)' has the values of the uniqueness constraint (\(conflict.constraint.joined(separator: ", "))) of the stored object \(stored.objectID). Nothing was inserted; under the merge policy .mergeByPropertyObjectTrump the row updates that object, as Core Data's batch insert does under NSMergeByPropertyObjectTrumpMergePolicy.",
-                        entityName: entity.name, key: conflict.constraint.joined(separator: ","), objectID: stored.objectID)
-                }
+                try match(row, stored, constraint: conflict.constraint)
             case .insert(let index):
                 // Rows matching each other were folded before the write; the store found a match
                 // they do not show (a constraint over values compared otherwise by the store).

@@ -32,6 +32,9 @@ import Foundation
 /// batch insert throws ``SkerryError/Code/constraintViolation`` and writes nothing. Rows of the
 /// same request that match each other: the later one wins under the first two, the first under
 /// the next two, and `.error` throws.
+/// Under a constraint a superentity declares, a row matching an object of another entity of the
+/// hierarchy updates (under the upserting policies) the attributes the two entities share; the
+/// object keeps its entity.
 ///
 /// Live contexts do not see the rows until they merge the result (``BatchInsertResult/changes``
 /// with ``ObjectContext/mergeChanges(_:)``, or the IDs with
