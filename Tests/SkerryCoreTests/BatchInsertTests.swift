@@ -314,6 +314,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         let stack = try store.stack()
         let context = stack.newBackgroundContext()
         context.transactionAuthor = "importer"
+        context.mergePolicy = .mergeByPropertyObjectTrump
         let existing = try context.performAndWait {
             let book = try context.insertBook("Dune", isbn: "1")
             try context.save()

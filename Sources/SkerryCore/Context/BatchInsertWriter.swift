@@ -39,7 +39,10 @@ final class BatchInsertWriter {
     /// turns the inserts that collided into updates; rows found changed again are read again).
     private static let maximumAttempts = 8
 
-    init(entity: EntityDescription, model: ObjectModel, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int], policy: MergePolicy) {
+    init(
+        entity: EntityDescription, model: ObjectModel, store: any ObjectStore, rows: [[AttributeValue]], liveRows: [Int],
+        policy: MergePolicy
+    ) {
         self.entity = entity
         self.model = model
         self.policy = policy
