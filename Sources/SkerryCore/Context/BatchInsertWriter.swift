@@ -121,6 +121,14 @@ final class BatchInsertWriter {
     private func match(_ row: Int, _ stored: RowSnapshot, constraint: [String]) throws(SkerryError) {
         switch policy {
         case .mergeByPropertyObjectTrump, .overwrite:
+            if let other = existing.first(where: { $0.key != row && $0.value.objectID == stored.objectID })?.key {
+                // Two rows would both become this object (through different constraints): one
+                // of them would be lost.
+                throw SkerryError(
+                    .constraintViolation,
+                    "Rows \(min(other, row)) and \(max(other, row)) of the batch insert into '\(entity.name)' both match the stored object \(stored.objectID) through its uniqueness constraints (\(constraint.joined(separator: ", ")) for row \(row)). Nothing was inserted.",
+                    entityName: entity.name, key: constraint.joined(separator: ","), objectID: stored.objectID)
+            }
             existing[row] = stored
         case .mergeByPropertyStoreTrump, .rollback:
             adopted[row] = stored.objectID
@@ -146,14 +154,14 @@ final class BatchInsertWriter {
                 // By name: the stored object may be of another entity of the hierarchy (a
                 // constraint inherited from a common superentity), whose attributes sit elsewhere.
                 let target = stored.objectID.entity
-                let changes =
-                    target === entity
-                    ? entity.storedAttributes.indices.map { (index: $0, value: values[$0]) }
-                    : target.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
-                        guard let own = entity.attributeIndex(named: target.attributes[index].name), own < entity.storedAttributeCount
-                        else { return nil }
-                        return (index, values[own])
-                    }
+                let changes = target.storedAttributes.indices.compactMap { index -> (index: Int, value: AttributeValue)? in
+                    // A derived value of the stored object's relationships, which the row does not set, stays.
+                    if let derivation = target.attributes[index].derivation, Self.readsRelationships(derivation) { return nil }
+                    if target === entity { return (index, values[index]) }
+                    guard let own = entity.attributeIndex(named: target.attributes[index].name), own < entity.storedAttributeCount
+                    else { return nil }
+                    return (index, values[own])
+                }
                 write.updates.append(
                     RowUpdate(objectID: stored.objectID, expectedVersion: stored.version, changes: changes, relationshipChanges: []))
             } else {
@@ -162,6 +170,16 @@ final class BatchInsertWriter {
             }
         }
         return write
+    }
+
+    /// Whether `derivation` reads the object's relationships (a count, an aggregate, a key path
+    /// through a relationship), which a batch insert does not set.
+    private static func readsRelationships(_ derivation: AttributeDerivation) -> Bool {
+        switch derivation {
+        case .now: false
+        case .keyPath(let path), .function(_, let path): path.contains(".")
+        case .count, .aggregate: true
+        }
     }
 
     /// Turns the inserts that collided with stored objects into updates of them, and takes the

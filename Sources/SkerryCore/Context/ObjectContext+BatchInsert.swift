@@ -89,6 +89,11 @@ extension ObjectContext {
             rows = try objectHandlerRows(handler, entity)
         }
         for (index, values) in rows.enumerated() { try BatchInsertRows.checkRequired(values, entity, row: index) }
+        if !entity.derivedAttributeIndexes.isEmpty {
+            // Computed as a save computes them (a row given a value for one gets the computed one).
+            let now = Date()
+            for row in rows.indices { try Self.computeDerivedAttributes(&rows[row], of: entity, now: now) }
+        }
         return rows
     }
 

@@ -10,19 +10,58 @@ extension ObjectContext {
             for index in object.entity.derivedAttributeIndexes {
                 let attribute = object.entity.attributes[index]
                 guard let derivation = attribute.derivation else { continue }
-                var computed = try Self.derivedValue(derivation, of: object, now: now)
-                if derivation == .now, attribute.type != .date {
-                    // A number attribute holds the date as Core Data's SQLite store keeps one.
-                    computed = .double(now.timeIntervalSinceReferenceDate)
-                }
-                guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
-                    throw SkerryError(
-                        .wrongValueType,
-                        "The derived attribute '\(object.entity.name).\(attribute.name)' (\(derivation)) computed \(computed), which is not a \(attribute.type).",
-                        entityName: object.entity.name, key: attribute.name, objectID: object.objectID)
-                }
+                let computed = try Self.derivedValue(derivation, of: object, now: now)
+                let value = try Self.storedDerivedValue(computed, attribute, derivation, object.entity, now: now, objectID: object.objectID)
                 if try object.value(at: index, as: AttributeValue.self) != value { try object.setValue(value, at: index) }
             }
+        }
+    }
+
+    /// `computed`, the value of `attribute`'s `derivation`, as the attribute holds it.
+    private static func storedDerivedValue(
+        _ computed: AttributeValue, _ attribute: AttributeDescription, _ derivation: AttributeDerivation, _ entity: EntityDescription,
+        now: Date, objectID: ObjectID?
+    ) throws(SkerryError) -> AttributeValue {
+        var computed = computed
+        if derivation == .now, attribute.type != .date {
+            // A number attribute holds the date as Core Data's SQLite store keeps one.
+            computed = .double(now.timeIntervalSinceReferenceDate)
+        }
+        guard let value = SchemaMapping.convert(computed, to: attribute.type) else {
+            throw SkerryError(
+                .wrongValueType,
+                "The derived attribute '\(entity.name).\(attribute.name)' (\(derivation)) computed \(computed), which is not a \(attribute.type).",
+                entityName: entity.name, key: attribute.name, objectID: objectID)
+        }
+        return value
+    }
+
+    /// Computes the derived attributes of `values`, a new object of `entity` that has no related
+    /// objects (a row of a batch insert), as a save computes them for such an object: key paths
+    /// and text functions of its own attributes, nil through a relationship, a count of 0, a sum
+    /// of 0 and no minimum, maximum or average, the time `now`.
+    static func computeDerivedAttributes(_ values: inout [AttributeValue], of entity: EntityDescription, now: Date) throws(SkerryError) {
+        func own(_ path: String) -> AttributeValue {
+            guard !path.contains("."), let index = entity.attributeIndex(named: path) else { return .null }
+            return values[index]
+        }
+        for index in entity.derivedAttributeIndexes {
+            let attribute = entity.attributes[index]
+            guard let derivation = attribute.derivation else { continue }
+            let computed: AttributeValue
+            switch derivation {
+            case .now: computed = .date(now)
+            case .keyPath(let path): computed = own(path)
+            case .function(let name, let path):
+                guard case .string(let text) = own(path) else {
+                    computed = .null
+                    break
+                }
+                computed = .string(AttributeDerivation.apply(name, to: text))
+            case .count: computed = .int(0)
+            case .aggregate(let function, _, _): computed = function == "sum" ? .decimal(0) : .null
+            }
+            values[index] = try storedDerivedValue(computed, attribute, derivation, entity, now: now, objectID: nil)
         }
     }
 
