@@ -117,6 +117,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         }
 
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // as Core Data code sets it for an upsert
         let result = try context.performAndWait {
             var request = BatchInsertRequest(
                 entityName: "Book",
@@ -149,12 +150,57 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         }
     }
 
-    /// In an entity hierarchy whose superentity declares a constraint, a row matching a stored
-    /// object of its own entity updates it; a row matching an object of another entity of the
-    /// hierarchy is refused with `.constraintViolation` (the stores report such a collision as an
-    /// error, not as a conflict to resolve), and nothing of the request is written.
+    /// A row matching a stored object, and rows matching each other, under the other policies:
+    /// `.error` (the default) refuses and writes nothing, the store-side policies keep the stored
+    /// object as it is and the first of two matching rows.
     @Test(arguments: StoreKind.allCases)
-    func inAHierarchyAnUpsertUpdatesObjectsOfItsOwnEntityAndRefusesOthers(_ kind: StoreKind) throws {
+    func aRowMatchingAStoredObjectGoesToTheMergePolicy(_ kind: StoreKind) throws {
+        let (stack, directory) = try makeStack(kind)
+        _ = directory
+        let live = stack.newBackgroundContext()
+        let duneID = try live.performAndWait {
+            let dune = try live.insertBook("Dune", year: 1965, isbn: "0441013597")
+            try live.save()
+            return dune.objectID
+        }
+        let context = stack.newBackgroundContext()
+        let matchingStored: [[String: Any]] = [
+            ["title": "Emma", "isbn": "0141439580"], ["title": "Dune (reissue)", "isbn": "0441013597"],
+        ]
+        let matchingEachOther: [[String: Any]] = [["title": "Kim", "isbn": "x"], ["title": "Kim (later)", "isbn": "x"]]
+        for objects in [matchingStored, matchingEachOther] {
+            try context.performAndWait { () throws in
+                let error = try #require(throws: SkerryError.self) {
+                    try context.execute(BatchInsertRequest(entityName: "Book", objects: objects))
+                }
+                #expect(error.code == .constraintViolation)
+                #expect(error.key == "isbn")
+            }
+        }
+        #expect(try storedBooks(stack).keys.sorted() == ["Dune"])
+
+        for policy in [MergePolicy.mergeByPropertyStoreTrump, .rollback] {
+            context.mergePolicy = policy
+            let result = try context.performAndWait {
+                var request = BatchInsertRequest(entityName: "Book", objects: matchingStored + matchingEachOther)
+                request.resultType = .objectIDs
+                return try context.execute(request)
+            }
+            #expect(result.objectIDs.count == 3)
+            #expect(result.objectIDs[1] == duneID)
+            #expect(result.changes.updated.isEmpty)
+            #expect(result.changes.inserted.count == (policy == .rollback ? 0 : 2)) // the second time, both exist
+            let books = try storedBooks(stack)
+            #expect(books.keys.sorted() == ["Dune", "Emma", "Kim"]) // Dune as stored, the first Kim
+            #expect(try stored(books["Dune"], ["year"]) == ["year": .int(1965)])
+        }
+    }
+
+    /// A constraint of a superentity holds across its hierarchy: a row of the superentity that
+    /// matches an object of a sub-entity updates that object's inherited attributes (and the
+    /// other way round), keeping its entity and its own attributes.
+    @Test(arguments: StoreKind.allCases)
+    func anUpsertAcrossAHierarchyUpdatesTheStoredObjectOfItsOwnEntity(_ kind: StoreKind) throws {
         let item = EntityDescription(
             name: "Item", attributes: [AttributeDescription("code", .string), AttributeDescription("label", .string, isOptional: true)],
             uniquenessConstraints: [["code"]])
@@ -163,6 +209,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         let (stack, directory) = try makeStack(kind, model: try ObjectModel(entities: [item, special]))
         _ = directory
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump
         let (specialID, plainID) = try context.performAndWait {
             let stored = try context.insert(entityName: "Special")
             try stored.setValue("a", forKey: "code")
@@ -177,17 +224,22 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
             request.resultType = .objectIDs
             #expect(try context.execute(request).objectIDs == [specialID])
             request = BatchInsertRequest(entityName: "Item", objects: [["code": "c"], ["code": "a", "label": "from Item"]])
-            let error = try #require(throws: SkerryError.self) { try context.execute(request) }
-            #expect(error.code == .constraintViolation)
+            request.resultType = .objectIDs
+            let ids = try context.execute(request).objectIDs
+            #expect(ids.count == 2 && ids[1] == specialID)
+            request = BatchInsertRequest(entityName: "Special", objects: [["code": "b", "label": "from Special", "grade": 3]])
+            request.resultType = .objectIDs
+            #expect(try context.execute(request).objectIDs == [plainID])
         }
         let reader = stack.newBackgroundContext()
         try reader.performAndWait { () throws in
-            #expect(
-                try reader.existingObject(with: specialID).committedValues() == [
-                    "code": .string("a"), "label": .string("new"), "grade": .int(8),
-                ])
-            #expect(try reader.existingObject(with: plainID).committedValues() == ["code": .string("b"), "label": .null])
-            #expect(try reader.count(for: FetchRequest(entityName: "Item")) == 2)
+            let a = try reader.existingObject(with: specialID)
+            #expect(a.entity.name == "Special")
+            #expect(try a.committedValues() == ["code": .string("a"), "label": .string("from Item"), "grade": .int(8)])
+            let b = try reader.existingObject(with: plainID)
+            #expect(b.entity.name == "Item")
+            #expect(try b.committedValues() == ["code": .string("b"), "label": .string("from Special")])
+            #expect(try reader.count(for: FetchRequest(entityName: "Item")) == 3)
         }
     }
 
@@ -262,6 +314,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         let stack = try store.stack()
         let context = stack.newBackgroundContext()
         context.transactionAuthor = "importer"
+        context.mergePolicy = .mergeByPropertyObjectTrump
         let existing = try context.performAndWait {
             let book = try context.insertBook("Dune", isbn: "1")
             try context.save()
@@ -326,6 +379,7 @@ private func bookCount(_ stack: PersistentStack) throws -> Int {
         let (stack, directory) = try makeStack(kind)
         _ = directory
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump
         try context.performAndWait { () throws in
             try context.insertBook("Old 17", isbn: "isbn-17")
             try context.save()

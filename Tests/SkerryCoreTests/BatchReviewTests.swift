@@ -158,6 +158,7 @@ import Testing
         let (stack, directory) = try makeStack(kind, model: try ObjectModel(entities: [entity]))
         defer { withExtendedLifetime(directory) {} }
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
         try context.performAndWait { () throws in
             let first = BatchInsertRequest(
                 entityName: "Edition",
@@ -235,6 +236,7 @@ import Testing
         let (stack, directory) = try makeStack(kind, model: Self.model())
         defer { withExtendedLifetime(directory) {} }
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
         try context.performAndWait { () throws in
             expectError(.invalidArgument) { try context.execute(BatchInsertRequest(entityName: "Item", objects: [["code": "A"]])) }
             #expect(try context.execute(BatchInsertRequest(entityName: "Book", objects: [["code": "A", "pages": 1]])).count == 1)
@@ -314,6 +316,7 @@ import Testing
             return book.objectID
         }
         let worker = stack.newBackgroundContext()
+        worker.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
         let result = try worker.performAndWait {
             try worker.execute(BatchInsertRequest(entityName: "Book", objects: [["title": "Dune (new)", "isbn": "1", "year": 2000]]))
         }
@@ -356,6 +359,7 @@ import Testing
         let (stack, directory) = try makeStack(kind, model: try Self.derivedModel())
         defer { withExtendedLifetime(directory) {} }
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
         let before = Date()
         try context.performAndWait { () throws in
             // A shelf with two books, saved.
@@ -412,6 +416,7 @@ import Testing
         let (stack, directory) = try makeStack(kind, model: try ObjectModel(entities: [entity]))
         defer { withExtendedLifetime(directory) {} }
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
         try context.performAndWait { () throws in
             try context.execute(BatchInsertRequest(entityName: "Person", objects: [["email": "a@x", "phone": "1", "name": "Ann"]]))
             // Each row matches the stored person through a different constraint.
@@ -442,6 +447,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             let stack = stacks[worker % 2]
             let context = stack.newBackgroundContext()
+            context.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
             for round in 0..<5 {
                 // Every worker imports the same 300 books, in its own order, with its own years.
                 let rows: [[String: Any]] = (0..<300).map { (index: Int) -> [String: Any] in
@@ -526,6 +532,7 @@ import Testing
         let store = HistoryStore(kind)
         let stack = try store.stack()
         let context = stack.newBackgroundContext()
+        context.mergePolicy = .mergeByPropertyObjectTrump // batch insert upserts under it, as Core Data's
         try context.performAndWait { () throws in
             _ = try context.insertBook("Dune", isbn: "1")
             try context.save()

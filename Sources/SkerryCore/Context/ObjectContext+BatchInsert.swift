@@ -29,9 +29,11 @@ extension ObjectContext {
                 entityName: entity.name)
         }
         let store = try coordinator.store(for: entity)
-        var rows = try batchInsertRows(request, entity)
-        let (finalRow, liveRows) = BatchInsertRows.foldMatching(&rows, entity)
-        let writer = BatchInsertWriter(entity: entity, store: store, rows: rows, liveRows: liveRows)
+        let rows = try batchInsertRows(request, entity)
+        let policy = mergePolicy
+        let (finalRow, liveRows) = try BatchInsertRows.foldMatching(rows, entity, policy: policy)
+        let writer = BatchInsertWriter(
+            entity: entity, model: coordinator.model, store: store, rows: rows, liveRows: liveRows, policy: policy)
         let targets = try withHistoryAuthor(of: CollectionOfOne(store)) { () throws(SkerryError) in try writer.run() }
 
         let wantsIDs = request.resultType == .objectIDs
@@ -46,10 +48,15 @@ extension ObjectContext {
             }
             for row in liveRows {
                 let target = targets[row]!
-                if target.isNew { changes.inserted.insert(target.objectID) } else { changes.updated.insert(target.objectID) }
+                switch target.fate {
+                case .inserted: changes.inserted.insert(target.objectID)
+                case .updated: changes.updated.insert(target.objectID)
+                case .kept: break
+                }
             }
         }
-        return BatchInsertResult(objectIDs: objectIDs, count: liveRows.count, resultType: request.resultType, changes: changes)
+        let written = liveRows.count { targets[$0]!.fate != .kept }
+        return BatchInsertResult(objectIDs: objectIDs, count: written, resultType: request.resultType, changes: changes)
     }
 
     /// Every row of `request`, as values of `entity`'s attributes (defaults where a row gives none),
@@ -194,26 +201,46 @@ enum BatchInsertRows {
     }
 
     /// Folds rows that match each other through a uniqueness constraint (every constrained value
-    /// given): the later one wins. Returns, for each row, the row whose values are written for it,
-    /// and the rows written, in order.
-    static func foldMatching(_ rows: inout [[AttributeValue]], _ entity: EntityDescription) -> (finalRow: [Int], liveRows: [Int]) {
+    /// given), as a save folds two inserts with the same constrained values under `policy`: under
+    /// `.mergeByPropertyObjectTrump` and `.overwrite` the later row wins, under
+    /// `.mergeByPropertyStoreTrump` and `.rollback` the first; under `.error` such rows throw
+    /// ``SkerryError/Code/constraintViolation``. Returns, for each row, the row whose values are
+    /// written for it, and the rows written, in order.
+    static func foldMatching(_ rows: [[AttributeValue]], _ entity: EntityDescription, policy: MergePolicy) throws(SkerryError)
+        -> (finalRow: [Int], liveRows: [Int])
+    {
         var finalRow = Array(rows.indices)
         guard !entity.uniquenessConstraints.isEmpty else { return (finalRow, finalRow) }
+        let laterWins = policy == .mergeByPropertyObjectTrump || policy == .overwrite
         let constraints = entity.uniquenessConstraints.map { names in names.compactMap { entity.attributeIndex(named: $0) } }
         var replaced = [Bool](repeating: false, count: rows.count)
-        for indexes in constraints where !indexes.isEmpty {
-            var latest: [[AttributeValue]: Int] = [:]
+        for (names, indexes) in zip(entity.uniquenessConstraints, constraints) where !indexes.isEmpty {
+            var kept: [[AttributeValue]: Int] = [:]
             for row in rows.indices where !replaced[row] {
                 let key = indexes.map { rows[row][$0] }
                 if key.contains(where: { if case .null = $0 { true } else { false } }) { continue }
-                if let earlier = latest.updateValue(row, forKey: key) {
-                    replaced[earlier] = true
-                    finalRow[earlier] = row
+                guard let earlier = kept[key] else {
+                    kept[key] = row
+                    continue
                 }
+                if policy == .error {
+                    throw SkerryError(
+                        .constraintViolation,
+                        "Rows \(earlier) and \(row) of the batch insert into '\(entity.name)' have the same values of the uniqueness constraint (\(names.joined(separator: ", "))). Nothing was inserted; under the merge policy .mergeByPropertyObjectTrump the later row wins.",
+                        entityName: entity.name, key: names.joined(separator: ","))
+                }
+                let (loser, winner) = laterWins ? (earlier, row) : (row, earlier)
+                replaced[loser] = true
+                finalRow[loser] = winner
+                kept[key] = winner
             }
         }
         // Follow chains (a row replaced by one replaced in turn through another constraint).
-        for row in finalRow.indices.reversed() where finalRow[row] != row { finalRow[row] = finalRow[finalRow[row]] }
+        if laterWins {
+            for row in finalRow.indices.reversed() where finalRow[row] != row { finalRow[row] = finalRow[finalRow[row]] }
+        } else {
+            for row in finalRow.indices where finalRow[row] != row { finalRow[row] = finalRow[finalRow[row]] }
+        }
         return (finalRow, rows.indices.filter { !replaced[$0] })
     }
 }

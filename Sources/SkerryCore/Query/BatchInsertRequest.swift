@@ -24,11 +24,17 @@ import Foundation
 /// and nothing is written.
 ///
 /// When the entity has uniqueness constraints, a row whose constrained values match an object
-/// already stored updates that object instead (an upsert, as Core Data's batch insert does with
-/// constraints): every stored attribute takes the row's value (or default), and the object keeps
-/// its ID and relationships. Rows of the same request that match each other: the later one wins.
-/// A row matching an object of another entity of the hierarchy (under a constraint a superentity
-/// declares) throws ``SkerryError/Code/constraintViolation`` instead, and nothing is written.
+/// already stored goes to the executing context's ``ObjectContext/mergePolicy``, as in Core Data:
+/// under `.mergeByPropertyObjectTrump` (what Core Data code sets for this) and `.overwrite` it
+/// updates that object instead (an upsert: every stored attribute takes the row's value or
+/// default, and the object keeps its ID and relationships); under `.mergeByPropertyStoreTrump` and
+/// `.rollback` the object stays as stored and the row is dropped; under `.error` (the default) the
+/// batch insert throws ``SkerryError/Code/constraintViolation`` and writes nothing. Rows of the
+/// same request that match each other: the later one wins under the first two, the first under
+/// the next two, and `.error` throws.
+/// Under a constraint a superentity declares, a row matching an object of another entity of the
+/// hierarchy updates (under the upserting policies) the attributes the two entities share; the
+/// object keeps its entity.
 ///
 /// Live contexts do not see the rows until they merge the result (``BatchInsertResult/changes``
 /// with ``ObjectContext/mergeChanges(_:)``, or the IDs with
@@ -41,7 +47,8 @@ public struct BatchInsertRequest {
         /// The IDs of the objects written, in the order of the rows (one per object: rows that
         /// matched each other's constraints share one).
         case objectIDs
-        /// How many objects were written (inserted or, through a constraint, updated).
+        /// How many objects were written (inserted or, through a constraint, updated; not those
+        /// the merge policy left as stored).
         case count
     }
 
@@ -141,7 +148,8 @@ public struct BatchInsertResult: Sendable {
     /// The IDs of the objects written, in the order of the rows, one per object (empty for a
     /// `.count` or `.statusOnly` request).
     public let objectIDs: [ObjectID]
-    /// How many objects were written: inserted, or updated through a uniqueness constraint.
+    /// How many objects were written: inserted, or updated through a uniqueness constraint (not
+    /// those the merge policy left as stored).
     public let count: Int
     /// What the request asked to report.
     public let resultType: BatchInsertRequest.ResultType
