@@ -491,6 +491,14 @@ final class PostgresConnection {
         return try transactionBegunInPipeline(body)
     }
 
+    /// Rolls back the transaction a failed piece of work left open, when the connection is healthy
+    /// and still in it. A failed rollback leaves the connection unhealthy or out of the
+    /// transaction; the pool discards an unhealthy connection, and the work's error is the one
+    /// to report, so the rollback's own is not thrown.
+    func rollBackAfterFailure() {
+        if isHealthy && isInTransaction { try? execute("ROLLBACK") }
+    }
+
     /// Runs `body` in a write transaction that `body` begins itself, by sending ``beginWriteSQL``
     /// first in its pipeline (so that the `BEGIN` costs no round trip of its own), committing if
     /// it returns and rolling back if it throws (once the `BEGIN` ran: a failure before it leaves
@@ -501,11 +509,7 @@ final class PostgresConnection {
             try execute("COMMIT")
             return result
         } catch {
-            if isHealthy && isInTransaction {
-                // A failed rollback leaves the connection unhealthy or out of the transaction;
-                // the pool discards an unhealthy connection, and the body's error is the one to report.
-                try? execute("ROLLBACK")
-            }
+            rollBackAfterFailure()
             throw error
         }
     }

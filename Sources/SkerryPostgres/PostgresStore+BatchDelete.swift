@@ -117,21 +117,23 @@ extension PostgresStore {
                     for update in unlinked { record.updated[update.entity.name, default: []].append(update.key) }
                     if recordsHistory { history += unlinked }
                 }
-                // The change record, the history's record and the commit: one pipeline.
-                try connection.pipeline { pipeline in
-                    if let bindings = changeBindings(record) { try pipeline.send(Self.recordChangesSQL, bindings) }
-                    if recordsHistory { try sendHistory(history, pipeline) }
-                    try pipeline.send("COMMIT", [])
-                }
+                try commitBatch(record, history: recordsHistory ? history : nil, connection)
                 return (count, objectIDs)
             } catch {
-                if connection.isHealthy && connection.isInTransaction {
-                    // A failed rollback leaves the connection unhealthy or out of the transaction;
-                    // the pool discards an unhealthy connection, and the delete's error is the one to report.
-                    try? connection.execute("ROLLBACK")
-                }
+                connection.rollBackAfterFailure()
                 throw trackingRefusal(error) ?? error
             }
+        }
+    }
+
+    /// The last pipeline of a batch delete or update: the change record (when it names any
+    /// object and the store announces changes), the history's record (when `history` is given)
+    /// and the `COMMIT`.
+    func commitBatch(_ record: PostgresChangeRecord, history: [HistoryEntry]?, _ connection: PostgresConnection) throws {
+        try connection.pipeline { pipeline in
+            if let bindings = changeBindings(record) { try pipeline.send(Self.recordChangesSQL, bindings) }
+            if let history { try sendHistory(history, pipeline) }
+            try pipeline.send("COMMIT", [])
         }
     }
 

@@ -75,18 +75,10 @@ extension PostgresStore {
                         history += keys.map { HistoryEntry(type: .update, entity: memberEntity, key: $0, properties: names) }
                     }
                 }
-                try connection.pipeline { pipeline in
-                    if let bindings = changeBindings(record) { try pipeline.send(Self.recordChangesSQL, bindings) }
-                    if recordsHistory { try sendHistory(history, pipeline) }
-                    try pipeline.send("COMMIT", [])
-                }
+                try commitBatch(record, history: recordsHistory ? history : nil, connection)
                 return (count, objectIDs)
             } catch {
-                if connection.isHealthy && connection.isInTransaction {
-                    // A failed rollback leaves the connection unhealthy or out of the transaction;
-                    // the pool discards an unhealthy connection, and the update's error is the one to report.
-                    try? connection.execute("ROLLBACK")
-                }
+                connection.rollBackAfterFailure()
                 throw trackingRefusal(error) ?? Self.batchUpdateError(error, entity)
             }
         }
